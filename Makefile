@@ -1,0 +1,112 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# kcc top-level Makefile.  Userspace tools and tests are built here; the
+# kernel module is built through Kbuild (make module).
+#
+#   make            tools (build/kcc)
+#   make check      every selftest under AddressSanitizer + UBSan, TAP
+#   make bench      k-SF / CCT construction benchmark (prints figures)
+#   make module     kcc.ko against KDIR (default: the installed headers)
+#   make demo       the main job (see README.md)
+#
+# Quiet unless V=1.  DESTDIR and prefix are honoured by make install.
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+CC	?= gcc
+prefix	?= /usr/local
+bindir	?= $(prefix)/bin
+O	?= build
+
+WARN	 := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+	    -Wmissing-prototypes -Wno-unused-parameter
+BASE_CFLAGS := -std=gnu11 -g $(WARN) -Iinclude/uapi -Ilbr -Iuser/util \
+	    -D_GNU_SOURCE
+OPT_CFLAGS  := -O2
+SAN_CFLAGS  := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
+	    -fno-sanitize-recover=all
+LDLIBS	+= -lm
+
+LBR_SRCS   := $(wildcard lbr/*.c)
+UTIL_SRCS  := $(wildcard user/util/*.c)
+CMD_SRCS   := $(wildcard user/*.c)
+TEST_SRCS  := $(wildcard selftests/kcc/*.c)
+BENCH_SRCS := $(wildcard bench/*.c)
+HDRS	   := $(wildcard lbr/*.h user/util/*.h include/uapi/linux/*.h \
+		selftests/kcc/*.h)
+
+# Two flavours of every object: optimised (tools, bench) and sanitized
+# (everything make check runs).
+opt_obj = $(patsubst %.c,$(O)/opt/%.o,$(1))
+san_obj = $(patsubst %.c,$(O)/san/%.o,$(1))
+
+$(O)/opt/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(OPT_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(O)/san/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) $(BASE_CFLAGS) $(SAN_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+CORE_OPT := $(call opt_obj,$(LBR_SRCS) $(UTIL_SRCS))
+CORE_SAN := $(call san_obj,$(LBR_SRCS) $(UTIL_SRCS))
+
+.PHONY: all
+all: $(O)/kcc
+
+$(O)/kcc: $(call opt_obj,$(CMD_SRCS)) $(CORE_OPT)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(OPT_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(O)/san/kcc: $(call san_obj,$(CMD_SRCS)) $(CORE_SAN)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(SAN_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# Each selftests/kcc/<name>.c is one test program.
+TEST_BINS := $(patsubst selftests/kcc/%.c,$(O)/san/selftests/%,$(TEST_SRCS))
+$(O)/san/selftests/%: $(O)/san/selftests/kcc/%.o $(CORE_SAN)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(SAN_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+BENCH_BINS := $(patsubst bench/%.c,$(O)/opt/bench/%,$(BENCH_SRCS))
+$(O)/opt/bench/%: $(O)/opt/bench/%.o $(CORE_OPT)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(OPT_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+.PHONY: check
+check: $(O)/san/kcc $(TEST_BINS)
+	$(Q)KCC=$(abspath $(O)/san/kcc) KCC_TESTBIN=$(abspath $(O)/san/selftests) \
+		KDIR="$(KDIR)" sh selftests/run_tests.sh
+
+.PHONY: bench
+bench: $(BENCH_BINS)
+	$(Q)for b in $(BENCH_BINS); do $$b $(BENCH_ARGS) || exit 1; done
+
+# ---- kernel module -------------------------------------------------------
+KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
+		   $(lastword $(sort $(wildcard /usr/src/linux-headers-*-amd64))))
+
+.PHONY: module
+module:
+	$(Q)test -n "$(KDIR)" || { echo "kcc: no kernel headers (set KDIR)" >&2; exit 1; }
+	$(Q)$(MAKE) -C $(KDIR) M=$(CURDIR) $(if $(Q),,V=1) W=1 modules
+
+.PHONY: install
+install: $(O)/kcc
+	install -d $(DESTDIR)$(bindir)
+	install -m 0755 $(O)/kcc $(DESTDIR)$(bindir)/kcc
+
+.PHONY: clean
+clean:
+	$(Q)rm -rf $(O)
+	$(Q)if [ -n "$(KDIR)" ] && [ -d "$(KDIR)" ]; then \
+		$(MAKE) -C $(KDIR) M=$(CURDIR) clean >/dev/null 2>&1; fi; true

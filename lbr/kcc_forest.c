@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * kcc_forest.c - node storage and the (parent, label) child index shared
+ * by the CCT, the k-SF, the k-CCF and the HCCT.
+ *
+ * One hash table indexes every parent/child edge of the forest, roots
+ * included (their parent is one of the KCC_ROOT_* values), so both the
+ * roots table R and the child lookups of Figure 7 cost one probe on
+ * average.  Nodes are 16 bytes plus 8 per counter and the table adds one
+ * u32 per node: 28 bytes a node with the activation counter alone.
+ */
+#include "kcc_forest.h"
+
+static inline u32 kcc_hash(u32 parent, u64 label, u32 mask)
+{
+	u64 h = (label ^ ((u64)parent << 32 | parent)) * 0x9e3779b97f4a7c15ull;
+
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return (u32)(h >> 32) & mask;
+}
+
+static u32 kcc_bucket_count(u32 capacity)
+{
+	u32 n = 16;
+
+	while (n < capacity && n < 0x80000000u)
+		n <<= 1;
+	return n;
+}
+
+static u32 kcc_node_stride(u32 nmetrics)
+{
+	return sizeof(struct kcc_node) + (1 + nmetrics) * sizeof(u64);
+}
+
+size_t kcc_forest_mem_size(u32 capacity, u32 nmetrics)
+{
+	return (size_t)capacity * kcc_node_stride(nmetrics) +
+	       (size_t)kcc_bucket_count(capacity) * sizeof(u32);
+}
+
+/**
+ * kcc_forest_init() - set up an empty forest in caller memory
+ * @f:		forest to initialise
+ * @mem:	8-byte aligned block of at least kcc_forest_mem_size() bytes
+ * @mem_size:	size of @mem
+ * @capacity:	maximum number of nodes, below KCC_FREE
+ * @nmetrics:	event counters per node besides the activation counter
+ *
+ * Return: 0, or -EINVAL for a block too small or misaligned.
+ */
+int kcc_forest_init(struct kcc_forest *f, void *mem, size_t mem_size,
+		    u32 capacity, u32 nmetrics)
+{
+	u32 nb = kcc_bucket_count(capacity);
+
+	if (!mem || ((unsigned long)mem & 7) || nmetrics > KCC_MAX_METRICS ||
+	    capacity >= KCC_FREE ||
+	    mem_size < kcc_forest_mem_size(capacity, nmetrics))
+		return -EINVAL;
+	f->stride = kcc_node_stride(nmetrics);
+	f->nmetrics = nmetrics;
+	f->capacity = capacity;
+	f->nodes = mem;
+	f->buckets = (u32 *)((u8 *)mem + (size_t)capacity * f->stride);
+	f->bucket_mask = nb - 1;
+	kcc_forest_reset(f);
+	return 0;
+}
+
+void kcc_forest_reset(struct kcc_forest *f)
+{
+	memset(f->buckets, 0xff, (size_t)(f->bucket_mask + 1) * sizeof(u32));
+	f->count = 0;
+	f->live = 0;
+	f->free_head = KCC_NIL;
+	f->drops = 0;
+}
+
+u32 kcc_forest_find(const struct kcc_forest *f, u32 parent, u64 label)
+{
+	u32 i = f->buckets[kcc_hash(parent, label, f->bucket_mask)];
+
+	while (i != KCC_NIL) {
+		const struct kcc_node *n = kcc_forest_node(f, i);
+
+		if (n->label == label && n->parent == parent)
+			return i;
+		i = n->hnext;
+	}
+	return KCC_NIL;
+}
+
+u32 kcc_forest_get(struct kcc_forest *f, u32 parent, u64 label)
+{
+	u32 *head = &f->buckets[kcc_hash(parent, label, f->bucket_mask)];
+	struct kcc_node *n;
+	u32 i;
+
+	for (i = *head; i != KCC_NIL; i = n->hnext) {
+		n = kcc_forest_node(f, i);
+		if (n->label == label && n->parent == parent)
+			return i;
+	}
+
+	if (f->free_head != KCC_NIL) {
+		i = f->free_head;
+		f->free_head = kcc_forest_node(f, i)->hnext;
+	} else if (f->count < f->capacity) {
+		i = f->count++;
+	} else {
+		f->drops++;
+		return KCC_NIL;
+	}
+	f->live++;
+	n = kcc_forest_node(f, i);
+	n->label = label;
+	n->parent = parent;
+	n->hnext = *head;
+	memset(n->ctr, 0, (1 + f->nmetrics) * sizeof(u64));
+	*head = i;
+	return i;
+}
+
+void kcc_forest_del(struct kcc_forest *f, u32 idx)
+{
+	struct kcc_node *n = kcc_forest_node(f, idx);
+	u32 *link = &f->buckets[kcc_hash(n->parent, n->label, f->bucket_mask)];
+
+	while (*link != idx) {
+		if (KCC_WARN_ON(*link == KCC_NIL))
+			return;
+		link = &kcc_forest_node(f, *link)->hnext;
+	}
+	*link = n->hnext;
+	n->parent = KCC_FREE;
+	n->hnext = f->free_head;
+	f->free_head = idx;
+	f->live--;
+}
+
+void kcc_forest_add_ctrs(struct kcc_forest *dst, u32 di,
+			 const struct kcc_forest *src, u32 si)
+{
+	u64 *d = kcc_forest_ctr(dst, di);
+	const u64 *s = kcc_forest_ctr(src, si);
+	u32 n = 1 + (dst->nmetrics < src->nmetrics ? dst->nmetrics :
+		     src->nmetrics);
+	u32 j;
+
+	for (j = 0; j < n; j++)
+		d[j] += s[j];
+}
+
+bool kcc_forest_ctrs_zero(const struct kcc_forest *f, u32 idx)
+{
+	const u64 *c = kcc_forest_ctr(f, idx);
+	u32 j;
+
+	for (j = 0; j <= f->nmetrics; j++)
+		if (c[j])
+			return false;
+	return true;
+}
+
+u32 kcc_forest_level(const struct kcc_forest *f, u32 idx)
+{
+	u32 level = 0;
+	u32 p = kcc_forest_node(f, idx)->parent;
+
+	while (!kcc_is_root_parent(p)) {
+		level++;
+		p = kcc_forest_node(f, p)->parent;
+	}
+	return level;
+}
+
+u32 kcc_forest_root_kind(const struct kcc_forest *f, u32 idx)
+{
+	u32 p = kcc_forest_node(f, idx)->parent;
+
+	while (!kcc_is_root_parent(p))
+		p = kcc_forest_node(f, p)->parent;
+	return p;
+}

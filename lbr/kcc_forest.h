@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * kcc_forest.h - labelled forests with counters: the storage under the CCT,
+ * the k-slab forest (k-SF) and the k-calling-context forest (k-CCF).
+ *
+ * Terminology follows "k-Calling Context Profiling" (D'Elia, Demetrescu,
+ * Finocchi): a path's length is its number of call edges, so a k-context
+ * holds at most k + 1 routines; k = 0 is a vertex profile, k = 1 an edge
+ * profile and k = KCC_K_INF the full calling context tree.
+ *
+ * A forest lives in one caller-provided block of memory sized by
+ * kcc_forest_mem_size().  Nodes are addressed by 32-bit index, children are
+ * found through one hash table keyed by (parent, label), so a child lookup
+ * is constant time whatever the degree.  When the block is full, creating
+ * a node fails, returns KCC_NIL and counts a drop; nothing already stored
+ * is touched.
+ */
+#ifndef KCC_FOREST_H
+#define KCC_FOREST_H
+
+#include "kcc_shim.h"
+
+#define KCC_NIL		0xffffffffu	/* no node */
+#define KCC_K_INF	0xffffffffu	/* k = infinity: the full CCT */
+
+/*
+ * Parent values of roots.  A k-SF keeps the trees that start at context
+ * depth 0 apart from the trees that start at deeper slab boundaries, even
+ * when their root labels are equal (a recursive main, a thread function
+ * re-entered): the counters in the top region of the former are real
+ * short contexts, those of the latter are copies of bottom-region counters
+ * of the tree above and must not be counted twice (see kcc_inv_k()).
+ */
+#define KCC_ROOT_TOP	0xfffffffeu	/* root of a tree starting at depth 0 */
+#define KCC_ROOT_SLAB	0xfffffffdu	/* root at a slab boundary, depth >= k */
+#define KCC_FREE	0xfffffffcu	/* parent of a free node (HCCT only) */
+
+static inline bool kcc_is_root_parent(u32 parent)
+{
+	return parent >= KCC_ROOT_SLAB;
+}
+
+/* Counter 0 of every node counts activations; 1..nmetrics count events. */
+#define KCC_CTR_CALLS	0
+#define KCC_MAX_METRICS	8
+
+struct kcc_node {
+	u64 label;	/* routine identity: user address or interned name id */
+	u32 parent;	/* node index, or KCC_ROOT_TOP / KCC_ROOT_SLAB */
+	u32 hnext;	/* next node in the same hash bucket (or free list) */
+	u64 ctr[];	/* 1 + nmetrics counters */
+};
+
+struct kcc_forest {
+	u8 *nodes;		/* capacity * stride bytes */
+	u32 *buckets;		/* bucket_mask + 1 chain heads */
+	u32 stride;		/* bytes per node */
+	u32 nmetrics;		/* event counters per node after calls */
+	u32 capacity;		/* nodes the block can hold */
+	u32 count;		/* nodes handed out (high-water mark) */
+	u32 live;		/* nodes in use (count minus freed) */
+	u32 bucket_mask;
+	u32 free_head;		/* freed nodes, linked through hnext */
+	u64 drops;		/* node creations refused: block full */
+};
+
+size_t kcc_forest_mem_size(u32 capacity, u32 nmetrics);
+int kcc_forest_init(struct kcc_forest *f, void *mem, size_t mem_size,
+		    u32 capacity, u32 nmetrics);
+void kcc_forest_reset(struct kcc_forest *f);
+
+static inline struct kcc_node *kcc_forest_node(const struct kcc_forest *f,
+					       u32 idx)
+{
+	return (struct kcc_node *)(f->nodes + (size_t)idx * f->stride);
+}
+
+static inline u64 *kcc_forest_ctr(const struct kcc_forest *f, u32 idx)
+{
+	return kcc_forest_node(f, idx)->ctr;
+}
+
+/* Child of @parent (or root, for the KCC_ROOT_* values) labelled @label. */
+u32 kcc_forest_find(const struct kcc_forest *f, u32 parent, u64 label);
+/* The same, created with zero counters when absent; KCC_NIL when full. */
+u32 kcc_forest_get(struct kcc_forest *f, u32 parent, u64 label);
+/* Unlink a node that has no children.  Only the HCCT deletes nodes. */
+void kcc_forest_del(struct kcc_forest *f, u32 idx);
+/* Add all counters of node @si of @src to node @di of @dst. */
+void kcc_forest_add_ctrs(struct kcc_forest *dst, u32 di,
+			 const struct kcc_forest *src, u32 si);
+bool kcc_forest_ctrs_zero(const struct kcc_forest *f, u32 idx);
+/* Number of edges from @idx up to its root. */
+u32 kcc_forest_level(const struct kcc_forest *f, u32 idx);
+/* Parent value of the root of the tree holding @idx. */
+u32 kcc_forest_root_kind(const struct kcc_forest *f, u32 idx);
+
+/*
+ * Online k-SF construction: Figure 7 of the k-CCF paper, with the roots
+ * table R and the child lookups both served by the forest's hash index.
+ * With k = KCC_K_INF the only slab boundary is depth 0 and the result is
+ * exactly the CCT, so one code path builds both.
+ *
+ * The shadow stack is caller memory too.  Calls deeper than stack_cap are
+ * counted in @stack_drops and otherwise ignored until the matching returns
+ * bring the depth back under the cap, so the slab alignment of everything
+ * recorded stays right.
+ */
+struct kcc_frame {
+	u32 t;		/* top location (KCC_NIL when lost: pool full) */
+	u32 b;		/* bottom location (KCC_NIL above depth k) */
+};
+
+struct kcc_ksf {
+	struct kcc_forest *f;
+	struct kcc_frame *stack;	/* stack[d - 1] is the frame at depth d */
+	u32 stack_cap;
+	u32 k;
+	u32 depth;		/* pending activations (|S| - 1 in the paper) */
+	u32 max_depth;		/* deepest depth seen */
+	u64 calls;		/* call events counted */
+	u64 returns;		/* return events applied */
+	u64 stack_drops;	/* calls deeper than stack_cap */
+	u64 lost_calls;		/* calls whose top location was lost */
+	u64 bad_returns;	/* returns with an empty stack (ignored) */
+	u64 lost_charges;	/* kcc_ksf_charge() with no context to charge */
+};
+
+int kcc_ksf_init(struct kcc_ksf *s, struct kcc_forest *f, u32 k,
+		 struct kcc_frame *stack, u32 stack_cap);
+/* Forget the pending activations; the forest is kept. */
+void kcc_ksf_clear_stack(struct kcc_ksf *s);
+/* A call event: move to @label's node and count one activation. */
+void kcc_ksf_call(struct kcc_ksf *s, u64 label);
+/*
+ * Push a frame without counting it: used to anchor a sampled stack at its
+ * absolute depth before replaying a burst of branch records.
+ */
+void kcc_ksf_enter(struct kcc_ksf *s, u64 label);
+/* A return event; -EINVAL (and bad_returns++) on an empty stack. */
+int kcc_ksf_return(struct kcc_ksf *s);
+/* Add @delta to event counter @metric (1-based) of the current context. */
+void kcc_ksf_charge(struct kcc_ksf *s, u32 metric, u64 delta);
+
+/*
+ * inv_k (Lemma 1): the k-CCF of a CCT (@src_k = KCC_K_INF) or of a k'-SF
+ * (@src_k = k', with k <= k').  Each source node joins the reversal of the
+ * last k edges of its root path into @dst, adding its counters to every
+ * node on the way.  Following the note after Property 2, the nodes in the
+ * top region of a slab tree (root kind KCC_ROOT_SLAB, level < k') count as
+ * zero: the same activations are counted in the bottom region of the tree
+ * above, with their full k-context.  Nodes whose counters are all zero
+ * (frames anchored by kcc_ksf_enter() and never called) add nothing.
+ *
+ * @witness, when not NULL, has room for dst->capacity entries and receives
+ * for every k-CCF node one source node whose root path spells it, which is
+ * what a pruned chain needs to be rebuilt (kcc_prune_chains()).
+ *
+ * Returns 0, -EINVAL for k > src_k, or -ENOSPC when @dst filled up (the
+ * paths that fit are joined and dst->drops counts the rest).
+ */
+int kcc_inv_k(const struct kcc_forest *src, u32 src_k, u32 k,
+	      struct kcc_forest *dst, u32 *witness);
+
+/*
+ * Pruned views of a k-CCF (Section 6 of the paper).  Both rely on nodes
+ * being stored after their parents, which holds for any forest built
+ * without kcc_forest_del().  @keep receives one flag per node index.
+ *
+ * x%-similar: keep node u of the tree rooted at r iff
+ * c(u) >= x/100 * c(r), tested on counter @ctr, with x given in basis
+ * points (9000 = 90%).  Counter monotonicity makes the kept set a set of
+ * root-paths.  @scratch has room for f->count u32.
+ */
+u32 kcc_prune_similar(const struct kcc_forest *f, u32 ctr, u32 x_bp,
+		      u8 *keep, u32 *scratch);
+/*
+ * Chain pruning: every maximal chain that ends in a leaf keeps only its
+ * first node.  For each kept chain head with pruned nodes below it,
+ * @chain_len receives how many were pruned and @chain_leaf (when not NULL)
+ * the index of the chain's leaf; elsewhere 0 and KCC_NIL.  With the
+ * witnesses of kcc_inv_k(), the pruned labels are the ancestors of
+ * witness[leaf] in the source forest, from level(head) + 1 on, which is
+ * what lets a reader rebuild the chain.  @scratch has room for 2 *
+ * f->count u32.  Returns the number of nodes kept.
+ */
+u32 kcc_prune_chains(const struct kcc_forest *f, u8 *keep, u32 *chain_len,
+		     u32 *chain_leaf, u32 *scratch);
+
+#endif /* KCC_FOREST_H */
