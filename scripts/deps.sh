@@ -1,0 +1,26 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install what kcc needs to build and test on Debian 12.  Idempotent: only
+# missing packages are installed.  Used by make demo, make deps and .ci/run.
+set -eu
+
+PKGS="make gcc libc6-dev git python3 kmod cpio busybox-static \
+qemu-system-x86 linux-headers-amd64 linux-image-amd64"
+
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "kcc: missing packages:$missing (run as root or install them)" >&2
+	exit 1
+fi
+echo "kcc: installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q >&2
+# shellcheck disable=SC2086
+apt-get install -y -q --no-install-recommends $missing >&2

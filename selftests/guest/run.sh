@@ -1,0 +1,130 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# run.sh - boot a QEMU guest (TCG, never KVM) that loads kcc.ko with its
+# self-test, and judge the serial log.
+#
+# Usage: run.sh [-K KDIR] [-m KCC_KO] [-k VMLINUZ] [-l LOG] [-t SECONDS]
+#
+#   -K KDIR     kernel headers to build kcc.ko against (default: $KDIR, or
+#               the newest /usr/src/linux-headers-*-amd64)
+#   -m KCC_KO   use this module instead of building one (it must have been
+#               built against the headers of the guest kernel)
+#   -k VMLINUZ  guest kernel (default: /boot/vmlinuz-<release of KDIR>)
+#   -l LOG      serial log (default: a file in a temporary directory,
+#               kept and named on failure)
+#   -t SECONDS  boot time limit (default 120)
+#
+# The guest passes when its log has the line "KCC-GUEST-RESULT: pass"
+# and no "BUG:", "WARNING:", "Oops" or "Call Trace".
+# Exit status: 0 pass, 1 fail, 4 something needed is missing (skip).
+#
+# Example:
+#   sh selftests/guest/run.sh -l /tmp/kcc-guest.log
+set -u
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+here=$top/selftests/guest
+
+kdir=${KDIR:-}
+ko=
+kernel=
+log=
+limit=120
+
+while getopts K:m:k:l:t:h opt; do
+	case $opt in
+	K) kdir=$OPTARG ;;
+	m) ko=$OPTARG ;;
+	k) kernel=$OPTARG ;;
+	l) log=$OPTARG ;;
+	t) limit=$OPTARG ;;
+	h) sed -n '4,20s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	*) echo "usage: $0 [-K KDIR] [-m KCC_KO] [-k VMLINUZ] [-l LOG] [-t SECONDS]" >&2
+	   exit 2 ;;
+	esac
+done
+
+skip() {
+	echo "run.sh: SKIP: $*" >&2
+	exit 4
+}
+
+if [ -z "$kdir" ]; then
+	for d in /usr/src/linux-headers-*-amd64; do
+		[ -f "$d/Makefile" ] && kdir=$d
+	done
+fi
+if [ -z "$kdir" ] || [ ! -f "$kdir/include/generated/utsrelease.h" ]; then
+	skip "no kernel headers (set KDIR; Debian: linux-headers-amd64)"
+fi
+release=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' \
+	"$kdir/include/generated/utsrelease.h")
+[ -n "$kernel" ] || kernel=/boot/vmlinuz-$release
+[ -r "$kernel" ] ||
+	skip "no readable guest kernel $kernel for headers $release (Debian: linux-image-amd64)"
+command -v qemu-system-x86_64 >/dev/null 2>&1 ||
+	skip "qemu-system-x86_64 not found (Debian: qemu-system-x86)"
+command -v timeout >/dev/null 2>&1 || skip "timeout not found (coreutils)"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/kcc-guest.XXXXXX") || exit 1
+keep_log=
+# shellcheck disable=SC2317 # called by the EXIT trap
+cleanup() {
+	[ -n "$keep_log" ] && [ "$log" = "$tmp/serial.log" ] &&
+		cp "$tmp/serial.log" "${TMPDIR:-/tmp}/kcc-guest-serial.log" &&
+		echo "run.sh: serial log kept in ${TMPDIR:-/tmp}/kcc-guest-serial.log" >&2
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+[ -n "$log" ] || log=$tmp/serial.log
+
+if [ -z "$ko" ]; then
+	sh "$here/build_module.sh" "$kdir" "$tmp/mod"
+	rc=$?
+	[ $rc -eq 4 ] && skip "cannot build against $kdir"
+	[ $rc -ne 0 ] && exit 1
+	ko=$tmp/mod/kcc.ko
+fi
+
+msg=$(sh "$here/mkinitramfs.sh" "$ko" "$tmp/initrd.gz" 2>&1)
+rc=$?
+[ $rc -eq 4 ] && skip "${msg#mkinitramfs.sh: }"
+if [ $rc -ne 0 ]; then
+	echo "$msg" >&2
+	exit 1
+fi
+
+echo "run.sh: booting $kernel (TCG) with $ko, limit ${limit}s" >&2
+timeout "$limit" qemu-system-x86_64 -accel tcg -cpu max -m 512 -smp 1 \
+	-nographic -no-reboot \
+	-kernel "$kernel" -initrd "$tmp/initrd.gz" \
+	-append "console=ttyS0 panic=-1 quiet" </dev/null >"$log" 2>&1
+rc=$?
+
+why=
+if [ $rc -eq 124 ]; then
+	why="guest still running after ${limit}s"
+elif [ $rc -ne 0 ]; then
+	why="qemu exited with status $rc"
+fi
+bad=$(grep -n -E 'BUG:|WARNING:|Oops|Call Trace' "$log" | head -n 5)
+if [ -n "$bad" ]; then
+	why="${why:+$why; }kernel problems in the log:
+$bad"
+fi
+if ! grep -q '^KCC-GUEST-RESULT: pass' "$log"; then
+	marker=$(grep -a 'KCC-GUEST-RESULT:' "$log" | tr -d '\r' | head -n 1)
+	why="${why:+$why; }${marker:-no KCC-GUEST-RESULT line}"
+fi
+
+# The guest's own lines: what the module printed, without firmware noise.
+grep -a -E '^(kcc-guest:|KCC-GUEST-RESULT:|\[ *[0-9.]+\] kcc)' "$log" | tr -d '\r' >&2
+if [ -n "$why" ]; then
+	echo "run.sh: FAIL: $why" >&2
+	keep_log=1
+	exit 1
+fi
+echo "run.sh: guest passed" >&2
+exit 0

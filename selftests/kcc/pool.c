@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pool - what the core promises when its caller-provided memory runs out:
+ * a full node pool, a k-CCF destination that is too small and a shadow
+ * stack shallower than the trace.  In the kernel these happen in NMI
+ * context, where the only acceptable outcome is a counted drop that
+ * leaves everything already recorded exact.
+ *
+ * Why "exact" can be asserted rather than merely "not above":
+ *  - Nodes are never deleted from a k-SF, and once a node creation is
+ *    refused the pool stays full, so no node is created afterwards.  A
+ *    node X that was kept therefore existed (with all its ancestors)
+ *    before any activation that maps to X could be lost on the way: the
+ *    first such activation created it, every later one walks through
+ *    ancestors that exist and finds it.  Kept nodes count exactly what
+ *    the unbounded k-SF counts at the same root kind and label path.
+ *  - The same argument holds for inv_k into a small destination: a kept
+ *    k-CCF node receives the counters of every source node whose
+ *    reversed suffix runs through it, so it equals the full k-CCF node.
+ *    inv_k of a truncated k-SF, on the other hand, only sees part of the
+ *    activations: its paths are k-CCF paths with counters at most the
+ *    true ones, not equal.
+ *  - A call deeper than the stack cap is not recorded, but the depth is
+ *    tracked, so everything recorded is the profile of the trace with
+ *    the too-deep calls (and their returns) cut out: contexts of at most
+ *    cap routines keep their exact counts and slab alignment.
+ */
+#include <stdarg.h>
+#include <inttypes.h>
+
+#include "ktap.h"
+#include "ref.h"
+
+#define NTRACES	150
+
+enum prop {
+	P_LIVE,		/* live <= capacity, == min(capacity, |unbounded|) */
+	P_DROPS,	/* drops counted iff something did not fit */
+	P_EXACT,	/* kept k-SF nodes equal the unbounded ones */
+	P_LOST,		/* lost_calls == counts of the missing top nodes */
+	P_CALLS,	/* calls and returns counted whatever was dropped */
+	P_INV_NOSPC,	/* inv_k into a small dst: -ENOSPC, drops, full */
+	P_INV_EXACT,	/* ... and what it kept is exact */
+	P_INV_FIT,	/* inv_k into a dst of exactly the right size: 0 */
+	P_INV_TRUNC,	/* inv_k of a truncated k-SF never overcounts */
+	P_STK_DROPS,	/* stack_drops == calls deeper than the cap */
+	P_STK_KSF,	/* capped k-SF gives the k-CCF of the cut trace */
+	P_STK_CCT,	/* capped CCT is the CCT of the cut trace */
+	NPROP
+};
+
+static const char *const prop_name[NPROP] = {
+	[P_LIVE]	= "full pool: live nodes <= capacity, == min(capacity, unbounded size)",
+	[P_DROPS]	= "full pool: f.drops > 0 exactly when the unbounded k-SF is larger",
+	[P_EXACT]	= "full pool: every kept node has the unbounded k-SF's counters",
+	[P_LOST]	= "full pool: lost_calls == activations of the missing top-region nodes",
+	[P_CALLS]	= "full pool: calls and returns still counted",
+	[P_INV_NOSPC]	= "inv_k into a small dst: -ENOSPC, dst full, drops counted",
+	[P_INV_EXACT]	= "inv_k into a small dst: kept nodes equal the full k-CCF's",
+	[P_INV_FIT]	= "inv_k into a dst of exactly the k-CCF's size: 0, no drops",
+	[P_INV_TRUNC]	= "inv_k of a truncated k-SF: k-CCF paths, counters never above",
+	[P_STK_DROPS]	= "stack cap: stack_drops == calls deeper than the cap, nothing else lost",
+	[P_STK_KSF]	= "stack cap: k-CCF == brute force on the trace without the deep calls",
+	[P_STK_CCT]	= "stack cap: CCT == brute force on the trace without the deep calls",
+};
+
+struct outcome {
+	u64 checks;
+	u64 failed;
+	char why[320];
+};
+
+static struct outcome res[NPROP];
+
+static __attribute__((format(printf, 3, 4)))
+void check(enum prop p, bool ok, const char *fmt, ...)
+{
+	struct outcome *o = &res[p];
+	va_list ap;
+
+	o->checks++;
+	if (ok || o->failed++)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(o->why, sizeof(o->why), fmt, ap);
+	va_end(ap);
+}
+
+static const u32 ks[] = { 0, 1, 2, 3, KCC_K_INF };
+#define NK	(sizeof(ks) / sizeof(ks[0]))
+
+static void full_pool(const struct ref_trace *t, u64 seed, u32 k)
+{
+	u32 kp = k ? k : 1, stack_cap = t->max_depth + 1;
+	struct ref_ksf full;
+	struct ref_map fm, ccf;
+	u32 *fids, i, ci, want;
+	u32 caps[8];
+	char why[320];
+
+	ref_ksf_build(&full, t, kp, 2 * (u32)t->calls + 16, stack_cap);
+	fids = ref_alloc(((size_t)full.f.count + 1) * sizeof(u32));
+	if (ref_from_forest(&fm, &full.f, fids)) {
+		check(P_EXACT, false, "seed %" PRIu64 " k=%u: unbounded k-SF has a node before its parent",
+		      seed, k);
+		goto out_fm;
+	}
+	ref_kccf(&ccf, t, REF_NOCAP);
+	want = ref_map_count(&ccf, k);
+
+	caps[0] = 1;
+	caps[1] = 2;
+	caps[2] = 3;
+	caps[3] = 7;
+	caps[4] = full.f.count / 3 + 1;
+	caps[5] = full.f.count > 1 ? full.f.count - 1 : 1;
+	caps[6] = full.f.count ? full.f.count : 1;
+	caps[7] = full.f.count + 5;
+	for (ci = 0; ci < 8; ci++) {
+		u32 cap = caps[ci], fit = full.f.count < cap ? full.f.count : cap;
+		u32 *ids = ref_alloc((size_t)cap * sizeof(u32));
+		u8 *kept = ref_alloc((size_t)fm.n + 1);
+		struct ref_ksf b;
+		u64 missing = 0;
+		bool matched;
+
+		ref_ksf_build(&b, t, kp, cap, stack_cap);
+		check(P_LIVE, b.f.live <= cap && b.f.count <= cap &&
+		      b.f.live == fit,
+		      "seed %" PRIu64 " k=%u cap=%u: live %u count %u, expected %u",
+		      seed, k, cap, b.f.live, b.f.count, fit);
+		check(P_DROPS, !!b.f.drops == (full.f.count > cap),
+		      "seed %" PRIu64 " k=%u cap=%u: drops %" PRIu64 " with %u nodes needed",
+		      seed, k, cap, b.f.drops, full.f.count);
+		check(P_CALLS, b.s.calls == t->calls && b.s.returns == t->calls &&
+		      !b.s.depth && !b.s.bad_returns,
+		      "seed %" PRIu64 " k=%u cap=%u: calls %" PRIu64 "/%" PRIu64 " returns %" PRIu64,
+		      seed, k, cap, b.s.calls, t->calls, b.s.returns);
+		matched = !ref_match(&b.f, &fm, KCC_K_INF, REF_SUBSET | REF_KINDS,
+				     ids, why, sizeof(why));
+		check(P_EXACT, matched, "seed %" PRIu64 " k=%u cap=%u: %s",
+		      seed, k, cap, why);
+		if (matched) {
+			/*
+			 * Every call has one top location, so the top
+			 * regions of the unbounded k-SF count every call
+			 * once; what the bounded one lacks there is lost.
+			 */
+			for (i = 0; i < b.f.count; i++)
+				kept[ids[i]] = 1;
+			for (i = 0; i < full.f.count; i++)
+				if (!kept[fids[i]] &&
+				    kcc_forest_level(&full.f, i) < kp)
+					missing += kcc_forest_ctr(&full.f, i)[0];
+			check(P_LOST, b.s.lost_calls == missing,
+			      "seed %" PRIu64 " k=%u cap=%u: lost_calls %" PRIu64 ", missing top activations %" PRIu64,
+			      seed, k, cap, b.s.lost_calls, missing);
+		}
+
+		/* Only the smallest pools: these runs cost O(k |k-SF|). */
+		if (ci == 4 && want) {
+			struct kcc_forest d;
+			void *mem = ref_forest_new(&d, want + 16, 0);
+			int r = kcc_inv_k(&b.f, kp, k, &d, NULL);
+
+			check(P_INV_TRUNC, !r && !ref_match(&d, &ccf, k,
+					REF_SUBSET | REF_AT_MOST, NULL,
+					why, sizeof(why)),
+			      "seed %" PRIu64 " k=%u cap=%u: ret %d, %s",
+			      seed, k, cap, r, r ? "" : why);
+			free(mem);
+		}
+		free(kept);
+		free(ids);
+		ref_ksf_free(&b);
+	}
+
+	/* inv_k into destinations below, at and above the k-CCF's size. */
+	for (ci = 0; ci < 4 && want; ci++) {
+		u32 dcap = ci == 0 ? 1 : ci == 1 ? want / 2 + 1 :
+			   ci == 2 ? want - 1 : want;
+		struct kcc_forest d;
+		void *mem;
+		int r;
+
+		if (!dcap || (ci < 3 && dcap >= want))
+			continue;
+		mem = ref_forest_new(&d, dcap, 0);
+		r = kcc_inv_k(&full.f, kp, k, &d, NULL);
+		if (dcap < want) {
+			check(P_INV_NOSPC, r == -ENOSPC && d.drops &&
+			      d.count == dcap && d.live == dcap,
+			      "seed %" PRIu64 " k=%u dst %u of %u: ret %d drops %" PRIu64 " count %u",
+			      seed, k, dcap, want, r, d.drops, d.count);
+			check(P_INV_EXACT, !ref_match(&d, &ccf, k, REF_SUBSET,
+						      NULL, why, sizeof(why)),
+			      "seed %" PRIu64 " k=%u dst %u of %u: %s",
+			      seed, k, dcap, want, why);
+		} else {
+			check(P_INV_FIT, !r && !d.drops &&
+			      !ref_match(&d, &ccf, k, 0, NULL, why, sizeof(why)),
+			      "seed %" PRIu64 " k=%u dst %u: ret %d drops %" PRIu64 " %s",
+			      seed, k, dcap, r, d.drops, r ? "" : why);
+		}
+		free(mem);
+	}
+	ref_map_free(&ccf);
+out_fm:
+	ref_map_free(&fm);
+	free(fids);
+	ref_ksf_free(&full);
+}
+
+static void stack_cap(const struct ref_trace *t, u64 seed, u32 cap)
+{
+	struct ref_map ccf, cct;
+	u64 deep = 0;
+	u32 d = 0, ki;
+	size_t j;
+	char why[320];
+
+	for (j = 0; j < t->n; j++) {
+		if (t->ev[j] == REF_RET) {
+			d--;
+		} else if (++d > cap) {
+			deep++;
+		}
+	}
+	ref_kccf(&ccf, t, cap);
+	ref_cct(&cct, t, cap);
+
+	for (ki = 0; ki < NK; ki++) {
+		u32 k = ks[ki], kp = k ? k : 1;
+		u32 want = ref_map_count(&ccf, k);
+		struct kcc_forest dst;
+		struct ref_ksf s;
+		void *mem;
+		int r;
+
+		ref_ksf_build(&s, t, kp, 2 * (u32)t->calls + 16, cap);
+		check(P_STK_DROPS, s.s.stack_drops == deep && !s.s.lost_calls &&
+		      !s.f.drops && s.s.calls == t->calls &&
+		      s.s.returns == t->calls && !s.s.depth,
+		      "seed %" PRIu64 " k=%u cap=%u: stack_drops %" PRIu64 "/%" PRIu64 " lost %" PRIu64 " drops %" PRIu64,
+		      seed, k, cap, s.s.stack_drops, deep, s.s.lost_calls,
+		      s.f.drops);
+		if (k == KCC_K_INF)
+			check(P_STK_CCT, !ref_match(&s.f, &cct, KCC_K_INF, 0,
+						    NULL, why, sizeof(why)),
+			      "seed %" PRIu64 " cap=%u: %s", seed, cap, why);
+		mem = ref_forest_new(&dst, want + 16, 0);
+		r = kcc_inv_k(&s.f, kp, k, &dst, NULL);
+		check(P_STK_KSF, !r && !ref_match(&dst, &ccf, k, 0, NULL, why,
+						  sizeof(why)),
+		      "seed %" PRIu64 " k=%u cap=%u: ret %d %s", seed, k, cap,
+		      r, r ? "" : why);
+		free(mem);
+		ref_ksf_free(&s);
+	}
+	ref_map_free(&ccf);
+	ref_map_free(&cct);
+}
+
+/* Returns on an empty stack are counted and change nothing. */
+static void bad_returns(void)
+{
+	struct kcc_frame stk[4];
+	struct kcc_forest f;
+	struct kcc_ksf s;
+	void *mem = ref_forest_new(&f, 8, 0);
+	int r1, r2, r3;
+
+	kcc_ksf_init(&s, &f, 2, stk, 4);
+	r1 = kcc_ksf_return(&s);
+	kcc_ksf_call(&s, ref_label(1));
+	r2 = kcc_ksf_return(&s);
+	r3 = kcc_ksf_return(&s);
+	ksft_test_result(r1 == -EINVAL && !r2 && r3 == -EINVAL &&
+			 s.bad_returns == 2 && s.returns == 1 && !s.depth &&
+			 f.count == 1 && kcc_forest_ctr(&f, 0)[0] == 1,
+			 "return on an empty stack: -EINVAL, counted, nothing changed\n");
+	free(mem);
+}
+
+int main(void)
+{
+	unsigned int p;
+	u64 seed;
+
+	ksft_print_header();
+	ksft_set_plan(NPROP + 1);
+
+	for (seed = 0; seed < NTRACES; seed++) {
+		u64 rng = seed * 0x9e3779b97f4a7c15ull + 7;
+		struct ref_trace t;
+		struct ref_gen g;
+		unsigned int ki;
+
+		ref_gen_random(&g, &rng);
+		if (g.len > 1500)	/* many small pools per trace */
+			g.len = 1500;
+		ref_gen_trace(&t, &g, &rng);
+		for (ki = 0; ki < NK; ki++)
+			full_pool(&t, seed, ks[ki]);
+		ref_trace_free(&t);
+	}
+
+	for (seed = 0; seed < 40; seed++) {
+		u64 rng = seed * 0x9e3779b97f4a7c15ull + 11;
+		static const u32 caps[] = { 1, 2, 3, 5, 17 };
+		struct ref_trace t;
+		struct ref_gen g;
+		unsigned int ci;
+
+		ref_gen_random(&g, &rng);
+		g.maxd = 20 + ref_below(&rng, 100);
+		g.call_pct = 80 + ref_below(&rng, 15);
+		g.len = 500 + ref_below(&rng, 2000);
+		g.dag = false;
+		ref_gen_trace(&t, &g, &rng);
+		for (ci = 0; ci < sizeof(caps) / sizeof(caps[0]); ci++)
+			stack_cap(&t, seed, caps[ci]);
+		stack_cap(&t, seed, t.max_depth > 1 ? t.max_depth - 1 : 1);
+		stack_cap(&t, seed, t.max_depth ? t.max_depth : 1);
+		ref_trace_free(&t);
+	}
+
+	for (p = 0; p < NPROP; p++) {
+		if (res[p].failed)
+			ksft_print_msg("%" PRIu64 " of %" PRIu64 " checks failed; first: %s\n",
+				       res[p].failed, res[p].checks, res[p].why);
+		ksft_test_result(!res[p].failed && res[p].checks,
+				 "%s (%" PRIu64 " checks)\n", prop_name[p],
+				 res[p].checks);
+	}
+	bad_returns();
+	ksft_finished();
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * builtin.h - the kcc subcommands and what they share.
+ *
+ * Exit codes: 0 success, 1 a runtime error (a file that cannot be read, a
+ * malformed trace), 2 a usage error (unknown subcommand or option, a bad
+ * option value), so that scripts can tell a wrong command line from a
+ * bad input.
+ */
+#ifndef KCC_BUILTIN_H
+#define KCC_BUILTIN_H
+
+#include <stdint.h>
+
+#ifndef KCC_VERSION
+#define KCC_VERSION	"0.1"
+#endif
+
+#define KCC_EXIT_OK	0
+#define KCC_EXIT_ERROR	1
+#define KCC_EXIT_USAGE	2
+
+int cmd_ccf(int argc, char **argv);
+int cmd_hcct(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
+
+/*
+ * Report a usage error of @cmd ("kcc ccf") with a pointer to its help;
+ * returns KCC_EXIT_USAGE.
+ */
+int usage_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* The getopt_long result '?' or ':' as a usage error. */
+int usage_bad_option(const char *cmd, int c, char **argv);
+
+/* Whole-string conversions; 0 or -EINVAL. */
+int parse_u32(const char *s, uint32_t *v);
+int parse_double(const char *s, double *v);
+
+#endif /* KCC_BUILTIN_H */

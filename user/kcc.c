@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kcc.c - the kcc command: dispatch to a subcommand, git and perf style.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builtin.h"
+
+struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct cmd cmds[] = {
+	{ "ccf", cmd_ccf, "k-calling-context forest of a trace" },
+	{ "hcct", cmd_hcct, "hot calling context tree of a trace" },
+	{ "trace", cmd_trace, "convert traces between text and binary" },
+};
+
+#define NR_CMDS (sizeof(cmds) / sizeof(cmds[0]))
+
+static void usage(FILE *out)
+{
+	size_t i;
+
+	fprintf(out,
+		"usage: kcc [--version] [--help] <command> [<args>]\n"
+		"\n"
+		"kcc reports how often each calling context of at most k call\n"
+		"edges ran (k-calling-context profiling).\n"
+		"\n"
+		"Commands:\n");
+	for (i = 0; i < NR_CMDS; i++)
+		fprintf(out, "   %-8s %s\n", cmds[i].name, cmds[i].help);
+	fprintf(out,
+		"\n"
+		"EXAMPLES\n"
+		"   kcc ccf -k 2 trace.txt          2-contexts with their call counts\n"
+		"   kcc hcct --phi 0.05 trace.txt   contexts above 5%% of all calls\n"
+		"   kcc trace convert -o t.bin t.txt\n"
+		"\n"
+		"See 'kcc <command> --help' for the options of a command.\n");
+}
+
+int usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '%s --help' for more information.\n", cmd);
+	return KCC_EXIT_USAGE;
+}
+
+int usage_bad_option(const char *cmd, int c, char **argv)
+{
+	/* getopt_long was given a leading ':' and opterr = 0. */
+	const char *opt = argv[optind - 1];
+
+	if (c == ':')
+		return usage_error(cmd, "option '%s' needs a value", opt);
+	if (optopt && strncmp(opt, "--", 2))
+		return usage_error(cmd, "unknown option '-%c'", optopt);
+	return usage_error(cmd, "unknown option '%s'", opt);
+}
+
+int parse_u32(const char *s, uint32_t *v)
+{
+	unsigned long long x;
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	x = strtoull(s, &end, 10);
+	if (errno || *end || x > UINT32_MAX)
+		return -EINVAL;
+	*v = (uint32_t)x;
+	return 0;
+}
+
+int parse_double(const char *s, double *v)
+{
+	char *end;
+	double x;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	x = strtod(s, &end);
+	if (errno || *end || !isfinite(x))
+		return -EINVAL;
+	*v = x;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *name;
+	size_t i;
+	int c, ret;
+
+	opterr = 0;
+	/* '+': options after the command name belong to the command. */
+	while ((c = getopt_long(argc, argv, "+:hV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			usage(stdout);
+			return KCC_EXIT_OK;
+		case 'V':
+			printf("kcc version %s\n", KCC_VERSION);
+			return KCC_EXIT_OK;
+		default:
+			return usage_bad_option("kcc", c, argv);
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return KCC_EXIT_USAGE;
+	}
+
+	name = argv[optind];
+	argc -= optind;
+	argv += optind;
+	if (!strcmp(name, "help")) {
+		if (argc < 2) {
+			usage(stdout);
+			return KCC_EXIT_OK;
+		}
+		/* "kcc help ccf" is "kcc ccf --help". */
+		name = argv[1];
+		argv[0] = argv[1];
+		argv[1] = "--help";
+		argc = 2;
+	}
+
+	for (i = 0; i < NR_CMDS; i++) {
+		if (strcmp(name, cmds[i].name))
+			continue;
+		/* Each command parses its options from scratch. */
+		optind = 0;
+		opterr = 0;
+		setvbuf(stdout, NULL, _IOFBF, 1 << 20);
+		ret = cmds[i].fn(argc, argv);
+		if (fflush(stdout) || ferror(stdout)) {
+			fprintf(stderr, "kcc: <stdout>: write error: %s\n",
+				strerror(errno ? errno : EIO));
+			if (!ret)
+				ret = KCC_EXIT_ERROR;
+		}
+		return ret;
+	}
+	return usage_error("kcc", "'%s' is not a kcc command", name);
+}
