@@ -133,6 +133,11 @@ void kcc_ksf_clear_stack(struct kcc_ksf *s);
 /* A call event: move to @label's node and count one activation. */
 void kcc_ksf_call(struct kcc_ksf *s, u64 label);
 /*
+ * The same with @weight activations: a burst replayed under adaptive
+ * bursting stands for 1/RR bursts.  s->calls still counts one event.
+ */
+void kcc_ksf_call_w(struct kcc_ksf *s, u64 label, u64 weight);
+/*
  * Push a frame without counting it: used to anchor a sampled stack at its
  * absolute depth before replaying a burst of branch records.
  */

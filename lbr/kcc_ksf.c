@@ -96,6 +96,12 @@ void kcc_ksf_call(struct kcc_ksf *s, u64 label)
 	kcc_ksf_push(s, label, 1);
 }
 
+void kcc_ksf_call_w(struct kcc_ksf *s, u64 label, u64 weight)
+{
+	s->calls++;
+	kcc_ksf_push(s, label, weight);
+}
+
 void kcc_ksf_enter(struct kcc_ksf *s, u64 label)
 {
 	kcc_ksf_push(s, label, 0);

@@ -28,7 +28,7 @@ fi
 mkdir -p "$dir" || exit 1
 cp -R "$top/Kbuild" "$top/kmod" "$top/lbr" "$top/include" "$dir/" || exit 1
 
-LC_ALL=C make -C "$kdir" M="$(cd "$dir" && pwd)" W=1 modules >"$dir/build.log" 2>&1
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL LC_ALL=C make -C "$kdir" M="$(cd "$dir" && pwd)" W=1 modules >"$dir/build.log" 2>&1
 rc=$?
 if [ $rc -ne 0 ] || [ ! -f "$dir/kcc.ko" ]; then
 	echo "build_module.sh: building kcc.ko against $kdir failed (make: $rc):" >&2

@@ -84,7 +84,7 @@ fi
 mkdir -p "$tmp/b" &&
 cp -R "$top/Kbuild" "$top/kmod" "$top/lbr" "$top/include" "$tmp/b/" &&
 printf '\nint kcc_werror_probe(void)\n{\n\treturn 0;\n}\n' >>"$tmp/b/kmod/kcc_main.c"
-LC_ALL=C make -C "$KDIR" M="$tmp/b" W=1 modules >"$tmp/b/build.log" 2>&1
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL LC_ALL=C make -C "$KDIR" M="$tmp/b" W=1 modules >"$tmp/b/build.log" 2>&1
 rc=$?
 if [ $rc -ne 0 ] && grep -q 'prototype for .kcc_werror_probe' "$tmp/b/build.log" &&
    [ ! -f "$tmp/b/kcc.ko" ]; then

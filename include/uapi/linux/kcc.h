@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * kcc.h - the contract between kcc.ko and its users: the ioctls of
+ * /dev/kcc, the records of its read() stream and the synthetic samples
+ * accepted by KCC_IOC_INJECT.  Documentation/kcc-abi.rst describes each
+ * command and record.
+ *
+ * Rules: only fixed-size types; pointers travel as __u64; every struct
+ * starts with its size so it can grow by appending (the kernel accepts a
+ * shorter struct from an older user, with the missing tail read as zero,
+ * and a longer one when the extra tail is zero); every reserved field must
+ * be zero (-EINVAL otherwise).  Unknown commands return -ENOTTY.
+ */
+#ifndef _UAPI_LINUX_KCC_H
+#define _UAPI_LINUX_KCC_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#define KCC_ABI_MAJOR		1	/* incompatible changes */
+#define KCC_ABI_MINOR		0	/* compatible additions */
+
+#define KCC_DEVICE		"/dev/kcc"
+#define KCC_IOC_MAGIC		0xCC
+
+/* k = infinity: the module keeps full calling context trees. */
+#define KCC_K_INF		0xffffffffu
+#define KCC_K_MAX		64	/* largest finite k accepted */
+
+/* ---- sources of samples and branch records -------------------------- */
+#define KCC_SOURCE_AUTO		0	/* lbr when available, else fp */
+#define KCC_SOURCE_LBR		1	/* PMU event + LBR call/return bursts */
+#define KCC_SOURCE_FP		2	/* sampled event + frame-pointer walk */
+#define KCC_SOURCE_INJECT	3	/* KCC_IOC_INJECT only (inject=1 param) */
+
+/* ---- targets --------------------------------------------------------- */
+#define KCC_TARGET_PID		0	/* one process, its threads and children */
+#define KCC_TARGET_ALL		1	/* every task on every CPU */
+
+/*
+ * Counters of a node: calls first, then the metrics, in this order.  The
+ * stream header repeats them as descriptors so readers need not hardcode.
+ */
+#define KCC_CTR_CALLS		0	/* activations seen in replayed bursts */
+#define KCC_CTR_EVENTS		1	/* sampled event count (e.g. misses) */
+#define KCC_CTR_SAMPLES		2	/* samples attributed to the context */
+#define KCC_NR_CTRS		3
+
+/* ---- commands: identification ---------------------------------------- */
+
+struct kcc_version {
+	__u32 size;		/* In: sizeof(struct kcc_version) */
+	__u32 major;		/* Out: KCC_ABI_MAJOR */
+	__u32 minor;		/* Out: KCC_ABI_MINOR */
+	__u32 lbr_depth;	/* Out: LBR entries per CPU, 0 if none */
+	__u32 sources;		/* Out: bit (1 << KCC_SOURCE_*) per source usable */
+	__u32 __reserved;	/* In/Out: zero */
+};
+
+#define KCC_IOC_VERSION		_IOWR(KCC_IOC_MAGIC, 0x00, struct kcc_version)
+
+/* ---- commands: session control ---------------------------------------- */
+
+#define KCC_CFG_KERNEL		(1u << 0)	/* reserved: kernel frames, not yet */
+#define KCC_CFG_FLAGS_ALL	0u		/* flags accepted today */
+
+/*
+ * A zero field means "the module default" (see the module parameters)
+ * wherever a zero value would make no sense.
+ */
+struct kcc_config {
+	__u32 size;		/* In: sizeof(struct kcc_config) */
+	__u32 flags;		/* In: KCC_CFG_*, must be within KCC_CFG_FLAGS_ALL */
+	__u32 k;		/* In: slab height 1..KCC_K_MAX or KCC_K_INF */
+	__u32 source;		/* In: KCC_SOURCE_* */
+	__u32 target;		/* In: KCC_TARGET_* */
+	__s32 pid;		/* In: process for KCC_TARGET_PID, else 0 */
+	__u32 event_type;	/* In: perf_event_attr.type (PERF_TYPE_*) */
+	__u32 __reserved0;	/* In: zero */
+	__u64 event_config;	/* In: perf_event_attr.config */
+	__u64 sample_period;	/* In: events per sample, 0 = default */
+	__u64 max_bytes;	/* In: cap on all forest memory, 0 = default */
+	__u32 max_tasks;	/* In: tasks with a forest, 0 = default */
+	__u32 task_nodes;	/* In: nodes per task forest, 0 = default */
+	__u32 stack_depth;	/* In: user frames walked per sample, 0 = default */
+	__u32 burst_rr_inv;	/* In: adaptive bursting: re-enable 1 in N bursts
+				 *     of already-seen contexts, weighted N;
+				 *     0 = off, every burst replayed */
+	__u32 burst_table;	/* In: history table entries (power of 2), 0 = default */
+	__u32 burst_sig_depth;	/* In: frames hashed into a signature, 0 = default */
+	__u64 __reserved[4];	/* In: zero */
+};
+
+#define KCC_IOC_CONFIGURE	_IOW(KCC_IOC_MAGIC, 0x01, struct kcc_config)
+#define KCC_IOC_START		_IO(KCC_IOC_MAGIC, 0x02)
+#define KCC_IOC_STOP		_IO(KCC_IOC_MAGIC, 0x03)
+/* Drop every forest and counter of the session; the configuration stays. */
+#define KCC_IOC_RESET		_IO(KCC_IOC_MAGIC, 0x04)
+
+/* ---- commands: status ------------------------------------------------- */
+
+/* Why a sample did not reach a forest.  Indices of kcc_status.dropped[]. */
+#define KCC_DROP_RING_FULL	0	/* per-CPU ring full in the handler */
+#define KCC_DROP_NO_TASK	1	/* task gone before processing */
+#define KCC_DROP_TASK_CAP	2	/* max_tasks reached */
+#define KCC_DROP_MEM_CAP	3	/* max_bytes reached for a new forest */
+#define KCC_DROP_BAD_SAMPLE	4	/* malformed injected sample */
+#define KCC_DROP_NO_STACK	5	/* empty user stack (kernel thread, ...) */
+#define KCC_DROP_STOPPED	6	/* arrived after stop or reset */
+#define KCC_DROP_NR		8
+
+#define KCC_STATE_IDLE		0	/* no configuration */
+#define KCC_STATE_READY		1	/* configured, not sampling */
+#define KCC_STATE_RUNNING	2
+#define KCC_STATE_STOPPED	3
+
+struct kcc_status {
+	__u32 size;		/* In: sizeof(struct kcc_status) */
+	__u32 state;		/* Out: KCC_STATE_* */
+	__u32 source;		/* Out: source in use (never AUTO once configured) */
+	__u32 k;		/* Out: configured k */
+	__u64 samples;		/* Out: samples taken by the handlers */
+	__u64 processed;	/* Out: samples applied to a forest */
+	__u64 dropped[KCC_DROP_NR]; /* Out: samples dropped, by KCC_DROP_* */
+	__u64 bursts_replayed;	/* Out: bursts replayed into a forest */
+	__u64 bursts_skipped;	/* Out: bursts skipped by adaptive bursting */
+	__u64 bursts_joined;	/* Out: bursts overlapping the previous one */
+	__u64 branches;		/* Out: branch records replayed */
+	__u64 stitch_errors;	/* Out: bursts inconsistent with the stack */
+	__u64 nodes;		/* Out: forest nodes in use, all tasks */
+	__u64 node_drops;	/* Out: node creations refused (forest full) */
+	__u64 bytes;		/* Out: forest memory allocated */
+	__u32 tasks;		/* Out: tasks with a forest */
+	__u32 tasks_exited;	/* Out: of which have exited */
+	__u64 __reserved[4];	/* Out: zero */
+};
+
+#define KCC_IOC_STATUS		_IOWR(KCC_IOC_MAGIC, 0x05, struct kcc_status)
+
+/* ---- commands: synthetic samples (tests) ------------------------------ */
+
+/* Branch kinds of struct kcc_branch. */
+#define KCC_BR_OTHER		0
+#define KCC_BR_CALL		1	/* direct or indirect call */
+#define KCC_BR_RET		2	/* return */
+
+struct kcc_branch {
+	__u64 from;		/* address of the branch instruction */
+	__u64 to;		/* its target */
+	__u32 kind;		/* KCC_BR_* */
+	__u32 __reserved;	/* zero */
+};
+
+#define KCC_SAMPLE_TRUNCATED	(1u << 0)	/* stack walk stopped at a cap or fault */
+#define KCC_SAMPLE_FLAGS_ALL	KCC_SAMPLE_TRUNCATED
+
+/*
+ * One sample as the handlers capture it: followed by nr_stack __u64 (the
+ * sampled user ip, then the return addresses found by the frame-pointer
+ * walk, innermost first) and nr_branches struct kcc_branch (newest first,
+ * as the LBR and perf report them).  size covers all of it and is a
+ * multiple of 8.
+ */
+struct kcc_sample {
+	__u32 size;		/* bytes of this sample, arrays included */
+	__u32 flags;		/* KCC_SAMPLE_* */
+	__u16 nr_stack;		/* entries of the stack array */
+	__u16 nr_branches;	/* entries of the branch array */
+	__u32 __reserved;	/* zero */
+	__u64 delta;		/* events since the previous sample (period) */
+};
+
+#define KCC_INJECT_MAX_STACK	512
+#define KCC_INJECT_MAX_BRANCHES	64
+
+struct kcc_inject {
+	__u32 size;		/* In: sizeof(struct kcc_inject) */
+	__u32 count;		/* In: samples in the buffer */
+	__u64 data;		/* In: user pointer to count packed kcc_sample */
+	__u64 len;		/* In: bytes at data */
+	__u32 done;		/* Out: samples accepted (all or an error) */
+	__u32 __reserved;	/* In: zero */
+};
+
+/*
+ * Injected samples are charged to the calling thread, through the same
+ * per-CPU ring and worker as the handlers' samples.  Needs inject=1.
+ */
+#define KCC_IOC_INJECT		_IOWR(KCC_IOC_MAGIC, 0x06, struct kcc_inject)
+
+/* ---- the read() stream ------------------------------------------------ */
+
+/*
+ * read() returns a snapshot taken when a read starts at offset 0 (or
+ * after lseek(fd, 0, SEEK_SET)): one header, then records, each starting
+ * with struct kcc_rec.  Readers skip record types they do not know.
+ * All fields are little-endian host order, 8-byte aligned.
+ */
+#define KCC_STREAM_MAGIC	0x5354434bu	/* "KCTS" in memory order */
+#define KCC_STREAM_VERSION	1
+
+#define KCC_METRIC_NAME_LEN	24
+
+struct kcc_metric_desc {
+	__u32 type;		/* perf type of the event, or ~0 for calls/samples */
+	__u32 __reserved;
+	__u64 config;		/* perf config */
+	char name[KCC_METRIC_NAME_LEN]; /* "calls", "samples", "cache-misses", ... */
+};
+
+#define KCC_HDR_CALLS_VALID	(1u << 0)	/* bursts were replayed: calls mean calls */
+
+struct kcc_stream_header {
+	__u32 magic;		/* KCC_STREAM_MAGIC */
+	__u32 version;		/* KCC_STREAM_VERSION */
+	__u32 header_size;	/* bytes, descriptors included */
+	__u32 flags;		/* KCC_HDR_* */
+	__u32 k;		/* slab height of the forests */
+	__u32 source;		/* KCC_SOURCE_* actually used */
+	__u32 nr_ctrs;		/* counters per node (KCC_NR_CTRS today) */
+	__u32 lbr_depth;	/* LBR entries, 0 without LBR */
+	__u64 sample_period;
+	__u64 time_ns;		/* CLOCK_MONOTONIC at the snapshot */
+	struct kcc_status status; /* counters at the snapshot */
+	/* followed by nr_ctrs struct kcc_metric_desc */
+};
+
+#define KCC_REC_TASK		1	/* struct kcc_rec_task, then its nodes */
+#define KCC_REC_MAP		2	/* struct kcc_rec_map */
+#define KCC_REC_END		3	/* struct kcc_rec (no payload): last */
+
+struct kcc_rec {
+	__u32 type;		/* KCC_REC_* */
+	__u32 size;		/* bytes of the record, this header included */
+};
+
+#define KCC_TASK_EXITED		(1u << 0)
+
+struct kcc_rec_task {
+	struct kcc_rec hdr;
+	__u32 pid;		/* thread id */
+	__u32 tgid;		/* process id */
+	__u64 start_time_ns;	/* task start (boot-based): with pid, the key */
+	char comm[16];
+	__u32 flags;		/* KCC_TASK_* */
+	__u32 nr_nodes;		/* struct kcc_rec_node following */
+	__u64 samples;		/* samples applied to this forest */
+	__u64 node_drops;	/* nodes refused: the forest was full */
+	__u64 stack_drops;	/* frames deeper than the shadow stack */
+	__u64 stitch_errors;	/* bursts that did not fit the stack */
+	__u64 lost_charges;	/* samples with no context to charge */
+	/* followed by nr_nodes struct kcc_rec_node, then nr_ctrs __u64 each */
+};
+
+/* Roots have parent KCC_NODE_ROOT_TOP (depth 0) or KCC_NODE_ROOT_SLAB. */
+#define KCC_NODE_ROOT_TOP	0xfffffffeu
+#define KCC_NODE_ROOT_SLAB	0xfffffffdu
+
+struct kcc_rec_node {
+	__u32 parent;		/* index in this task's node array, or a root */
+	__u32 __reserved;
+	__u64 label;		/* user address inside the routine */
+	/* followed by nr_ctrs __u64 counters */
+};
+
+/*
+ * An executable file mapping of a process (tgid), captured while the
+ * process ran so exited processes can still be symbolized.
+ */
+struct kcc_rec_map {
+	struct kcc_rec hdr;
+	__u32 tgid;
+	__u32 __reserved;
+	__u64 start;		/* first address */
+	__u64 end;		/* one past the last */
+	__u64 pgoff;		/* file offset of start */
+	__u64 ino;		/* inode number, to tell files apart */
+	char path[];		/* NUL-terminated, padded to 8 bytes */
+};
+
+#endif /* _UAPI_LINUX_KCC_H */

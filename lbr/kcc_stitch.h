@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * kcc_stitch.h - from samples (a user stack plus a burst of LBR call and
+ * return records) to k-SF updates, and adaptive bursting.
+ *
+ * The same code runs in kcc.ko (fed by the PMU handlers or by
+ * KCC_IOC_INJECT) and in the userspace tools (fed by sample files and by
+ * the LBR simulator), so an injected sample gives the same forest in both.
+ *
+ * Labels.  The kernel knows no symbols, so a routine is labelled by some
+ * user address inside it: the sampled ip for the innermost frame, a
+ * return address for the frames below it, the call target for a routine
+ * entered by a replayed call record.  Userspace maps every label to its
+ * routine and re-joins the forest; relabelling commutes with the k-SF
+ * construction (nodes with equal relabelled root paths are merged and
+ * their counters added), so the result is the k-SF of the routine-level
+ * trace.
+ *
+ * Stitching one sample (stack S, records newest first):
+ *   1. undo: starting from S as a list of frames, walk the records from
+ *      the newest to the oldest; a return record pushes back the frame of
+ *      the routine it left (label: the ret instruction's address, return
+ *      address: its target), a call record pops the frame it created,
+ *      after checking that this frame's return address lies just after
+ *      the call instruction (1..15 bytes: one x86 instruction).  What is
+ *      left is the stack when the burst started.
+ *   2. anchor: that stack is entered into the k-SF without counting
+ *      (kcc_ksf_enter()) at its absolute depth, so slabs line up with
+ *      every other sample of the task.  A truncated walk (flag
+ *      KCC_SAMPLE_TRUNCATED) gets one KCC_LABEL_UNKNOWN frame at the
+ *      bottom instead of the frames it missed: depths are then relative,
+ *      and contexts that reach past the truncation show [unknown].
+ *   3. replay: the records from the oldest to the newest; a call is
+ *      kcc_ksf_call_w() with the burst's weight, a return kcc_ksf_return().
+ *      Records already replayed by the previous burst of the same task
+ *      (the windows overlap) are entered without counting.
+ *   4. charge: the sample's delta and one sample go to the context of the
+ *      sampled routine (KCC_CTR_EVENTS, KCC_CTR_SAMPLES).
+ * A burst that does not fit its stack (a call undo mismatch, more call
+ * undos than frames, records other than calls and returns) is counted in
+ * stitch_errors and not replayed; the sample is still charged to its
+ * stack.
+ */
+#ifndef KCC_STITCH_H
+#define KCC_STITCH_H
+
+#include "kcc_forest.h"
+#include <linux/kcc.h>
+
+/* Label of the frame standing for the part of a truncated stack walk. */
+#define KCC_LABEL_UNKNOWN	0
+
+/* Longest run of previous-burst records remembered for joining. */
+#define KCC_STITCH_JOIN_MAX	64
+
+/*
+ * Adaptive bursting (Zhuang et al., PLDI'06, Section 5.3): a history
+ * table keyed by a signature of the stack at the sample.  A context not
+ * in the table gets its burst, weight 1, and enters the table; a context
+ * already there gets its burst only with probability RR = 1/rr_inv, and
+ * then with weight rr_inv (the paper's 1/RR compensation, an integer so
+ * the kernel needs no FPU).  The table is direct-mapped (a colliding
+ * signature replaces the old one) and lives in caller memory.
+ */
+struct kcc_burst {
+	u64 *table;		/* entries signatures, 0 = empty */
+	u32 mask;		/* entries - 1 */
+	u32 rr_inv;		/* N: re-enable 1 burst in N; 0 = always burst */
+	u32 sig_depth;		/* stack entries hashed into a signature */
+	u64 rng;		/* xorshift64 state: decisions are reproducible */
+	u64 new_contexts;	/* bursts taken because the context was new */
+	u64 reenabled;		/* bursts of seen contexts taken (weight N) */
+	u64 skipped;		/* bursts of seen contexts skipped */
+};
+
+size_t kcc_burst_mem_size(u32 entries);
+/* @entries: a power of two; @seed: non-zero start of the generator. */
+int kcc_burst_init(struct kcc_burst *b, void *mem, size_t mem_size,
+		   u32 entries, u32 rr_inv, u32 sig_depth, u64 seed);
+/* Weight of the burst at a sample with this stack: 0 = skip it. */
+u32 kcc_burst_decide(struct kcc_burst *b, const u64 *stack, u32 nr_stack);
+
+/* A frame of the reconstructed stack (scratch memory of the stitcher). */
+struct kcc_stitch_frame {
+	u64 label;		/* address inside the routine */
+	u64 ret;		/* return address into its caller, 0 = unknown */
+};
+
+struct kcc_stitch {
+	struct kcc_ksf ksf;		/* the task's k-SF builder */
+	struct kcc_burst *burst;	/* NULL: replay every burst */
+	struct kcc_stitch_frame *frames; /* scratch for undo */
+	u32 frames_cap;
+	u32 nr_last;			/* records remembered in last[] */
+	struct kcc_branch last[KCC_STITCH_JOIN_MAX]; /* previous burst, newest first */
+	u64 samples;			/* samples applied */
+	u64 bursts_replayed;
+	u64 bursts_skipped;		/* adaptive bursting said no */
+	u64 bursts_joined;		/* overlapped the previous burst */
+	u64 join_ambiguous;		/* several overlaps possible: none used */
+	u64 branches;			/* records replayed (counted or not) */
+	u64 stitch_errors;		/* bursts that did not fit the stack */
+};
+
+/*
+ * @f, @k, @stack, @stack_cap: as kcc_ksf_init(); @frames: scratch of
+ * @frames_cap entries (>= stack_cap + KCC_INJECT_MAX_BRANCHES is always
+ * enough); @burst: adaptive bursting state or NULL.
+ */
+int kcc_stitch_init(struct kcc_stitch *st, struct kcc_forest *f, u32 k,
+		    struct kcc_frame *stack, u32 stack_cap,
+		    struct kcc_stitch_frame *frames, u32 frames_cap,
+		    struct kcc_burst *burst);
+
+/*
+ * Check a packed sample: sizes agree with the counts, counts within the
+ * KCC_INJECT_MAX_* limits, reserved fields and unknown flags zero, branch
+ * kinds known.  Returns its size (bytes to the next sample) or -EINVAL.
+ */
+int kcc_sample_check(const struct kcc_sample *s, size_t len);
+
+static inline const u64 *kcc_sample_stack(const struct kcc_sample *s)
+{
+	return (const u64 *)(s + 1);
+}
+
+static inline const struct kcc_branch *kcc_sample_branches(const struct kcc_sample *s)
+{
+	return (const struct kcc_branch *)(kcc_sample_stack(s) + s->nr_stack);
+}
+
+/* Apply one checked sample to the task's forest.  Returns 0. */
+int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s);
+
+/* Forget the previous burst (a sample of the task was lost in between). */
+void kcc_stitch_break(struct kcc_stitch *st);
+
+#endif /* KCC_STITCH_H */
