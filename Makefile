@@ -87,6 +87,14 @@ check: $(O)/san/kcc $(TEST_BINS)
 	$(Q)KCC=$(abspath $(O)/san/kcc) KCC_TESTBIN=$(abspath $(O)/san/selftests) \
 		KDIR="$(KDIR)" sh selftests/run_tests.sh
 
+.PHONY: demo
+demo:
+	$(Q)sh scripts/demo.sh $(O)
+
+.PHONY: deps
+deps:
+	$(Q)sh scripts/deps.sh
+
 .PHONY: bench
 bench: $(BENCH_BINS)
 	$(Q)for b in $(BENCH_BINS); do $$b $(BENCH_ARGS) || exit 1; done

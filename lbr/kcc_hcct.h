@@ -12,9 +12,12 @@
  * deleted.  Space-Saving never underestimates and overestimates a counter
  * by at most the smallest counter, itself at most floor(N / m), so with
  * m > 1/epsilon:
- *   - every context with frequency >= floor(phi N) is reported;
- *   - a reported context has frequency > floor(phi N) - N/m, and the
- *     estimate of any reported context is within N/m < epsilon N.
+ *   - every context with frequency f > N/m is monitored, so one with also
+ *     f >= floor(phi N) is reported (f > N/m is not implied by the
+ *     threshold: with N = 50 and phi = 1% the threshold is 0);
+ *   - a reported context has f > floor(phi N) - N/m, hence
+ *     f >= floor((phi - epsilon) N), and its estimate is within N/m <
+ *     epsilon N of f.
  */
 #ifndef KCC_HCCT_H
 #define KCC_HCCT_H
