@@ -11,15 +11,6 @@
  */
 #include "kcc_forest.h"
 
-static inline u32 kcc_hash(u32 parent, u64 label, u32 mask)
-{
-	u64 h = (label ^ ((u64)parent << 32 | parent)) * 0x9e3779b97f4a7c15ull;
-
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ull;
-	return (u32)(h >> 32) & mask;
-}
-
 static u32 kcc_bucket_count(u32 capacity)
 {
 	u32 n = 16;
@@ -78,31 +69,11 @@ void kcc_forest_reset(struct kcc_forest *f)
 	f->drops = 0;
 }
 
-u32 kcc_forest_find(const struct kcc_forest *f, u32 parent, u64 label)
+u32 kcc_forest_insert(struct kcc_forest *f, u32 parent, u64 label)
 {
-	u32 i = f->buckets[kcc_hash(parent, label, f->bucket_mask)];
-
-	while (i != KCC_NIL) {
-		const struct kcc_node *n = kcc_forest_node(f, i);
-
-		if (n->label == label && n->parent == parent)
-			return i;
-		i = n->hnext;
-	}
-	return KCC_NIL;
-}
-
-u32 kcc_forest_get(struct kcc_forest *f, u32 parent, u64 label)
-{
-	u32 *head = &f->buckets[kcc_hash(parent, label, f->bucket_mask)];
+	u32 *head = &f->buckets[kcc_forest_hash(parent, label, f->bucket_mask)];
 	struct kcc_node *n;
 	u32 i;
-
-	for (i = *head; i != KCC_NIL; i = n->hnext) {
-		n = kcc_forest_node(f, i);
-		if (n->label == label && n->parent == parent)
-			return i;
-	}
 
 	if (f->free_head != KCC_NIL) {
 		i = f->free_head;
@@ -126,7 +97,7 @@ u32 kcc_forest_get(struct kcc_forest *f, u32 parent, u64 label)
 void kcc_forest_del(struct kcc_forest *f, u32 idx)
 {
 	struct kcc_node *n = kcc_forest_node(f, idx);
-	u32 *link = &f->buckets[kcc_hash(n->parent, n->label, f->bucket_mask)];
+	u32 *link = &f->buckets[kcc_forest_hash(n->parent, n->label, f->bucket_mask)];
 
 	while (*link != idx) {
 		if (KCC_WARN_ON(*link == KCC_NIL))

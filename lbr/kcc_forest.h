@@ -80,10 +80,45 @@ static inline u64 *kcc_forest_ctr(const struct kcc_forest *f, u32 idx)
 	return kcc_forest_node(f, idx)->ctr;
 }
 
+static inline u32 kcc_forest_hash(u32 parent, u64 label, u32 mask)
+{
+	u64 h = (label ^ ((u64)parent << 32 | parent)) * 0x9e3779b97f4a7c15ull;
+
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return (u32)(h >> 32) & mask;
+}
+
 /* Child of @parent (or root, for the KCC_ROOT_* values) labelled @label. */
-u32 kcc_forest_find(const struct kcc_forest *f, u32 parent, u64 label);
-/* The same, created with zero counters when absent; KCC_NIL when full. */
-u32 kcc_forest_get(struct kcc_forest *f, u32 parent, u64 label);
+static inline u32 kcc_forest_find(const struct kcc_forest *f, u32 parent,
+				  u64 label)
+{
+	u32 i = f->buckets[kcc_forest_hash(parent, label, f->bucket_mask)];
+
+	while (i != KCC_NIL) {
+		const struct kcc_node *n = kcc_forest_node(f, i);
+
+		if (n->label == label && n->parent == parent)
+			return i;
+		i = n->hnext;
+	}
+	return KCC_NIL;
+}
+
+/* Slow path of kcc_forest_get(): the child is known to be absent. */
+u32 kcc_forest_insert(struct kcc_forest *f, u32 parent, u64 label);
+
+/*
+ * The same, created with zero counters when absent; KCC_NIL when full.
+ * Inline: the lookup is the inner loop of every forest construction.
+ */
+static inline u32 kcc_forest_get(struct kcc_forest *f, u32 parent,
+				 u64 label)
+{
+	u32 i = kcc_forest_find(f, parent, label);
+
+	return i != KCC_NIL ? i : kcc_forest_insert(f, parent, label);
+}
 /* Unlink a node that has no children.  Only the HCCT deletes nodes. */
 void kcc_forest_del(struct kcc_forest *f, u32 idx);
 /* Add all counters of node @si of @src to node @di of @dst. */
@@ -109,6 +144,14 @@ u32 kcc_forest_root_kind(const struct kcc_forest *f, u32 idx);
 struct kcc_frame {
 	u32 t;		/* top location (KCC_NIL when lost: pool full) */
 	u32 b;		/* bottom location (KCC_NIL above depth k) */
+	/*
+	 * The last call this activation made and the locations it reached:
+	 * a loop calling the same routine again skips both lookups.
+	 * memo_t == KCC_NIL when there is none.
+	 */
+	u64 memo_label;
+	u32 memo_t;
+	u32 memo_b;
 };
 
 struct kcc_ksf {
@@ -117,6 +160,7 @@ struct kcc_ksf {
 	u32 stack_cap;
 	u32 k;
 	u32 depth;		/* pending activations (|S| - 1 in the paper) */
+	u32 slab_pos;		/* depth % k, kept without dividing */
 	u32 max_depth;		/* deepest depth seen */
 	u64 calls;		/* call events counted */
 	u64 returns;		/* return events applied */

@@ -38,54 +38,84 @@ int kcc_ksf_init(struct kcc_ksf *s, struct kcc_forest *f, u32 k,
 void kcc_ksf_clear_stack(struct kcc_ksf *s)
 {
 	s->depth = 0;
+	s->slab_pos = 0;
 }
 
-static void kcc_ksf_push(struct kcc_ksf *s, u64 label, u64 inc)
+/* Slab boundaries fall at depths that are multiples of k (Figure 7). */
+static inline void kcc_ksf_slab_up(struct kcc_ksf *s)
+{
+	if (s->k != KCC_K_INF && ++s->slab_pos == s->k)
+		s->slab_pos = 0;
+}
+
+static inline void kcc_ksf_slab_down(struct kcc_ksf *s)
+{
+	if (s->k != KCC_K_INF)
+		s->slab_pos = s->slab_pos ? s->slab_pos - 1 : s->k - 1;
+}
+
+static inline void kcc_ksf_push(struct kcc_ksf *s, u64 label, u64 inc)
 {
 	struct kcc_forest *f = s->f;
 	u32 d = s->depth;	/* |S| - 1 before the push */
+	struct kcc_frame *up, *fr;
+	bool lost;
 	u32 t, b;
 
 	if (unlikely(d >= s->stack_cap)) {
 		/* Deeper than we can remember: keep depth for alignment. */
 		s->depth++;
+		kcc_ksf_slab_up(s);
 		s->stack_drops += inc;
 		return;
 	}
 
 	if (d == 0) {
-		t = KCC_NIL;
-		b = KCC_NIL;
-	} else {
-		t = s->stack[d - 1].t;
-		b = s->stack[d - 1].b;
-	}
-
-	/* Top region (lines 2-16). */
-	if (d == 0) {
+		/* Top region (lines 2-16) at the program root. */
 		b = KCC_NIL;
 		t = kcc_forest_get(f, KCC_ROOT_TOP, label);
-	} else if (s->k != KCC_K_INF && d % s->k == 0) {
-		b = t;
-		t = kcc_forest_get(f, KCC_ROOT_SLAB, label);
-	} else if (t != KCC_NIL) {
-		t = kcc_forest_get(f, t, label);
+	} else {
+		up = &s->stack[d - 1];
+		if (up->memo_t != KCC_NIL && up->memo_label == label) {
+			t = up->memo_t;
+			b = up->memo_b;
+		} else {
+			t = up->t;
+			b = up->b;
+			/* Top region (lines 2-16). */
+			if (s->slab_pos == 0 && s->k != KCC_K_INF) {
+				b = t;
+				t = kcc_forest_get(f, KCC_ROOT_SLAB, label);
+			} else if (t != KCC_NIL) {
+				t = kcc_forest_get(f, t, label);
+			}
+			/* Bottom region (lines 17-25). */
+			lost = t == KCC_NIL;
+			if (b != KCC_NIL) {
+				b = kcc_forest_get(f, b, label);
+				lost |= b == KCC_NIL;
+			}
+			/* A full pool: do not remember the loss. */
+			if (!lost) {
+				up->memo_label = label;
+				up->memo_t = t;
+				up->memo_b = b;
+			}
+		}
 	}
 	if (likely(t != KCC_NIL))
 		kcc_forest_ctr(f, t)[KCC_CTR_CALLS] += inc;
 	else
 		s->lost_calls += inc;
+	if (b != KCC_NIL)
+		kcc_forest_ctr(f, b)[KCC_CTR_CALLS] += inc;
 
-	/* Bottom region (lines 17-25). */
-	if (b != KCC_NIL) {
-		b = kcc_forest_get(f, b, label);
-		if (likely(b != KCC_NIL))
-			kcc_forest_ctr(f, b)[KCC_CTR_CALLS] += inc;
-	}
-
-	s->stack[d].t = t;
-	s->stack[d].b = b;
+	fr = &s->stack[d];
+	fr->t = t;
+	fr->b = b;
+	fr->memo_t = KCC_NIL;
 	s->depth = d + 1;
+	kcc_ksf_slab_up(s);
 	if (s->depth > s->max_depth)
 		s->max_depth = s->depth;
 }
@@ -114,6 +144,7 @@ int kcc_ksf_return(struct kcc_ksf *s)
 		return -EINVAL;
 	}
 	s->depth--;
+	kcc_ksf_slab_down(s);
 	s->returns++;
 	return 0;
 }
