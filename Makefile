@@ -6,6 +6,7 @@
 #   make            tools (build/kcc)
 #   make check      every selftest under AddressSanitizer + UBSan, TAP
 #   make bench      k-SF / CCT construction benchmark (prints figures)
+#   make eval       k-CCF accuracy of sampled profiles on real programs
 #   make module     kcc.ko against KDIR (default: the installed headers)
 #   make demo       the main job (see README.md)
 #
@@ -32,11 +33,11 @@ BASE_CFLAGS := -std=gnu11 -g $(WARN) -Iinclude/uapi -Ilbr -Iuser/util \
 OPT_CFLAGS  := -O2
 SAN_CFLAGS  := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 	    -fno-sanitize-recover=all
-LDLIBS	+= -lm
+LDLIBS	+= -lm -ldw -lelf -lz
 
 LBR_SRCS   := $(wildcard lbr/*.c)
 UTIL_SRCS  := $(wildcard user/util/*.c)
-CMD_SRCS   := $(wildcard user/*.c)
+CMD_SRCS   := $(filter-out user/kccread.c,$(wildcard user/*.c))
 TEST_SRCS  := $(wildcard selftests/kcc/*.c)
 BENCH_SRCS := $(wildcard bench/*.c)
 HDRS	   := $(wildcard lbr/*.h user/util/*.h include/uapi/linux/*.h \
@@ -61,13 +62,22 @@ CORE_OPT := $(call opt_obj,$(LBR_SRCS) $(UTIL_SRCS))
 CORE_SAN := $(call san_obj,$(LBR_SRCS) $(UTIL_SRCS))
 
 .PHONY: all
-all: $(O)/kcc
+all: $(O)/kcc $(O)/kccread
 
 $(O)/kcc: $(call opt_obj,$(CMD_SRCS)) $(CORE_OPT)
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(OPT_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(O)/san/kcc: $(call san_obj,$(CMD_SRCS)) $(CORE_SAN)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(SAN_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# kccread: the device reader, a binary of its own (Documentation/man/kccread.1).
+$(O)/kccread: $(O)/opt/user/kccread.o $(CORE_OPT)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(OPT_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(O)/san/kccread: $(O)/san/user/kccread.o $(CORE_SAN)
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(SAN_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -83,8 +93,9 @@ $(O)/opt/bench/%: $(O)/opt/bench/%.o $(CORE_OPT)
 	$(Q)$(CC) $(OPT_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 .PHONY: check
-check: $(O)/san/kcc $(TEST_BINS)
-	$(Q)KCC=$(abspath $(O)/san/kcc) KCC_TESTBIN=$(abspath $(O)/san/selftests) \
+check: $(O)/san/kcc $(O)/san/kccread $(TEST_BINS)
+	$(Q)KCC=$(abspath $(O)/san/kcc) KCCREAD=$(abspath $(O)/san/kccread) \
+		KCC_TESTBIN=$(abspath $(O)/san/selftests) \
 		KDIR="$(KDIR)" sh selftests/run_tests.sh
 
 .PHONY: demo
@@ -98,6 +109,23 @@ deps:
 .PHONY: bench
 bench: $(BENCH_BINS)
 	$(Q)for b in $(BENCH_BINS); do $$b $(BENCH_ARGS) || exit 1; done
+
+# The tracing runtime for programs built with -finstrument-functions
+# (tools/kcc-trace), and the fidelity evaluation that uses it
+# (Documentation/fidelity.rst): fetches Debian sources, builds, records
+# and prints the accuracy table; EVAL_ARGS are passed to eval/run.sh.
+TRACE_RT := $(O)/kcc_trace_rt.o
+$(TRACE_RT): tools/kcc-trace/kcc_trace_rt.c user/util/ftrace_fmt.h
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) -std=gnu11 -g -O2 $(WARN) -fPIC $(CFLAGS) -c -o $@ $<
+
+.PHONY: trace-rt eval
+trace-rt: $(TRACE_RT)
+
+eval: $(O)/kcc $(TRACE_RT)
+	$(Q)KCC=$(abspath $(O)/kcc) KCC_TRACE_RT=$(abspath $(TRACE_RT)) \
+		sh eval/run.sh $(EVAL_ARGS)
 
 # ---- kernel module -------------------------------------------------------
 KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \

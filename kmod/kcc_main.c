@@ -1,12 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kcc_main.c - kcc.ko entry points.
+ * kcc_main.c - kcc.ko entry points and module parameters.
  *
- * For now the module carries the portable lbr/ core and, with
- * selftest=1, checks it inside the kernel against the running example of
- * the k-CCF paper (Figure 2): the code the userspace tests exercise, built
- * here with the kernel's compiler flags, shim and allocator, where a
- * difference between the two builds would show.
+ * Load order: the rings and their irq_works, the workqueue, the LBR
+ * probe, the sched tracepoints, then /dev/kcc.  Unload (only possible
+ * with /dev/kcc closed, which has already destroyed any session) goes
+ * the other way: the device, the tracepoint probes (unregistered and
+ * synchronized), the irq_works (synced), the workqueue (drained and
+ * destroyed), the rings.
+ *
+ * With selftest=1 the module first checks the portable lbr/ core
+ * against the running example of the k-CCF paper (Figure 2): the code
+ * the userspace tests exercise, built here with the kernel's compiler
+ * flags, shim and allocator, where a difference between the two builds
+ * would show.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -17,11 +24,56 @@
 #include <linux/slab.h>
 #include <linux/mm.h>
 
+#include <linux/workqueue.h>
+
 #include "kcc_forest.h"
+#include "kcc_mod.h"
 
 static bool selftest;
 module_param(selftest, bool, 0444);
 MODULE_PARM_DESC(selftest, "check the lbr core on the k-CCF paper's example at load time");
+
+bool kcc_param_inject;
+module_param_named(inject, kcc_param_inject, bool, 0444);
+MODULE_PARM_DESC(inject, "accept KCC_IOC_INJECT (synthetic samples, tests only; default 0)");
+
+unsigned int kcc_param_k = 3;
+module_param_named(k, kcc_param_k, uint, 0444);
+MODULE_PARM_DESC(k, "default k when a configuration says 0 (default 3)");
+
+unsigned long kcc_param_period;
+module_param_named(period, kcc_param_period, ulong, 0444);
+MODULE_PARM_DESC(period, "default sample period, 0: 10007 events or 1 ms of cpu-clock");
+
+unsigned long kcc_param_max_bytes = 64ul << 20;
+module_param_named(max_bytes, kcc_param_max_bytes, ulong, 0444);
+MODULE_PARM_DESC(max_bytes, "default cap on the memory of all forests (default 64 MiB)");
+
+unsigned int kcc_param_max_tasks = 1024;
+module_param_named(max_tasks, kcc_param_max_tasks, uint, 0444);
+MODULE_PARM_DESC(max_tasks, "default cap on tasks with a forest (default 1024)");
+
+unsigned int kcc_param_task_nodes = 4096;
+module_param_named(task_nodes, kcc_param_task_nodes, uint, 0444);
+MODULE_PARM_DESC(task_nodes, "default nodes per task forest (default 4096)");
+
+unsigned int kcc_param_stack_depth = 128;
+module_param_named(stack_depth, kcc_param_stack_depth, uint, 0444);
+MODULE_PARM_DESC(stack_depth, "default user frames walked per sample (default 128, at most 512)");
+
+unsigned int kcc_param_ring_kb = 256;
+module_param_named(ring_kb, kcc_param_ring_kb, uint, 0444);
+MODULE_PARM_DESC(ring_kb, "KiB per sample ring; 3 rings per CPU (default 256)");
+
+unsigned int kcc_param_burst_table = 1024;
+module_param_named(burst_table, kcc_param_burst_table, uint, 0444);
+MODULE_PARM_DESC(burst_table, "default adaptive-bursting history entries (default 1024)");
+
+unsigned int kcc_param_burst_sig_depth = 8;
+module_param_named(burst_sig_depth, kcc_param_burst_sig_depth, uint, 0444);
+MODULE_PARM_DESC(burst_sig_depth, "default stack entries in a context signature (default 8)");
+
+struct kcc_global kcc_g;
 
 /*
  * Figure 2(a) of the paper: routines are labelled by their one-letter
@@ -257,13 +309,62 @@ err_t:
 
 static int __init kcc_init(void)
 {
-	if (selftest)
-		return kcc_selftest();
+	int ret;
+
+	if (selftest) {
+		ret = kcc_selftest();
+		if (ret)
+			return ret;
+	}
+
+	mutex_init(&kcc_g.lock);
+	spin_lock_init(&kcc_g.ev_lock);
+	init_waitqueue_head(&kcc_g.wait);
+	INIT_WORK(&kcc_g.work, kcc_work_fn);
+
+	ret = kcc_rings_init();
+	if (ret)
+		goto err_rings;
+	kcc_g.wq = alloc_ordered_workqueue("kcc", 0);
+	if (!kcc_g.wq) {
+		ret = -ENOMEM;
+		goto err_wq;
+	}
+	kcc_lbr_detect();
+	ret = kcc_tp_init();
+	if (ret)
+		goto err_tp;
+	ret = kcc_dev_init();
+	if (ret)
+		goto err_dev;
+	pr_info("ready: lbr %s (depth %u), inject %s\n",
+		kcc_g.lbr ? "available" : "not available", kcc_g.lbr_depth,
+		kcc_param_inject ? "on" : "off");
 	return 0;
+
+err_dev:
+	kcc_tp_exit();
+err_tp:
+	kcc_rings_sync();
+	destroy_workqueue(kcc_g.wq);
+err_wq:
+	kcc_rings_exit();
+err_rings:
+	return ret;
 }
 
 static void __exit kcc_exit(void)
 {
+	kcc_dev_exit();
+	/* Open files pin the module: no session can be left. */
+	mutex_lock(&kcc_g.lock);
+	if (WARN_ON_ONCE(kcc_g.sess))
+		kcc_session_destroy(kcc_g.sess);
+	mutex_unlock(&kcc_g.lock);
+	kcc_tp_exit();
+	kcc_rings_sync();
+	destroy_workqueue(kcc_g.wq);
+	kcc_rings_exit();
 }
 
 module_init(kcc_init);

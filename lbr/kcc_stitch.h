@@ -22,8 +22,10 @@
  *      the routine it left (label: the ret instruction's address, return
  *      address: its target), a call record pops the frame it created,
  *      after checking that this frame's return address lies just after
- *      the call instruction (1..15 bytes: one x86 instruction).  What is
- *      left is the stack when the burst started.
+ *      the call instruction (1..15 bytes: one x86 instruction; the
+ *      bottom frame of the walk, whose return address is unknown, is
+ *      popped unchecked).  What is left is the stack when the burst
+ *      started.
  *   2. anchor: that stack is entered into the k-SF without counting
  *      (kcc_ksf_enter()) at its absolute depth, so slabs line up with
  *      every other sample of the task.  A truncated walk (flag
@@ -34,6 +36,14 @@
  *      kcc_ksf_call_w() with the burst's weight, a return kcc_ksf_return().
  *      Records already replayed by the previous burst of the same task
  *      (the windows overlap) are entered without counting.
+ *      Joining: the oldest L records of the new burst must equal the
+ *      newest L records of the previous one (last[]) and, when neither
+ *      stack walk was truncated, the stack depth after those L records
+ *      must be the depth of the previous sample.  The overlap is used
+ *      only when exactly one L >= 1 qualifies; several are counted in
+ *      join_ambiguous and the whole burst is counted.  A burst that was
+ *      skipped or did not fit its stack is never joined with, and
+ *      kcc_stitch_break() forgets the previous burst.
  *   4. charge: the sample's delta and one sample go to the context of the
  *      sampled routine (KCC_CTR_EVENTS, KCC_CTR_SAMPLES).
  * A burst that does not fit its stack (a call undo mismatch, more call
@@ -79,6 +89,8 @@ int kcc_burst_init(struct kcc_burst *b, void *mem, size_t mem_size,
 		   u32 entries, u32 rr_inv, u32 sig_depth, u64 seed);
 /* Weight of the burst at a sample with this stack: 0 = skip it. */
 u32 kcc_burst_decide(struct kcc_burst *b, const u64 *stack, u32 nr_stack);
+/* The signature kcc_burst_decide() files a stack under; never 0. */
+u64 kcc_burst_sig(const u64 *stack, u32 nr_stack, u32 sig_depth);
 
 /* A frame of the reconstructed stack (scratch memory of the stitcher). */
 struct kcc_stitch_frame {
@@ -100,12 +112,17 @@ struct kcc_stitch {
 	u64 join_ambiguous;		/* several overlaps possible: none used */
 	u64 branches;			/* records replayed (counted or not) */
 	u64 stitch_errors;		/* bursts that did not fit the stack */
+	u32 last_depth;			/* k-SF depth at the previous sample */
+	u32 last_flags;			/* its KCC_SAMPLE_* flags */
 };
 
 /*
- * @f, @k, @stack, @stack_cap: as kcc_ksf_init(); @frames: scratch of
- * @frames_cap entries (>= stack_cap + KCC_INJECT_MAX_BRANCHES is always
- * enough); @burst: adaptive bursting state or NULL.
+ * @f, @k, @stack, @stack_cap: as kcc_ksf_init(); @f must have
+ * KCC_NR_CTRS - 1 metrics (events, samples); @frames: scratch of
+ * @frames_cap entries: the undo needs nr_stack plus the burst's returns,
+ * so nr_stack + KCC_INJECT_MAX_BRANCHES is always enough, and a burst
+ * that needs more is a stitch error; @burst: adaptive bursting state or
+ * NULL.  Returns 0 or -EINVAL.
  */
 int kcc_stitch_init(struct kcc_stitch *st, struct kcc_forest *f, u32 k,
 		    struct kcc_frame *stack, u32 stack_cap,
@@ -119,6 +136,24 @@ int kcc_stitch_init(struct kcc_stitch *st, struct kcc_forest *f, u32 k,
  */
 int kcc_sample_check(const struct kcc_sample *s, size_t len);
 
+/* What kcc_sample_why() found wrong with a sample. */
+#define KCC_SAMPLE_OK		0
+#define KCC_SAMPLE_E_SHORT	1	/* len below the header or below size */
+#define KCC_SAMPLE_E_ALIGN	2	/* not 8-byte aligned, or size not a multiple of 8 */
+#define KCC_SAMPLE_E_FLAGS	3	/* unknown flag */
+#define KCC_SAMPLE_E_RESERVED	4	/* reserved field not zero */
+#define KCC_SAMPLE_E_STACK	5	/* nr_stack above KCC_INJECT_MAX_STACK */
+#define KCC_SAMPLE_E_BRANCHES	6	/* nr_branches above KCC_INJECT_MAX_BRANCHES */
+#define KCC_SAMPLE_E_SIZE	7	/* size disagrees with the counts */
+#define KCC_SAMPLE_E_KIND	8	/* branch kind unknown */
+#define KCC_SAMPLE_E_BR_RESERVED 9	/* branch reserved field not zero */
+
+/*
+ * kcc_sample_check() with the reason: KCC_SAMPLE_OK or a KCC_SAMPLE_E_*
+ * code; @size receives the sample's size when it is OK.
+ */
+u32 kcc_sample_why(const struct kcc_sample *s, size_t len, u32 *size);
+
 static inline const u64 *kcc_sample_stack(const struct kcc_sample *s)
 {
 	return (const u64 *)(s + 1);
@@ -129,7 +164,10 @@ static inline const struct kcc_branch *kcc_sample_branches(const struct kcc_samp
 	return (const struct kcc_branch *)(kcc_sample_stack(s) + s->nr_stack);
 }
 
-/* Apply one checked sample to the task's forest.  Returns 0. */
+/*
+ * Apply one checked sample to the task's forest.  Returns 0, or -EINVAL
+ * (nothing done) for counts kcc_sample_check() would have refused.
+ */
 int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s);
 
 /* Forget the previous burst (a sample of the task was lost in between). */

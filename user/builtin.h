@@ -23,6 +23,11 @@
 int cmd_ccf(int argc, char **argv);
 int cmd_hcct(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
 
 /*
  * Report a usage error of @cmd ("kcc ccf") with a pointer to its help;

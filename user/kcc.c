@@ -22,6 +22,11 @@ static const struct cmd cmds[] = {
 	{ "ccf", cmd_ccf, "k-calling-context forest of a trace" },
 	{ "hcct", cmd_hcct, "hot calling context tree of a trace" },
 	{ "trace", cmd_trace, "convert traces between text and binary" },
+	{ "record", cmd_record, "profile a command, a process or the system" },
+	{ "report", cmd_report, "k-contexts of a profile, with symbols" },
+	{ "diff", cmd_diff, "k-contexts that gained or lost between profiles" },
+	{ "merge", cmd_merge, "combine profiles into one" },
+	{ "dump", cmd_dump, "canonical per-task k-SF dump of a stream or profile" },
 };
 
 #define NR_CMDS (sizeof(cmds) / sizeof(cmds[0]))

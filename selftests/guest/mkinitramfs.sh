@@ -1,23 +1,36 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# mkinitramfs.sh - a busybox initramfs that loads kcc.ko with its
-# self-test and reports on the serial console.
+# mkinitramfs.sh - a busybox initramfs that runs the kcc guest tests
+# (guest_init.sh) and reports on the serial console.
 #
-# Usage: mkinitramfs.sh KCC_KO OUT.cpio.gz
+# Usage: mkinitramfs.sh [-p PROGDIR] [-d DATADIR] KCC_KO OUT.cpio.gz
 #
-# The guest's /init mounts proc, sys and devtmpfs, loads /kcc.ko with
-# selftest=1, unloads it, prints the kernel log written since the load
-# (so that warnings below the console loglevel of a "quiet" boot reach
-# the serial log too) and one line "KCC-GUEST-RESULT: pass" or "fail",
-# then powers off.  Needs a static busybox (Debian: busybox-static), cpio
-# and gzip; no root: the console is opened from devtmpfs, not from a
-# device node in the archive.
+#   -p PROGDIR  static test programs (build_progs.sh), copied to /t
+#   -d DATADIR  sample files (*.smp) for kcc_inject, copied to /data
+#
+# The guest's /init is guest_init.sh: it mounts proc, sys and devtmpfs,
+# loads /kcc.ko, runs the programs, prints TAP, the kernel log and one
+# line "KCC-GUEST-RESULT: pass" or "fail", then powers off.  Needs a
+# static busybox (Debian: busybox-static), cpio and gzip; no root: the
+# console is opened from devtmpfs, not from a device node in the archive.
 # Exit status: 0 written, 1 error, 4 a tool is missing.
 set -u
 
+here=$(cd "$(dirname "$0")" && pwd)
+progs=
+data=
+while getopts p:d: opt; do
+	case $opt in
+	p) progs=$OPTARG ;;
+	d) data=$OPTARG ;;
+	*) echo "usage: $0 [-p PROGDIR] [-d DATADIR] KCC_KO OUT.cpio.gz" >&2
+	   exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
 if [ $# -ne 2 ]; then
-	echo "usage: $0 KCC_KO OUT.cpio.gz" >&2
+	echo "usage: $0 [-p PROGDIR] [-d DATADIR] KCC_KO OUT.cpio.gz" >&2
 	exit 2
 fi
 ko=$1
@@ -48,45 +61,29 @@ root=$(mktemp -d "${TMPDIR:-/tmp}/kcc-initramfs.XXXXXX") || exit 1
 trap 'rm -rf "$root"' EXIT
 trap 'exit 130' INT TERM
 
-mkdir -p "$root/bin" "$root/dev" "$root/proc" "$root/sys" "$root/tmp" &&
+mkdir -p "$root/bin" "$root/dev" "$root/proc" "$root/sys" "$root/tmp" \
+	"$root/t" "$root/data" &&
 cp "$busybox" "$root/bin/busybox" &&
-cp "$ko" "$root/kcc.ko" || exit 1
-for applet in sh mount insmod rmmod dmesg grep cat echo poweroff uname; do
+cp "$ko" "$root/kcc.ko" &&
+cp "$here/guest_init.sh" "$root/init" || exit 1
+chmod 0755 "$root/init" || exit 1
+if [ -f "$here/kmemleak.sh" ]; then
+	cp "$here/kmemleak.sh" "$root/kmemleak.sh" || exit 1
+fi
+for applet in sh mount insmod rmmod dmesg grep cat echo poweroff uname \
+	      sleep kill ls sed mkdir wc head tail tr true false test [; do
 	ln -s busybox "$root/bin/$applet" || exit 1
 done
-
-cat >"$root/init" <<'INIT'
-#!/bin/sh
-export PATH=/bin
-
-mount -t devtmpfs devtmpfs /dev
-exec </dev/console >/dev/console 2>&1
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-
-echo "kcc-guest: kernel $(uname -r)"
-result=pass
-dmesg -c >/dev/null
-if ! insmod /kcc.ko selftest=1; then
-	echo "kcc-guest: insmod /kcc.ko selftest=1 failed"
-	result=fail
+if [ -n "$progs" ]; then
+	for p in "$progs"/*; do
+		[ -f "$p" ] && [ -x "$p" ] && { cp "$p" "$root/t/" || exit 1; }
+	done
 fi
-if ! dmesg | grep -q 'kcc: selftest passed'; then
-	echo "kcc-guest: no 'kcc: selftest passed' in the kernel log"
-	result=fail
+if [ -n "$data" ]; then
+	for f in "$data"/*.smp; do
+		[ -f "$f" ] && { cp "$f" "$root/data/" || exit 1; }
+	done
 fi
-if [ $result = pass ] && ! rmmod kcc; then
-	echo "kcc-guest: rmmod kcc failed"
-	result=fail
-fi
-echo "kcc-guest: kcc lines of the kernel log:"
-dmesg | grep 'kcc'
-echo "kcc-guest: kernel log since insmod:"
-dmesg
-echo "KCC-GUEST-RESULT: $result"
-poweroff -f
-INIT
-chmod 0755 "$root/init" || exit 1
 
 if ! (cd "$root" && find . | LC_ALL=C sort |
 	cpio -o -H newc --quiet -R 0:0) | gzip -9 >"$out.tmp" ||

@@ -1,10 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# run.sh - boot a QEMU guest (TCG, never KVM) that loads kcc.ko with its
-# self-test, and judge the serial log.
+# run.sh - boot a QEMU guest (TCG, never KVM, 2 CPUs) that loads kcc.ko
+# and runs the guest tests (guest_init.sh), and judge the serial log.
 #
 # Usage: run.sh [-K KDIR] [-m KCC_KO] [-k VMLINUZ] [-l LOG] [-t SECONDS]
+#               [-d DATADIR] [-b BLOBDIR] [-a APPEND]
 #
 #   -K KDIR     kernel headers to build kcc.ko against (default: $KDIR, or
 #               the newest /usr/src/linux-headers-*-amd64)
@@ -13,10 +14,16 @@
 #   -k VMLINUZ  guest kernel (default: /boot/vmlinuz-<release of KDIR>)
 #   -l LOG      serial log (default: a file in a temporary directory,
 #               kept and named on failure)
-#   -t SECONDS  boot time limit (default 120)
+#   -t SECONDS  boot time limit (default 300)
+#   -d DATADIR  sample files (*.smp) the guest injects (kcc_inject)
+#   -b BLOBDIR  where the streams the guest prints go, one file per blob
+#   -a APPEND   more kernel command line (kccmode=bench, kccinjectk=K)
 #
-# The guest passes when its log has the line "KCC-GUEST-RESULT: pass"
-# and no "BUG:", "WARNING:", "Oops" or "Call Trace".
+# The guest's TAP lines are copied to stdout.  It passes when its log has
+# "KCC-GUEST-RESULT: pass", no "not ok" line and, from the moment the
+# tests start, no line (outside the test output) with "BUG:",
+# "WARNING:", "Oops", "KASAN", "lockdep", "UBSAN", "leak" or "Call
+# Trace".
 # Exit status: 0 pass, 1 fail, 4 something needed is missing (skip).
 #
 # Example:
@@ -30,17 +37,23 @@ kdir=${KDIR:-}
 ko=
 kernel=
 log=
-limit=120
+limit=300
+data=
+blobs=
+append=
 
-while getopts K:m:k:l:t:h opt; do
+while getopts K:m:k:l:t:d:b:a:h opt; do
 	case $opt in
 	K) kdir=$OPTARG ;;
 	m) ko=$OPTARG ;;
 	k) kernel=$OPTARG ;;
 	l) log=$OPTARG ;;
 	t) limit=$OPTARG ;;
-	h) sed -n '4,20s/^# \{0,1\}//p' "$0"; exit 0 ;;
-	*) echo "usage: $0 [-K KDIR] [-m KCC_KO] [-k VMLINUZ] [-l LOG] [-t SECONDS]" >&2
+	d) data=$OPTARG ;;
+	b) blobs=$OPTARG ;;
+	a) append=$OPTARG ;;
+	h) sed -n '4,30s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	*) echo "usage: $0 [-K KDIR] [-m KCC_KO] [-k VMLINUZ] [-l LOG] [-t SECONDS] [-d DATADIR] [-b BLOBDIR] [-a APPEND]" >&2
 	   exit 2 ;;
 	esac
 done
@@ -88,7 +101,12 @@ if [ -z "$ko" ]; then
 	ko=$tmp/mod/kcc.ko
 fi
 
-msg=$(sh "$here/mkinitramfs.sh" "$ko" "$tmp/initrd.gz" 2>&1)
+sh "$here/build_progs.sh" "$tmp/progs"
+rc=$?
+[ $rc -eq 4 ] && skip "cannot build static test programs (Debian: libc6-dev)"
+[ $rc -ne 0 ] && exit 1
+
+msg=$(sh "$here/mkinitramfs.sh" -p "$tmp/progs" ${data:+-d "$data"} "$ko" "$tmp/initrd.gz" 2>&1)
 rc=$?
 [ $rc -eq 4 ] && skip "${msg#mkinitramfs.sh: }"
 if [ $rc -ne 0 ]; then
@@ -97,11 +115,12 @@ if [ $rc -ne 0 ]; then
 fi
 
 echo "run.sh: booting $kernel (TCG) with $ko, limit ${limit}s" >&2
-timeout "$limit" qemu-system-x86_64 -accel tcg -cpu max -m 512 -smp 1 \
+timeout "$limit" qemu-system-x86_64 -accel tcg -cpu max -m 1024 -smp 2 \
 	-nographic -no-reboot \
 	-kernel "$kernel" -initrd "$tmp/initrd.gz" \
-	-append "console=ttyS0 panic=-1 quiet" </dev/null >"$log" 2>&1
+	-append "console=ttyS0 panic=-1 quiet oops=panic $append" </dev/null >"$log" 2>&1
 rc=$?
+tr -d '\r' <"$log" >"$tmp/clean.log"
 
 why=
 if [ $rc -eq 124 ]; then
@@ -109,18 +128,39 @@ if [ $rc -eq 124 ]; then
 elif [ $rc -ne 0 ]; then
 	why="qemu exited with status $rc"
 fi
-bad=$(grep -n -E 'BUG:|WARNING:|Oops|Call Trace' "$log" | head -n 5)
+# Kernel problems from the start of the tests on; the test programs'
+# own lines (TAP, diagnostics, blobs) are not kernel messages.
+bad=$(sed -n '/^kcc-guest: kernel /,$p' "$tmp/clean.log" |
+	grep -v -E '^(ok |not ok |# |kcc-guest:|KCC-BLOB-|[A-Za-z0-9+/=]{76}$)' |
+	grep -n -E 'BUG:|WARNING:|Oops|KASAN|lockdep|UBSAN|leak|Call Trace' |
+	head -n 10)
 if [ -n "$bad" ]; then
 	why="${why:+$why; }kernel problems in the log:
 $bad"
 fi
-if ! grep -q '^KCC-GUEST-RESULT: pass' "$log"; then
-	marker=$(grep -a 'KCC-GUEST-RESULT:' "$log" | tr -d '\r' | head -n 1)
+if grep -q '^not ok' "$tmp/clean.log"; then
+	why="${why:+$why; }$(grep -c '^not ok' "$tmp/clean.log") failed test lines"
+fi
+if ! grep -q '^KCC-GUEST-RESULT: pass' "$tmp/clean.log"; then
+	marker=$(grep -a 'KCC-GUEST-RESULT:' "$tmp/clean.log" | head -n 1)
 	why="${why:+$why; }${marker:-no KCC-GUEST-RESULT line}"
 fi
 
-# The guest's own lines: what the module printed, without firmware noise.
-grep -a -E '^(kcc-guest:|KCC-GUEST-RESULT:|\[ *[0-9.]+\] kcc)' "$log" | tr -d '\r' >&2
+# The guest's test output, then its blobs.
+sed -n '/^kcc-guest: kernel /,/^kcc-guest: kernel log:/p' "$tmp/clean.log" |
+	grep -a -v -E '^(KCC-BLOB-|[A-Za-z0-9+/=]{1,76}$)'
+if [ -n "$blobs" ]; then
+	mkdir -p "$blobs" || exit 1
+	awk -v dir="$blobs" '
+		/^KCC-BLOB-BEGIN / { name = $2; file = dir "/" name ".b64"; printf "" > file; next }
+		/^KCC-BLOB-END / { close(file); name = ""; next }
+		name != "" { print >> file }
+	' "$tmp/clean.log"
+	for f in "$blobs"/*.b64; do
+		[ -f "$f" ] || continue
+		base64 -d "$f" >"${f%.b64}.stream" && rm -f "$f"
+	done
+fi
 if [ -n "$why" ]; then
 	echo "run.sh: FAIL: $why" >&2
 	keep_log=1

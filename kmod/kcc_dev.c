@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kcc_dev.c - /dev/kcc: the misc device, its ioctls, the read() stream,
+ * poll and the read-only counters under /sys/class/misc/kcc/.
+ *
+ * Structs travel size first (include/uapi/linux/kcc.h): the size field
+ * is read, then copy_struct_from_user() takes what both sides know and
+ * insists that a longer tail from a newer user is zero.  The size baked
+ * into the ioctl number is ignored for the same reason: a newer user
+ * with a grown struct sends another number for the same command.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/capability.h>
+#include <linux/uaccess.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/device.h>
+
+#include "kcc_mod.h"
+
+/* What a file holds besides the session it may own. */
+struct kcc_file {
+	void *snap;		/* the stream served by read() */
+	size_t snap_len;
+};
+
+/* Smallest sizes accepted: the structs of ABI 1.0. */
+#define KCC_VERSION_SIZE0	sizeof(struct kcc_version)
+#define KCC_CONFIG_SIZE0	sizeof(struct kcc_config)
+#define KCC_STATUS_SIZE0	sizeof(struct kcc_status)
+#define KCC_INJECT_SIZE0	sizeof(struct kcc_inject)
+
+#define KCC_INJECT_MAX_LEN	(64u << 20)	/* bytes per KCC_IOC_INJECT */
+#define KCC_INJECT_MAX_COUNT	(1u << 20)
+
+/*
+ * Copy a size-first struct of kernel size @ksize from @u.  Returns the
+ * user's size or -EFAULT, -EINVAL (size below @min or absurd) or -E2BIG
+ * (a longer struct whose extra tail is not zero).
+ */
+static int kcc_copy_in(void *k, size_t ksize, size_t min, void __user *u)
+{
+	u32 usize;
+	int ret;
+
+	if (get_user(usize, (u32 __user *)u))
+		return -EFAULT;
+	if (usize < min || usize > PAGE_SIZE)
+		return -EINVAL;
+	ret = copy_struct_from_user(k, ksize, u, usize);
+	if (ret)
+		return ret;
+	return usize;
+}
+
+/* Copy an output struct back, no more than the user's size. */
+static int kcc_copy_out(void __user *u, u32 usize, void *k, size_t ksize)
+{
+	size_t n = min_t(size_t, usize, ksize);
+
+	*(u32 *)k = n;
+	return copy_to_user(u, k, n) ? -EFAULT : 0;
+}
+
+static long kcc_ioc_version(void __user *u)
+{
+	struct kcc_version v;
+	int usize;
+
+	usize = kcc_copy_in(&v, sizeof(v), KCC_VERSION_SIZE0, u);
+	if (usize < 0)
+		return usize;
+	if (v.major || v.minor || v.lbr_depth || v.sources || v.__reserved)
+		return -EINVAL;
+	v.major = KCC_ABI_MAJOR;
+	v.minor = KCC_ABI_MINOR;
+	v.lbr_depth = kcc_g.lbr ? kcc_g.lbr_depth : 0;
+	v.sources = 1u << KCC_SOURCE_AUTO | 1u << KCC_SOURCE_FP;
+	if (kcc_g.lbr)
+		v.sources |= 1u << KCC_SOURCE_LBR;
+	if (kcc_param_inject)
+		v.sources |= 1u << KCC_SOURCE_INJECT;
+	return kcc_copy_out(u, usize, &v, sizeof(v));
+}
+
+/* The session of @file, -EINVAL if there is none, -EBUSY if not ours. */
+static struct kcc_session *kcc_own(struct file *file)
+{
+	struct kcc_session *s = kcc_g.sess;
+
+	if (!s)
+		return ERR_PTR(-EINVAL);
+	if (s->owner != file)
+		return ERR_PTR(-EBUSY);
+	return s;
+}
+
+static long kcc_ioc_configure(struct file *file, void __user *u)
+{
+	struct kcc_config c;
+	long ret;
+
+	ret = kcc_copy_in(&c, sizeof(c), KCC_CONFIG_SIZE0, u);
+	if (ret < 0)
+		return ret;
+	mutex_lock(&kcc_g.lock);
+	ret = kcc_configure(file, &c);
+	mutex_unlock(&kcc_g.lock);
+	return ret;
+}
+
+static long kcc_ioc_session(struct file *file, unsigned int nr)
+{
+	struct kcc_session *s;
+	long ret = 0;
+
+	mutex_lock(&kcc_g.lock);
+	s = kcc_own(file);
+	if (IS_ERR(s)) {
+		ret = PTR_ERR(s);
+		goto out;
+	}
+	switch (nr) {
+	case _IOC_NR(KCC_IOC_START):
+		ret = kcc_start(s);
+		break;
+	case _IOC_NR(KCC_IOC_STOP):
+		if (s->state != KCC_STATE_RUNNING)
+			ret = -EINVAL;
+		else
+			kcc_stop(s);
+		break;
+	case _IOC_NR(KCC_IOC_RESET):
+		kcc_reset(s);
+		break;
+	}
+out:
+	mutex_unlock(&kcc_g.lock);
+	return ret;
+}
+
+static long kcc_ioc_status(struct file *file, void __user *u)
+{
+	struct kcc_session *s;
+	struct kcc_status st;
+	int usize;
+
+	usize = kcc_copy_in(&st, sizeof(st), KCC_STATUS_SIZE0, u);
+	if (usize < 0)
+		return usize;
+	mutex_lock(&kcc_g.lock);
+	s = kcc_own(file);
+	if (IS_ERR(s)) {
+		mutex_unlock(&kcc_g.lock);
+		if (PTR_ERR(s) != -EINVAL)
+			return PTR_ERR(s);
+		/* No session: an idle status. */
+		memset(&st, 0, sizeof(st));
+		return kcc_copy_out(u, usize, &st, sizeof(st));
+	}
+	kcc_drain(s);
+	kcc_status_fill(s, &st);
+	mutex_unlock(&kcc_g.lock);
+	return kcc_copy_out(u, usize, &st, sizeof(st));
+}
+
+/*
+ * Injected samples take the handlers' path: this CPU's task-level ring,
+ * then the worker.  A full ring is emptied synchronously (this is
+ * process context) rather than dropping test input.
+ */
+static int kcc_inject_push(const struct kcc_sample *smp)
+{
+	int tries;
+
+	for (tries = 0; tries < 4; tries++) {
+		if (!kcc_push_task(smp))
+			return 0;
+		kcc_kick();
+		flush_work(&kcc_g.work);
+	}
+	return -ENOSPC;
+}
+
+static long kcc_ioc_inject(struct file *file, void __user *u)
+{
+	struct kcc_session *s;
+	struct kcc_inject in;
+	size_t off = 0;
+	u8 *buf = NULL;
+	long ret;
+	int usize;
+	u32 i;
+
+	usize = kcc_copy_in(&in, sizeof(in), KCC_INJECT_SIZE0, u);
+	if (usize < 0)
+		return usize;
+	if (in.__reserved || in.len > KCC_INJECT_MAX_LEN ||
+	    in.count > KCC_INJECT_MAX_COUNT ||
+	    in.len < (u64)in.count * sizeof(struct kcc_sample))
+		return -EINVAL;
+	if (!kcc_param_inject)
+		return -EPERM;
+
+	mutex_lock(&kcc_g.lock);
+	s = kcc_own(file);
+	if (IS_ERR(s))
+		ret = PTR_ERR(s);
+	else if (s->source != KCC_SOURCE_INJECT ||
+		 s->state != KCC_STATE_RUNNING)
+		ret = -EINVAL;
+	else
+		ret = 0;
+	mutex_unlock(&kcc_g.lock);
+	if (ret)
+		return ret;
+
+	if (in.len) {
+		buf = kvmalloc(in.len, GFP_KERNEL);
+		if (!buf)
+			return -ENOMEM;
+		if (copy_from_user(buf, u64_to_user_ptr(in.data), in.len)) {
+			ret = -EFAULT;
+			goto out;
+		}
+	}
+	/* All or nothing: every sample is checked before any is queued. */
+	for (i = 0; i < in.count; i++) {
+		int n = kcc_sample_check((struct kcc_sample *)(buf + off),
+					 in.len - off);
+
+		if (n < 0 || (n & 7)) {
+			ret = -EINVAL;
+			goto out;
+		}
+		off += n;
+	}
+	if (off != in.len) {
+		ret = -EINVAL;
+		goto out;
+	}
+	for (i = 0, off = 0; i < in.count; i++) {
+		const struct kcc_sample *smp = (const void *)(buf + off);
+
+		if (!READ_ONCE(kcc_g.running))
+			break;
+		ret = kcc_inject_push(smp);
+		if (ret)
+			break;
+		off += smp->size;
+	}
+	kcc_kick();
+	if (!ret && i < in.count)
+		ret = -EINVAL;	/* stopped meanwhile */
+	in.done = i;
+	if (put_user(in.done, (u32 __user *)(u + offsetof(struct kcc_inject,
+							  done))))
+		ret = -EFAULT;
+out:
+	kvfree(buf);
+	return ret;
+}
+
+#define KCC_CMD(c)	((c) & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT))
+
+static long kcc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	void __user *u = (void __user *)arg;
+
+	switch (KCC_CMD(cmd)) {
+	case KCC_CMD(KCC_IOC_VERSION):
+		return kcc_ioc_version(u);
+	case KCC_CMD(KCC_IOC_CONFIGURE):
+		return kcc_ioc_configure(file, u);
+	case KCC_IOC_START:
+	case KCC_IOC_STOP:
+	case KCC_IOC_RESET:
+		return kcc_ioc_session(file, _IOC_NR(cmd));
+	case KCC_CMD(KCC_IOC_STATUS):
+		return kcc_ioc_status(file, u);
+	case KCC_CMD(KCC_IOC_INJECT):
+		return kcc_ioc_inject(file, u);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static ssize_t kcc_read(struct file *file, char __user *ubuf, size_t count,
+			loff_t *ppos)
+{
+	struct kcc_file *kf = file->private_data;
+	struct kcc_session *s;
+
+	if (*ppos == 0) {
+		void *snap;
+		size_t len;
+
+		mutex_lock(&kcc_g.lock);
+		s = kcc_own(file);
+		if (IS_ERR(s)) {
+			mutex_unlock(&kcc_g.lock);
+			return PTR_ERR(s);
+		}
+		snap = kcc_snapshot(s, &len);
+		mutex_unlock(&kcc_g.lock);
+		if (!snap)
+			return -ENOMEM;
+		vfree(kf->snap);
+		kf->snap = snap;
+		kf->snap_len = len;
+	}
+	if (!kf->snap)
+		return 0;
+	return simple_read_from_buffer(ubuf, count, ppos, kf->snap,
+				       kf->snap_len);
+}
+
+/* Readable when samples were applied since the last snapshot or the
+ * session is not running any more.
+ */
+static __poll_t kcc_poll(struct file *file, poll_table *wait)
+{
+	struct kcc_session *s;
+	__poll_t mask = 0;
+
+	poll_wait(file, &kcc_g.wait, wait);
+	mutex_lock(&kcc_g.lock);
+	s = kcc_g.sess;
+	if (s && s->owner == file &&
+	    (s->processed != s->last_processed ||
+	     s->state != KCC_STATE_RUNNING))
+		mask = EPOLLIN | EPOLLRDNORM;
+	mutex_unlock(&kcc_g.lock);
+	return mask;
+}
+
+static int kcc_open(struct inode *inode, struct file *file)
+{
+	struct kcc_file *kf;
+
+	if (!perfmon_capable())
+		return -EPERM;
+	kf = kzalloc(sizeof(*kf), GFP_KERNEL);
+	if (!kf)
+		return -ENOMEM;
+	file->private_data = kf;
+	return 0;
+}
+
+static int kcc_release(struct inode *inode, struct file *file)
+{
+	struct kcc_file *kf = file->private_data;
+
+	mutex_lock(&kcc_g.lock);
+	if (kcc_g.sess && kcc_g.sess->owner == file)
+		kcc_session_destroy(kcc_g.sess);
+	mutex_unlock(&kcc_g.lock);
+	vfree(kf->snap);
+	kfree(kf);
+	return 0;
+}
+
+static const struct file_operations kcc_fops = {
+	.owner		= THIS_MODULE,
+	.open		= kcc_open,
+	.release	= kcc_release,
+	.read		= kcc_read,
+	.poll		= kcc_poll,
+	.llseek		= default_llseek,
+	.unlocked_ioctl	= kcc_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+};
+
+/* ---- /sys/class/misc/kcc/: read-only counters --------------------------- */
+
+static ssize_t kcc_show(char *buf, int what)
+{
+	struct kcc_status st = { 0 };
+	u64 work_ns = 0, batches = 0;
+	int i, n = 0;
+
+	mutex_lock(&kcc_g.lock);
+	if (kcc_g.sess) {
+		kcc_status_fill(kcc_g.sess, &st);
+		work_ns = kcc_g.sess->work_ns;
+		batches = kcc_g.sess->work_batches;
+	}
+	mutex_unlock(&kcc_g.lock);
+
+	switch (what) {
+	case 0:
+		return sysfs_emit(buf, "%u\n", st.state);
+	case 1:
+		return sysfs_emit(buf, "%llu\n", st.samples);
+	case 2:
+		return sysfs_emit(buf, "%llu\n", st.processed);
+	case 3:
+		for (i = 0; i < KCC_DROP_NR; i++)
+			n += sysfs_emit_at(buf, n, "%llu%c", st.dropped[i],
+					   i == KCC_DROP_NR - 1 ? '\n' : ' ');
+		return n;
+	case 4:
+		return sysfs_emit(buf, "%u %u\n", st.tasks, st.tasks_exited);
+	case 5:
+		return sysfs_emit(buf, "%llu\n", st.bytes);
+	case 6:
+		return sysfs_emit(buf, "%llu\n", st.nodes);
+	default:
+		return sysfs_emit(buf, "%llu %llu\n", work_ns, batches);
+	}
+}
+
+#define KCC_ATTR(name, what)						\
+static ssize_t name##_show(struct device *dev,				\
+			   struct device_attribute *attr, char *buf)	\
+{									\
+	return kcc_show(buf, what);					\
+}									\
+static DEVICE_ATTR_RO(name)
+
+KCC_ATTR(state, 0);
+KCC_ATTR(samples, 1);
+KCC_ATTR(processed, 2);
+KCC_ATTR(dropped, 3);
+KCC_ATTR(tasks, 4);
+KCC_ATTR(bytes, 5);
+KCC_ATTR(nodes, 6);
+KCC_ATTR(work_ns, 7);
+
+static struct attribute *kcc_attrs[] = {
+	&dev_attr_state.attr,
+	&dev_attr_samples.attr,
+	&dev_attr_processed.attr,
+	&dev_attr_dropped.attr,
+	&dev_attr_tasks.attr,
+	&dev_attr_bytes.attr,
+	&dev_attr_nodes.attr,
+	&dev_attr_work_ns.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(kcc);
+
+/*
+ * Mode 0666: permission is decided by kcc_open() on capabilities, so
+ * an unprivileged open gets a clear -EPERM rather than -EACCES.
+ */
+static struct miscdevice kcc_misc = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= "kcc",
+	.fops	= &kcc_fops,
+	.groups	= kcc_groups,
+	.mode	= 0666,
+};
+
+int kcc_dev_init(void)
+{
+	return misc_register(&kcc_misc);
+}
+
+void kcc_dev_exit(void)
+{
+	misc_deregister(&kcc_misc);
+}

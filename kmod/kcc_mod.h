@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kcc_mod.h - what the parts of kcc.ko share: the module parameters, the
+ * per-CPU sample rings, the session and the per-task state.
+ *
+ * Data flow:
+ *
+ *   perf overflow handler (NMI or hardirq)  KCC_IOC_INJECT (task)
+ *        |  bounded copy of stack + branches      |
+ *        v                                        v
+ *   per-CPU ring, one per context level (task, irq, nmi): one writer
+ *        |  irq_work_queue() -> queue_work()
+ *        v
+ *   kcc_work (process context, kcc_g.lock held): per-task k-SF updates
+ *        |
+ *        v
+ *   read(): snapshot built under kcc_g.lock, served from a vmalloc buffer
+ */
+#ifndef KCC_MOD_H
+#define KCC_MOD_H
+
+#include <linux/types.h>
+#include <linux/list.h>
+#include <linux/hashtable.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <linux/irq_work.h>
+#include <linux/sched.h>
+#include <linux/kcc.h>
+
+#include "kcc_forest.h"
+#include "kcc_stitch.h"
+
+/* ---- module parameters (kcc_main.c) ------------------------------------ */
+extern bool kcc_param_inject;
+extern unsigned int kcc_param_k;
+extern unsigned long kcc_param_period;
+extern unsigned long kcc_param_max_bytes;
+extern unsigned int kcc_param_max_tasks;
+extern unsigned int kcc_param_task_nodes;
+extern unsigned int kcc_param_stack_depth;
+extern unsigned int kcc_param_ring_kb;
+extern unsigned int kcc_param_burst_table;
+extern unsigned int kcc_param_burst_sig_depth;
+
+/* Seed of the adaptive-bursting generator of every task (documented ABI). */
+#define KCC_BURST_SEED		0x9e3779b97f4a7c15ull
+
+/* ---- per-CPU rings (kcc_sample.c) -------------------------------------- */
+
+/* Context levels: a ring has one writer at a time per CPU. */
+#define KCC_LVL_TASK		0
+#define KCC_LVL_IRQ		1
+#define KCC_LVL_NMI		2
+#define KCC_NR_LVL		3
+
+#define KCC_RREC_SAMPLE		1
+#define KCC_RREC_PAD		2
+
+/* A sample in a ring: who it is charged to, then the uapi sample. */
+struct kcc_rrec {
+	u32 size;		/* bytes, this header included, multiple of 8 */
+	u32 kind;		/* KCC_RREC_* */
+	u32 pid;
+	u32 tgid;
+	u64 start;		/* task start_boottime: (pid, start) is the key */
+	u64 leader_start;	/* its thread group leader's */
+	u32 gen;		/* kcc_g.gen when taken */
+	u32 __pad;
+	char comm[TASK_COMM_LEN];
+	struct kcc_sample s;	/* then the stack and branch arrays */
+};
+
+struct kcc_ring {
+	u8 *buf;
+	u32 size;		/* power of two */
+	u64 head;		/* bytes committed: producer, release */
+	u64 tail;		/* bytes consumed: consumer, release */
+	u64 drops[KCC_DROP_NR];	/* handler-side drops, producer only */
+};
+
+struct kcc_cpu {
+	struct kcc_ring ring[KCC_NR_LVL];
+	struct irq_work iw;
+};
+
+/* ---- task events from the sched tracepoints (kcc_task.c) --------------- */
+#define KCC_TEV_EXIT		1
+#define KCC_TEV_EXEC		2
+#define KCC_TEV_MAX		512
+
+struct kcc_tev {
+	u32 kind;
+	u32 pid;		/* EXIT: thread; EXEC: thread group */
+	u64 start;
+};
+
+/* ---- the session (kcc_session.c) --------------------------------------- */
+
+struct kcc_proc {
+	struct list_head node;
+	u32 tgid;
+	u32 nr_tasks;		/* task states pointing here */
+	u64 start;		/* group leader start_boottime */
+	u8 *maps;		/* packed struct kcc_rec_map */
+	u32 maps_len;
+	u32 maps_cap;
+	u32 nr_maps;
+};
+
+struct kcc_task {
+	struct hlist_node hnode;
+	struct list_head node;
+	u32 pid;
+	u32 tgid;
+	u64 start;
+	char comm[TASK_COMM_LEN];
+	u32 flags;		/* KCC_TASK_* */
+	bool delivered;		/* exited and handed to a reader: free it */
+	size_t bytes;		/* charged to the session */
+	struct kcc_proc *proc;
+	struct kcc_forest forest;
+	struct kcc_burst burst;
+	struct kcc_stitch st;
+};
+
+#define KCC_TASK_HASH_BITS	10
+
+/* Totals of freed tasks, so that status counters never go back. */
+struct kcc_retired {
+	u64 bursts_replayed;
+	u64 bursts_skipped;
+	u64 bursts_joined;
+	u64 branches;
+	u64 stitch_errors;
+	u64 node_drops;
+};
+
+struct kcc_session {
+	struct file *owner;
+	u32 state;		/* KCC_STATE_* */
+	struct kcc_config cfg;	/* as resolved: defaults filled in */
+	u32 source;		/* never AUTO */
+	u32 ev_type;		/* event actually sampled */
+	u64 ev_config;
+	char ev_name[KCC_METRIC_NAME_LEN];
+	u32 stack_cap;		/* shadow stack of each task's k-SF */
+	u32 frames_cap;		/* stitching scratch */
+
+	struct perf_event **events;
+	u32 nr_events;
+
+	DECLARE_HASHTABLE(tasks, KCC_TASK_HASH_BITS);
+	struct list_head task_list;
+	struct list_head procs;
+
+	/* Worker-side counters; handler-side ones live in the rings. */
+	u64 consumed;		/* ring records looked at */
+	u64 processed;
+	u64 dropped[KCC_DROP_NR];
+	u64 base[KCC_DROP_NR];	/* handler drops at configure/reset */
+	u64 ring_drops_seen;	/* RING_FULL total at the last drain */
+	struct kcc_retired retired;
+	u64 bytes;
+	u32 nr_tasks;
+	u32 nr_exited;
+	u64 map_drops;		/* mappings not recorded (caps) */
+	u64 work_ns;		/* time spent applying samples */
+	u64 work_batches;
+	u64 last_processed;	/* for poll: processed at the last snapshot */
+};
+
+/* ---- module-wide state ------------------------------------------------- */
+struct kcc_global {
+	struct mutex lock;		/* the session, its tasks and counters */
+	struct kcc_session *sess;
+	struct workqueue_struct *wq;
+	struct work_struct work;
+	wait_queue_head_t wait;
+
+	/* Read by the handlers. */
+	bool running;
+	u32 gen;			/* bumped at stop and reset */
+	u32 stack_depth;		/* user frames per sample */
+
+	bool lbr;			/* an LBR event could be created */
+	u32 lbr_depth;
+
+	spinlock_t ev_lock;		/* tracepoint probes -> worker */
+	bool ev_on;
+	u32 nr_ev;
+	u64 ev_lost;
+	struct kcc_tev ev[KCC_TEV_MAX];
+};
+
+extern struct kcc_global kcc_g;
+
+/* kcc_sample.c */
+int kcc_rings_init(void);
+void kcc_rings_sync(void);
+void kcc_rings_exit(void);
+void kcc_lbr_detect(void);
+int kcc_probe_event(u32 type, u64 config, bool lbr);
+int kcc_events_start(struct kcc_session *s);
+void kcc_events_stop(struct kcc_session *s);
+int kcc_push_task(const struct kcc_sample *smp);
+void kcc_kick(void);
+void kcc_drain_rings(struct kcc_session *s);
+void kcc_handler_drops(u64 *out);
+void kcc_work_fn(struct work_struct *work);
+
+/* kcc_task.c */
+int kcc_tp_init(void);
+void kcc_tp_exit(void);
+void kcc_task_events(struct kcc_session *s, struct kcc_tev *ev, u32 nr);
+u32 kcc_task_grab_events(struct kcc_tev *ev);
+void kcc_task_apply(struct kcc_session *s, const struct kcc_rrec *r);
+void kcc_task_free(struct kcc_session *s, struct kcc_task *t);
+void kcc_tasks_free_all(struct kcc_session *s);
+void kcc_tasks_check_alive(struct kcc_session *s);
+void kcc_tasks_reap_delivered(struct kcc_session *s);
+size_t kcc_task_bytes(const struct kcc_session *s);
+
+/* kcc_session.c */
+long kcc_configure(struct file *file, const struct kcc_config *cfg);
+int kcc_start(struct kcc_session *s);
+void kcc_stop(struct kcc_session *s);
+void kcc_reset(struct kcc_session *s);
+void kcc_session_destroy(struct kcc_session *s);
+void kcc_status_fill(struct kcc_session *s, struct kcc_status *st);
+void kcc_drain(struct kcc_session *s);
+void *kcc_snapshot(struct kcc_session *s, size_t *len);
+
+/* kcc_dev.c */
+int kcc_dev_init(void);
+void kcc_dev_exit(void);
+
+#endif /* KCC_MOD_H */

@@ -1,0 +1,539 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kcc_sample.c - taking samples: the perf events, their overflow handler,
+ * the per-CPU rings it writes into and the work that empties them.
+ *
+ * The handler runs in NMI (hardware events) or hardirq (cpu-clock) and
+ * does a bounded amount of work: a user frame-pointer walk of at most
+ * stack_depth frames with copy_from_user_nmi(), a copy of at most
+ * KCC_INJECT_MAX_BRANCHES branch records, one ring commit and one
+ * irq_work_queue().  It never allocates, sleeps, locks or prints; a full
+ * ring is a counted drop.
+ *
+ * Each CPU has one ring per context level (task, irq, nmi), so a ring
+ * never has two writers at once: NMIs have their own ring, everybody else
+ * writes with interrupts off.  The only reader is kcc_work.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/percpu.h>
+#include <linux/perf_event.h>
+#include <linux/ptrace.h>
+#include <linux/sched/task_stack.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/uaccess.h>
+#include <linux/ktime.h>
+#include <linux/cpu.h>
+#include <asm/perf_event.h>
+
+#include "kcc_mod.h"
+#include "wrapper/perf.h"
+
+static DEFINE_PER_CPU(struct kcc_cpu, kcc_cpus);
+
+/* ---- rings ------------------------------------------------------------- */
+
+static void kcc_irq_work(struct irq_work *iw)
+{
+	queue_work(kcc_g.wq, &kcc_g.work);
+}
+
+int kcc_rings_init(void)
+{
+	u32 size = roundup_pow_of_two(clamp(kcc_param_ring_kb, 16u, 16384u) * 1024);
+	int cpu, l;
+
+	for_each_possible_cpu(cpu) {
+		struct kcc_cpu *c = per_cpu_ptr(&kcc_cpus, cpu);
+
+		init_irq_work(&c->iw, kcc_irq_work);
+		for (l = 0; l < KCC_NR_LVL; l++) {
+			c->ring[l].buf = vzalloc(size);
+			if (!c->ring[l].buf)
+				goto err_alloc;
+			c->ring[l].size = size;
+		}
+	}
+	return 0;
+
+err_alloc:
+	kcc_rings_exit();
+	return -ENOMEM;
+}
+
+/* No irq_work of ours runs or is pending after this. */
+void kcc_rings_sync(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		irq_work_sync(&per_cpu_ptr(&kcc_cpus, cpu)->iw);
+}
+
+/* After kcc_rings_sync() and the workqueue's destruction. */
+void kcc_rings_exit(void)
+{
+	int cpu, l;
+
+	for_each_possible_cpu(cpu) {
+		struct kcc_cpu *c = per_cpu_ptr(&kcc_cpus, cpu);
+
+		for (l = 0; l < KCC_NR_LVL; l++) {
+			vfree(c->ring[l].buf);
+			c->ring[l].buf = NULL;
+		}
+	}
+}
+
+/*
+ * Room for a record of @need bytes (a multiple of 8), contiguous.  When
+ * the end of the buffer is too close, a padding record fills it.  Returns
+ * the record or NULL when the ring is full; *@base receives the head the
+ * record starts at.  Producer side only.
+ */
+static struct kcc_rrec *kcc_ring_reserve(struct kcc_ring *r, u32 need,
+					 u64 *base)
+{
+	u64 head = r->head;
+	u64 tail = smp_load_acquire(&r->tail);
+	u32 off = head & (r->size - 1);
+	u32 contig = r->size - off;
+
+	if (need > r->size / 2)
+		return NULL;
+	if (need > contig) {
+		if (head + contig + need - tail > r->size)
+			return NULL;
+		/* Published by the commit, together with the record. */
+		((struct kcc_rrec *)(r->buf + off))->size = contig;
+		((struct kcc_rrec *)(r->buf + off))->kind = KCC_RREC_PAD;
+		head += contig;
+		off = 0;
+	} else if (head + need - tail > r->size) {
+		return NULL;
+	}
+	*base = head;
+	return (struct kcc_rrec *)(r->buf + off);
+}
+
+static void kcc_ring_commit(struct kcc_ring *r, u64 base,
+			    struct kcc_rrec *rec)
+{
+	smp_store_release(&r->head, base + rec->size);
+}
+
+static void kcc_rrec_fill_task(struct kcc_rrec *rec)
+{
+	struct task_struct *t = current;
+
+	rec->kind = KCC_RREC_SAMPLE;
+	rec->pid = t->pid;
+	rec->tgid = t->tgid;
+	rec->start = t->start_boottime;
+	rec->leader_start = t->group_leader->start_boottime;
+	rec->gen = READ_ONCE(kcc_g.gen);
+	rec->__pad = 0;
+	/* Racy against prctl(PR_SET_NAME): a torn name is harmless. */
+	memcpy(rec->comm, t->comm, TASK_COMM_LEN);
+	rec->comm[TASK_COMM_LEN - 1] = '\0';
+}
+
+static int kcc_level(void)
+{
+	if (in_nmi())
+		return KCC_LVL_NMI;
+	return in_task() ? KCC_LVL_TASK : KCC_LVL_IRQ;
+}
+
+/* ---- the handler ------------------------------------------------------- */
+
+/*
+ * Walk the user stack from @regs by frame pointers into @st (at most
+ * @max entries, the sampled ip first).  NMI context: copy_from_user_nmi()
+ * only, no faults taken.  Sets KCC_SAMPLE_TRUNCATED when the walk stopped
+ * at the cap or at an unreadable or inconsistent frame rather than at the
+ * outermost frame (a zero frame pointer or return address).
+ */
+static u32 kcc_walk_user(struct pt_regs *regs, u64 *st, u32 max, u32 *flags)
+{
+	unsigned long fp = regs->bp;
+	u32 n = 0;
+
+	st[n++] = regs->ip;
+	while (fp) {
+		struct {
+			unsigned long next;
+			unsigned long ret;
+		} fr;
+
+		if (n >= max || (fp & (sizeof(long) - 1)) ||
+		    copy_from_user_nmi(&fr, (void __user *)fp, sizeof(fr))) {
+			*flags |= KCC_SAMPLE_TRUNCATED;
+			break;
+		}
+		if (!fr.ret)
+			break;
+		st[n++] = fr.ret;
+		/* The stack grows down: a caller's frame is above. */
+		if (fr.next && fr.next <= fp) {
+			*flags |= KCC_SAMPLE_TRUNCATED;
+			break;
+		}
+		fp = fr.next;
+	}
+	return n;
+}
+
+static u32 kcc_br_kind(const struct perf_branch_entry *e)
+{
+	switch (e->type) {
+	case PERF_BR_CALL:
+	case PERF_BR_IND_CALL:
+	case PERF_BR_COND_CALL:
+		return KCC_BR_CALL;
+	case PERF_BR_RET:
+	case PERF_BR_COND_RET:
+		return KCC_BR_RET;
+	default:
+		return KCC_BR_OTHER;
+	}
+}
+
+/*
+ * Runs in NMI or hardirq context.  One sample of the current task: its
+ * user stack, the branch records of the PMU (LBR source) and the period.
+ */
+static void kcc_overflow(struct perf_event *event,
+			 struct perf_sample_data *data, struct pt_regs *regs)
+{
+	const struct perf_branch_stack *br = kcc_sample_br_stack(data);
+	u32 depth = READ_ONCE(kcc_g.stack_depth);
+	struct kcc_ring *ring;
+	struct kcc_rrec *rec;
+	struct kcc_branch *b;
+	unsigned long irqf = 0;
+	u32 nbr = 0, i, flags = 0;
+	int lvl;
+	u64 base;
+
+	if (!READ_ONCE(kcc_g.running))
+		return;
+
+	lvl = kcc_level();
+	if (lvl != KCC_LVL_NMI)
+		local_irq_save(irqf);
+	ring = &this_cpu_ptr(&kcc_cpus)->ring[lvl];
+
+	if ((current->flags & PF_KTHREAD) || !current->mm) {
+		ring->drops[KCC_DROP_NO_STACK]++;
+		goto out;
+	}
+	if (!user_mode(regs))
+		regs = task_pt_regs(current);
+	if (!user_64bit_mode(regs)) {
+		ring->drops[KCC_DROP_NO_STACK]++;
+		goto out;
+	}
+	if (br)
+		nbr = min_t(u32, br->nr, KCC_INJECT_MAX_BRANCHES);
+
+	rec = kcc_ring_reserve(ring, sizeof(*rec) + depth * sizeof(u64) +
+			       nbr * sizeof(struct kcc_branch), &base);
+	if (!rec) {
+		ring->drops[KCC_DROP_RING_FULL]++;
+		goto out;
+	}
+	kcc_rrec_fill_task(rec);
+	rec->s.nr_stack = kcc_walk_user(regs, (u64 *)(&rec->s + 1), depth,
+					&flags);
+	rec->s.flags = flags;
+	rec->s.nr_branches = nbr;
+	rec->s.__reserved = 0;
+	rec->s.delta = data->period;
+	b = (struct kcc_branch *)((u64 *)(&rec->s + 1) + rec->s.nr_stack);
+	for (i = 0; i < nbr; i++) {
+		b[i].from = br->entries[i].from;
+		b[i].to = br->entries[i].to;
+		b[i].kind = kcc_br_kind(&br->entries[i]);
+		b[i].__reserved = 0;
+	}
+	rec->s.size = sizeof(rec->s) + rec->s.nr_stack * sizeof(u64) +
+		      nbr * sizeof(struct kcc_branch);
+	rec->size = offsetof(struct kcc_rrec, s) + rec->s.size;
+	kcc_ring_commit(ring, base, rec);
+	irq_work_queue(this_cpu_ptr(&kcc_cpus.iw));
+out:
+	if (lvl != KCC_LVL_NMI)
+		local_irq_restore(irqf);
+}
+
+/*
+ * KCC_IOC_INJECT: one checked sample, charged to the calling thread,
+ * into this CPU's task-level ring.  Returns 0 or -ENOSPC (ring full).
+ */
+int kcc_push_task(const struct kcc_sample *smp)
+{
+	struct kcc_ring *ring;
+	struct kcc_rrec *rec;
+	unsigned long irqf;
+	int ret = -ENOSPC;
+	u64 base;
+
+	local_irq_save(irqf);
+	ring = &this_cpu_ptr(&kcc_cpus)->ring[KCC_LVL_TASK];
+	rec = kcc_ring_reserve(ring, offsetof(struct kcc_rrec, s) + smp->size,
+			       &base);
+	if (rec) {
+		kcc_rrec_fill_task(rec);
+		memcpy(&rec->s, smp, smp->size);
+		rec->size = offsetof(struct kcc_rrec, s) + smp->size;
+		kcc_ring_commit(ring, base, rec);
+		ret = 0;
+	}
+	local_irq_restore(irqf);
+	return ret;
+}
+
+void kcc_kick(void)
+{
+	queue_work(kcc_g.wq, &kcc_g.work);
+}
+
+/* Handler-side drops of every ring, by reason. */
+void kcc_handler_drops(u64 *out)
+{
+	int cpu, l, i;
+
+	memset(out, 0, KCC_DROP_NR * sizeof(*out));
+	for_each_possible_cpu(cpu) {
+		struct kcc_cpu *c = per_cpu_ptr(&kcc_cpus, cpu);
+
+		for (l = 0; l < KCC_NR_LVL; l++)
+			for (i = 0; i < KCC_DROP_NR; i++)
+				out[i] += READ_ONCE(c->ring[l].drops[i]);
+	}
+}
+
+/*
+ * Empty every ring into the session (@s may be NULL: the records are
+ * then discarded).  Process context, kcc_g.lock held.
+ */
+void kcc_drain_rings(struct kcc_session *s)
+{
+	u64 t0 = ktime_get_ns();
+	u64 n0 = s ? s->consumed : 0;
+	int cpu, l;
+
+	for_each_possible_cpu(cpu) {
+		struct kcc_cpu *c = per_cpu_ptr(&kcc_cpus, cpu);
+
+		for (l = 0; l < KCC_NR_LVL; l++) {
+			struct kcc_ring *r = &c->ring[l];
+			u64 tail = r->tail;
+			u64 head = smp_load_acquire(&r->head);
+
+			while (tail != head) {
+				const struct kcc_rrec *rec = (const void *)
+					(r->buf + (tail & (r->size - 1)));
+
+				if (rec->kind == KCC_RREC_SAMPLE && s)
+					kcc_task_apply(s, rec);
+				tail += rec->size;
+				smp_store_release(&r->tail, tail);
+			}
+		}
+		cond_resched();
+	}
+	if (s && s->consumed != n0) {
+		s->work_ns += ktime_get_ns() - t0;
+		s->work_batches++;
+	}
+}
+
+void kcc_work_fn(struct work_struct *work)
+{
+	mutex_lock(&kcc_g.lock);
+	if (kcc_g.sess)
+		kcc_drain(kcc_g.sess);
+	else
+		kcc_drain_rings(NULL);
+	mutex_unlock(&kcc_g.lock);
+	wake_up_interruptible(&kcc_g.wait);
+}
+
+/* ---- perf events ------------------------------------------------------- */
+
+static void kcc_attr_init(struct perf_event_attr *a, u32 type, u64 config,
+			  u64 period, bool lbr)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = type;
+	a->config = config;
+	a->sample_period = period;
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_PERIOD;
+	a->exclude_kernel = 1;
+	a->exclude_hv = 1;
+	a->pinned = 1;
+	if (lbr) {
+		a->sample_type |= PERF_SAMPLE_BRANCH_STACK;
+		a->branch_sample_type = PERF_SAMPLE_BRANCH_ANY_CALL |
+					PERF_SAMPLE_BRANCH_ANY_RETURN |
+					PERF_SAMPLE_BRANCH_USER |
+					PERF_SAMPLE_BRANCH_TYPE_SAVE;
+	}
+}
+
+/*
+ * Whether an event can be created here at all: one disabled counter on
+ * the current CPU, released at once.  Returns 0 or the -errno of
+ * perf_event_create_kernel_counter().
+ */
+int kcc_probe_event(u32 type, u64 config, bool lbr)
+{
+	struct perf_event_attr attr;
+	struct perf_event *ev;
+	int cpu;
+
+	kcc_attr_init(&attr, type, config, 100000, lbr);
+	attr.disabled = 1;
+	cpu = get_cpu();
+	put_cpu();
+	ev = perf_event_create_kernel_counter(&attr, cpu, NULL, kcc_overflow,
+					      NULL);
+	if (IS_ERR(ev))
+		return PTR_ERR(ev);
+	perf_event_release_kernel(ev);
+	return 0;
+}
+
+/*
+ * The LBR source needs a sampling hardware event with a branch stack of
+ * calls and returns; a VM without a virtual PMU, or with KVM's LBR
+ * passthrough only, refuses it.  Called once at load.
+ */
+void kcc_lbr_detect(void)
+{
+	struct x86_pmu_lbr lbr;
+
+	kcc_g.lbr = !kcc_probe_event(PERF_TYPE_HARDWARE,
+				     PERF_COUNT_HW_CPU_CYCLES, true);
+	if (!kcc_g.lbr)
+		return;
+	x86_perf_get_lbr(&lbr);
+	kcc_g.lbr_depth = lbr.nr;
+}
+
+#define KCC_MAX_EVENTS	1024	/* threads of a target process */
+
+static int kcc_events_pid(struct kcc_session *s, struct perf_event_attr *attr)
+{
+	struct task_struct **tasks, *p, *t;
+	struct pid *pid;
+	u32 n = 0, i;
+	int ret = 0;
+
+	pid = find_get_pid(s->cfg.pid);
+	p = pid ? get_pid_task(pid, PIDTYPE_PID) : NULL;
+	put_pid(pid);
+	if (!p)
+		return -ESRCH;
+	tasks = kvcalloc(KCC_MAX_EVENTS, sizeof(*tasks), GFP_KERNEL);
+	s->events = kvcalloc(KCC_MAX_EVENTS, sizeof(*s->events), GFP_KERNEL);
+	if (!tasks || !s->events) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	/*
+	 * One inherited event per thread that exists now; threads and
+	 * children created later inherit it.
+	 */
+	rcu_read_lock();
+	for_each_thread(p, t) {
+		if (n == KCC_MAX_EVENTS)
+			break;
+		get_task_struct(t);
+		tasks[n++] = t;
+	}
+	rcu_read_unlock();
+
+	attr->inherit = 1;
+	for (i = 0; i < n; i++) {
+		struct perf_event *ev;
+
+		ev = perf_event_create_kernel_counter(attr, -1, tasks[i],
+						      kcc_overflow, s);
+		if (IS_ERR(ev)) {
+			/* A thread that exits meanwhile is no error. */
+			if (tasks[i]->flags & PF_EXITING)
+				continue;
+			ret = PTR_ERR(ev);
+			break;
+		}
+		s->events[s->nr_events++] = ev;
+	}
+	for (i = 0; i < n; i++)
+		put_task_struct(tasks[i]);
+out:
+	kvfree(tasks);
+	put_task_struct(p);
+	return ret;
+}
+
+static int kcc_events_cpus(struct kcc_session *s, struct perf_event_attr *attr)
+{
+	int cpu, ret = 0;
+
+	s->events = kvcalloc(nr_cpu_ids, sizeof(*s->events), GFP_KERNEL);
+	if (!s->events)
+		return -ENOMEM;
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		struct perf_event *ev;
+
+		ev = perf_event_create_kernel_counter(attr, cpu, NULL,
+						      kcc_overflow, s);
+		if (IS_ERR(ev)) {
+			ret = PTR_ERR(ev);
+			break;
+		}
+		s->events[s->nr_events++] = ev;
+	}
+	cpus_read_unlock();
+	return ret;
+}
+
+int kcc_events_start(struct kcc_session *s)
+{
+	struct perf_event_attr attr;
+	int ret;
+
+	if (s->source == KCC_SOURCE_INJECT)
+		return 0;
+	kcc_attr_init(&attr, s->ev_type, s->ev_config, s->cfg.sample_period,
+		      s->source == KCC_SOURCE_LBR);
+	if (s->cfg.target == KCC_TARGET_PID)
+		ret = kcc_events_pid(s, &attr);
+	else
+		ret = kcc_events_cpus(s, &attr);
+	if (ret)
+		kcc_events_stop(s);
+	return ret;
+}
+
+/*
+ * Release the events: once perf_event_release_kernel() returns, the
+ * event is off every CPU and its handler cannot run again.
+ */
+void kcc_events_stop(struct kcc_session *s)
+{
+	u32 i;
+
+	for (i = 0; i < s->nr_events; i++)
+		perf_event_release_kernel(s->events[i]);
+	kvfree(s->events);
+	s->events = NULL;
+	s->nr_events = 0;
+}

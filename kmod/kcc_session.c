@@ -1,0 +1,513 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kcc_session.c - the one profiling session of /dev/kcc: its
+ * configuration, its life cycle (ready, running, stopped), its counters
+ * and the snapshot read() serves.
+ *
+ * A session belongs to the file that configured it and dies with it.
+ * Everything here runs in process context with kcc_g.lock held.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/mm.h>
+#include <linux/perf_event.h>
+#include <linux/ktime.h>
+
+#include "kcc_mod.h"
+
+#define KCC_PERIOD_MAX		(1ull << 40)
+#define KCC_CLOCK_PERIOD_MIN	10000ull	/* ns: 100 kHz at most */
+#define KCC_CLOCK_PERIOD_DEF	1000000ull	/* ns: 1 kHz */
+#define KCC_HW_PERIOD_MIN	1000ull
+#define KCC_HW_PERIOD_DEF	10007ull
+#define KCC_MAX_TASKS_MAX	65536u
+#define KCC_TASK_NODES_MIN	16u
+#define KCC_TASK_NODES_MAX	(1u << 24)
+#define KCC_BURST_TABLE_MAX	(1u << 20)
+#define KCC_BURST_TABLE_DEF	1024u
+
+static const char *const kcc_hw_names[] = {
+	[PERF_COUNT_HW_CPU_CYCLES]		= "cycles",
+	[PERF_COUNT_HW_INSTRUCTIONS]		= "instructions",
+	[PERF_COUNT_HW_CACHE_REFERENCES]	= "cache-references",
+	[PERF_COUNT_HW_CACHE_MISSES]		= "cache-misses",
+	[PERF_COUNT_HW_BRANCH_INSTRUCTIONS]	= "branches",
+	[PERF_COUNT_HW_BRANCH_MISSES]		= "branch-misses",
+	[PERF_COUNT_HW_BUS_CYCLES]		= "bus-cycles",
+};
+
+static bool kcc_is_clock(u32 type, u64 config)
+{
+	return type == PERF_TYPE_SOFTWARE;
+}
+
+static void kcc_event_name(struct kcc_session *s)
+{
+	const char *n = "raw";
+
+	if (s->source == KCC_SOURCE_INJECT)
+		n = "events";
+	else if (s->ev_type == PERF_TYPE_HARDWARE &&
+		 s->ev_config < ARRAY_SIZE(kcc_hw_names) &&
+		 kcc_hw_names[s->ev_config])
+		n = kcc_hw_names[s->ev_config];
+	else if (s->ev_type == PERF_TYPE_SOFTWARE)
+		n = s->ev_config == PERF_COUNT_SW_CPU_CLOCK ? "cpu-clock" :
+							     "task-clock";
+	else if (s->ev_type == PERF_TYPE_HW_CACHE)
+		n = "hw-cache";
+	strscpy(s->ev_name, n, sizeof(s->ev_name));
+}
+
+static bool kcc_no_pmu(int err)
+{
+	return err == -ENOENT || err == -ENODEV || err == -EOPNOTSUPP ||
+	       err == -EINVAL;
+}
+
+/*
+ * Check every field of @in and resolve the defaults into @s.  Returns 0
+ * or the errno CONFIGURE fails with.
+ */
+static int kcc_config_resolve(struct kcc_session *s, const struct kcc_config *in)
+{
+	struct kcc_config *c = &s->cfg;
+	u64 ram = (u64)totalram_pages() << PAGE_SHIFT;
+	bool dflt_event, lbr;
+	size_t i;
+	int ret;
+
+	if (in->flags & ~KCC_CFG_FLAGS_ALL || in->__reserved0)
+		return -EINVAL;
+	for (i = 0; i < ARRAY_SIZE(in->__reserved); i++)
+		if (in->__reserved[i])
+			return -EINVAL;
+	*c = *in;
+
+	if (!c->k)
+		c->k = kcc_param_k;
+	if (c->k > KCC_K_MAX && c->k != KCC_K_INF)
+		return -EINVAL;
+
+	if (c->target == KCC_TARGET_PID) {
+		if (c->pid <= 0)
+			return -EINVAL;
+	} else if (c->target == KCC_TARGET_ALL) {
+		if (c->pid)
+			return -EINVAL;
+	} else {
+		return -EINVAL;
+	}
+
+	if (!c->max_bytes)
+		c->max_bytes = kcc_param_max_bytes;
+	if (c->max_bytes > ram / 2)
+		return -EINVAL;
+	if (!c->max_tasks)
+		c->max_tasks = kcc_param_max_tasks;
+	if (c->max_tasks > KCC_MAX_TASKS_MAX)
+		return -EINVAL;
+	if (!c->task_nodes)
+		c->task_nodes = kcc_param_task_nodes;
+	if (c->task_nodes < KCC_TASK_NODES_MIN ||
+	    c->task_nodes > KCC_TASK_NODES_MAX)
+		return -EINVAL;
+	if (!c->stack_depth)
+		c->stack_depth = kcc_param_stack_depth;
+	if (c->stack_depth < 1 || c->stack_depth > KCC_INJECT_MAX_STACK)
+		return -EINVAL;
+	if (!c->burst_table)
+		c->burst_table = kcc_param_burst_table ?: KCC_BURST_TABLE_DEF;
+	if (!is_power_of_2(c->burst_table) ||
+	    c->burst_table > KCC_BURST_TABLE_MAX)
+		return -EINVAL;
+	if (!c->burst_sig_depth)
+		c->burst_sig_depth = kcc_param_burst_sig_depth;
+	if (c->burst_sig_depth > KCC_INJECT_MAX_STACK)
+		return -EINVAL;
+	if (c->sample_period > KCC_PERIOD_MAX)
+		return -EINVAL;
+
+	switch (c->source) {
+	case KCC_SOURCE_AUTO:
+		s->source = kcc_g.lbr ? KCC_SOURCE_LBR : KCC_SOURCE_FP;
+		break;
+	case KCC_SOURCE_LBR:
+		if (!kcc_g.lbr)
+			return -EOPNOTSUPP;
+		s->source = KCC_SOURCE_LBR;
+		break;
+	case KCC_SOURCE_FP:
+		s->source = KCC_SOURCE_FP;
+		break;
+	case KCC_SOURCE_INJECT:
+		if (!kcc_param_inject)
+			return -EPERM;
+		s->source = KCC_SOURCE_INJECT;
+		break;
+	default:
+		return -EINVAL;
+	}
+	c->source = s->source;
+
+	/* Injected samples bring their own stacks, up to the uapi limit. */
+	s->stack_cap = (s->source == KCC_SOURCE_INJECT ?
+			KCC_INJECT_MAX_STACK : c->stack_depth) +
+		       KCC_INJECT_MAX_BRANCHES + 1;
+	s->frames_cap = s->stack_cap + KCC_INJECT_MAX_BRANCHES;
+
+	if (s->source == KCC_SOURCE_INJECT) {
+		s->ev_type = ~0u;
+		s->ev_config = 0;
+		kcc_event_name(s);
+		if (!c->sample_period)
+			c->sample_period = 1;
+		return 0;
+	}
+
+	/*
+	 * Type 0 config 0 (which would be cycles) asks for the default:
+	 * cache misses, or cpu-clock where there is no PMU and the
+	 * source is fp.
+	 */
+	dflt_event = !c->event_type && !c->event_config;
+	if (dflt_event)
+		c->event_config = PERF_COUNT_HW_CACHE_MISSES;
+	switch (c->event_type) {
+	case PERF_TYPE_HARDWARE:
+	case PERF_TYPE_HW_CACHE:
+	case PERF_TYPE_RAW:
+		break;
+	case PERF_TYPE_SOFTWARE:
+		if (c->event_config != PERF_COUNT_SW_CPU_CLOCK &&
+		    c->event_config != PERF_COUNT_SW_TASK_CLOCK)
+			return -EINVAL;
+		if (s->source == KCC_SOURCE_LBR)
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+	lbr = s->source == KCC_SOURCE_LBR;
+	ret = kcc_probe_event(c->event_type, c->event_config, lbr);
+	if (ret && dflt_event && !lbr && kcc_no_pmu(ret)) {
+		c->event_type = PERF_TYPE_SOFTWARE;
+		c->event_config = PERF_COUNT_SW_CPU_CLOCK;
+		ret = kcc_probe_event(c->event_type, c->event_config, false);
+	}
+	if (ret)
+		return kcc_no_pmu(ret) ? -EOPNOTSUPP : ret;
+	s->ev_type = c->event_type;
+	s->ev_config = c->event_config;
+	kcc_event_name(s);
+
+	if (kcc_is_clock(c->event_type, c->event_config)) {
+		if (!c->sample_period)
+			c->sample_period = kcc_param_period ?: KCC_CLOCK_PERIOD_DEF;
+		if (c->sample_period < KCC_CLOCK_PERIOD_MIN)
+			return -EINVAL;
+	} else {
+		if (!c->sample_period)
+			c->sample_period = kcc_param_period ?: KCC_HW_PERIOD_DEF;
+		if (c->sample_period < KCC_HW_PERIOD_MIN)
+			return -EINVAL;
+	}
+	if (c->sample_period > KCC_PERIOD_MAX)
+		return -EINVAL;
+	return 0;
+}
+
+static void kcc_counters_zero(struct kcc_session *s)
+{
+	s->consumed = 0;
+	s->processed = 0;
+	memset(s->dropped, 0, sizeof(s->dropped));
+	memset(&s->retired, 0, sizeof(s->retired));
+	kcc_handler_drops(s->base);
+	s->ring_drops_seen = s->base[KCC_DROP_RING_FULL];
+	s->map_drops = 0;
+	s->work_ns = 0;
+	s->work_batches = 0;
+	s->last_processed = 0;
+}
+
+/*
+ * CONFIGURE from @file.  A session of another file makes it -EBUSY, so
+ * does a running session of this file.  Returns 0 or -errno.
+ */
+long kcc_configure(struct file *file, const struct kcc_config *cfg)
+{
+	struct kcc_session *s, *old = kcc_g.sess;
+	int ret;
+
+	if (old && old->owner != file)
+		return -EBUSY;
+	if (old && old->state == KCC_STATE_RUNNING)
+		return -EBUSY;
+
+	s = kvzalloc(sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return -ENOMEM;
+	ret = kcc_config_resolve(s, cfg);
+	if (ret) {
+		kvfree(s);
+		return ret;
+	}
+	if (old)
+		kcc_session_destroy(old);
+
+	s->owner = file;
+	s->state = KCC_STATE_READY;
+	hash_init(s->tasks);
+	INIT_LIST_HEAD(&s->task_list);
+	INIT_LIST_HEAD(&s->procs);
+	kcc_counters_zero(s);
+	WRITE_ONCE(kcc_g.gen, kcc_g.gen + 1);
+	spin_lock_irq(&kcc_g.ev_lock);
+	kcc_g.nr_ev = 0;
+	kcc_g.ev_on = true;
+	spin_unlock_irq(&kcc_g.ev_lock);
+	kcc_g.sess = s;
+	return 0;
+}
+
+int kcc_start(struct kcc_session *s)
+{
+	int ret;
+
+	if (s->state == KCC_STATE_RUNNING)
+		return -EBUSY;
+	WRITE_ONCE(kcc_g.stack_depth, s->cfg.stack_depth);
+	s->state = KCC_STATE_RUNNING;
+	WRITE_ONCE(kcc_g.running, true);
+	ret = kcc_events_start(s);
+	if (ret) {
+		WRITE_ONCE(kcc_g.running, false);
+		s->state = KCC_STATE_STOPPED;
+		WRITE_ONCE(kcc_g.gen, kcc_g.gen + 1);
+	}
+	return ret;
+}
+
+/*
+ * Samples taken before the stop are applied; anything that reaches the
+ * rings later (an injection racing with the stop) is dropped as
+ * KCC_DROP_STOPPED.
+ */
+void kcc_stop(struct kcc_session *s)
+{
+	if (s->state != KCC_STATE_RUNNING)
+		return;
+	kcc_events_stop(s);
+	WRITE_ONCE(kcc_g.running, false);
+	kcc_drain(s);
+	s->state = KCC_STATE_STOPPED;
+	WRITE_ONCE(kcc_g.gen, kcc_g.gen + 1);
+}
+
+void kcc_reset(struct kcc_session *s)
+{
+	kcc_drain(s);
+	kcc_tasks_free_all(s);
+	WRITE_ONCE(kcc_g.gen, kcc_g.gen + 1);
+	kcc_counters_zero(s);
+}
+
+void kcc_session_destroy(struct kcc_session *s)
+{
+	kcc_stop(s);
+	spin_lock_irq(&kcc_g.ev_lock);
+	kcc_g.ev_on = false;
+	kcc_g.nr_ev = 0;
+	spin_unlock_irq(&kcc_g.ev_lock);
+	kcc_drain_rings(NULL);
+	kcc_tasks_free_all(s);
+	WRITE_ONCE(kcc_g.gen, kcc_g.gen + 1);
+	kcc_g.sess = NULL;
+	kvfree(s);
+}
+
+/*
+ * Apply everything pending: the queued task events that were already
+ * there, then the samples, then those events (a thread's samples are in
+ * the rings before its exit is queued, so they find it alive).
+ */
+void kcc_drain(struct kcc_session *s)
+{
+	static struct kcc_tev ev[KCC_TEV_MAX];	/* under kcc_g.lock */
+	struct kcc_task *t;
+	u64 hd[KCC_DROP_NR];
+	u32 nr;
+
+	nr = kcc_task_grab_events(ev);
+	kcc_drain_rings(s);
+	kcc_task_events(s, ev, nr);
+
+	/* A lost sample may sit between two bursts: do not join them. */
+	kcc_handler_drops(hd);
+	if (hd[KCC_DROP_RING_FULL] != s->ring_drops_seen) {
+		s->ring_drops_seen = hd[KCC_DROP_RING_FULL];
+		list_for_each_entry(t, &s->task_list, node)
+			kcc_stitch_break(&t->st);
+	}
+}
+
+void kcc_status_fill(struct kcc_session *s, struct kcc_status *st)
+{
+	const struct kcc_retired *rt = &s->retired;
+	struct kcc_task *t;
+	u64 hd[KCC_DROP_NR];
+	int i;
+
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	st->state = s->state;
+	st->source = s->source;
+	st->k = s->cfg.k;
+	kcc_handler_drops(hd);
+	st->samples = s->consumed;
+	st->processed = s->processed;
+	for (i = 0; i < KCC_DROP_NR; i++) {
+		st->dropped[i] = s->dropped[i] + hd[i] - s->base[i];
+		st->samples += hd[i] - s->base[i];
+	}
+	st->bursts_replayed = rt->bursts_replayed;
+	st->bursts_skipped = rt->bursts_skipped;
+	st->bursts_joined = rt->bursts_joined;
+	st->branches = rt->branches;
+	st->stitch_errors = rt->stitch_errors;
+	st->node_drops = rt->node_drops;
+	list_for_each_entry(t, &s->task_list, node) {
+		st->bursts_replayed += t->st.bursts_replayed;
+		st->bursts_skipped += t->st.bursts_skipped;
+		st->bursts_joined += t->st.bursts_joined;
+		st->branches += t->st.branches;
+		st->stitch_errors += t->st.stitch_errors;
+		st->node_drops += t->forest.drops;
+		st->nodes += t->forest.count;
+	}
+	st->bytes = s->bytes;
+	st->tasks = s->nr_tasks;
+	st->tasks_exited = s->nr_exited;
+}
+
+/* ---- the read() snapshot ----------------------------------------------- */
+
+static size_t kcc_task_rec_size(const struct kcc_task *t)
+{
+	return sizeof(struct kcc_rec_task) + (size_t)t->forest.count *
+	       (sizeof(struct kcc_rec_node) + KCC_NR_CTRS * sizeof(u64));
+}
+
+static u8 *kcc_put_task(u8 *p, const struct kcc_task *t)
+{
+	struct kcc_rec_task *rt = (struct kcc_rec_task *)p;
+	u32 i;
+
+	memset(rt, 0, sizeof(*rt));
+	rt->hdr.type = KCC_REC_TASK;
+	rt->hdr.size = kcc_task_rec_size(t);
+	rt->pid = t->pid;
+	rt->tgid = t->tgid;
+	rt->start_time_ns = t->start;
+	memcpy(rt->comm, t->comm, sizeof(rt->comm));
+	rt->flags = t->flags;
+	rt->nr_nodes = t->forest.count;
+	rt->samples = t->st.samples;
+	rt->node_drops = t->forest.drops;
+	rt->stack_drops = t->st.ksf.stack_drops;
+	rt->stitch_errors = t->st.stitch_errors;
+	rt->lost_charges = t->st.ksf.lost_charges;
+	p += sizeof(*rt);
+	for (i = 0; i < t->forest.count; i++) {
+		const struct kcc_node *n = kcc_forest_node(&t->forest, i);
+		struct kcc_rec_node *rn = (struct kcc_rec_node *)p;
+
+		rn->parent = n->parent;
+		rn->__reserved = 0;
+		rn->label = n->label;
+		p += sizeof(*rn);
+		memcpy(p, n->ctr, KCC_NR_CTRS * sizeof(u64));
+		p += KCC_NR_CTRS * sizeof(u64);
+	}
+	return p;
+}
+
+static void kcc_put_desc(struct kcc_metric_desc *d, u32 type, u64 config,
+			 const char *name)
+{
+	memset(d, 0, sizeof(*d));
+	d->type = type;
+	d->config = config;
+	strscpy(d->name, name, sizeof(d->name));
+}
+
+/*
+ * Everything the session holds, in the stream format, in a vmalloc()ed
+ * buffer of *@len bytes.  Exited tasks handed out here are freed.
+ */
+void *kcc_snapshot(struct kcc_session *s, size_t *len)
+{
+	struct kcc_stream_header *h;
+	struct kcc_metric_desc *d;
+	struct kcc_proc *pr;
+	struct kcc_task *t;
+	size_t size;
+	struct kcc_rec *end;
+	u8 *buf, *p;
+
+	kcc_drain(s);
+	kcc_tasks_check_alive(s);
+
+	size = sizeof(*h) + KCC_NR_CTRS * sizeof(*d);
+	list_for_each_entry(t, &s->task_list, node)
+		size += kcc_task_rec_size(t);
+	list_for_each_entry(pr, &s->procs, node)
+		size += pr->maps_len;
+	size += sizeof(struct kcc_rec);
+
+	buf = vmalloc(size);
+	if (!buf)
+		return NULL;
+	h = (struct kcc_stream_header *)buf;
+	memset(h, 0, sizeof(*h));
+	h->magic = KCC_STREAM_MAGIC;
+	h->version = KCC_STREAM_VERSION;
+	h->header_size = sizeof(*h) + KCC_NR_CTRS * sizeof(*d);
+	if (s->source == KCC_SOURCE_LBR || s->source == KCC_SOURCE_INJECT)
+		h->flags = KCC_HDR_CALLS_VALID;
+	h->k = s->cfg.k;
+	h->source = s->source;
+	h->nr_ctrs = KCC_NR_CTRS;
+	h->lbr_depth = kcc_g.lbr_depth;
+	h->sample_period = s->cfg.sample_period;
+	h->time_ns = ktime_get_ns();
+	kcc_status_fill(s, &h->status);
+
+	d = (struct kcc_metric_desc *)(h + 1);
+	kcc_put_desc(&d[KCC_CTR_CALLS], ~0u, 0, "calls");
+	kcc_put_desc(&d[KCC_CTR_EVENTS], s->ev_type, s->ev_config, s->ev_name);
+	kcc_put_desc(&d[KCC_CTR_SAMPLES], ~0u, 0, "samples");
+	p = (u8 *)(d + KCC_NR_CTRS);
+
+	list_for_each_entry(t, &s->task_list, node) {
+		p = kcc_put_task(p, t);
+		if (t->flags & KCC_TASK_EXITED)
+			t->delivered = true;
+	}
+	list_for_each_entry(pr, &s->procs, node) {
+		memcpy(p, pr->maps, pr->maps_len);
+		p += pr->maps_len;
+	}
+	end = (struct kcc_rec *)p;
+	end->type = KCC_REC_END;
+	end->size = sizeof(*end);
+
+	s->last_processed = s->processed;
+	kcc_tasks_reap_delivered(s);
+	*len = size;
+	return buf;
+}

@@ -1,0 +1,528 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kcc_task.c - per-task state: one k-SF per sampled thread, keyed by
+ * (pid, start time) so that a recycled pid never lands in the forest of
+ * the thread that had it before; the executable mappings of each sampled
+ * process, captured while it is alive; the sched tracepoints that tell
+ * the worker about exits and execs.
+ *
+ * All of it is touched by the worker (or a reader) with kcc_g.lock held.
+ * The tracepoint probes only append to a small spinlocked queue: they run
+ * in the exiting or exec'ing task with preemption off and must not sleep.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/pid.h>
+#include <linux/fs.h>
+#include <linux/dcache.h>
+#include <linux/tracepoint.h>
+
+#include "kcc_mod.h"
+#include "wrapper/sched_tp.h"
+
+/* ---- sched tracepoints ------------------------------------------------- */
+
+static void kcc_tev_push(u32 kind, u32 pid, u64 start)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&kcc_g.ev_lock, flags);
+	if (!kcc_g.ev_on) {
+		/* No session. */
+	} else if (kcc_g.nr_ev < KCC_TEV_MAX) {
+		kcc_g.ev[kcc_g.nr_ev].kind = kind;
+		kcc_g.ev[kcc_g.nr_ev].pid = pid;
+		kcc_g.ev[kcc_g.nr_ev].start = start;
+		kcc_g.nr_ev++;
+		if (kcc_g.nr_ev == KCC_TEV_MAX / 2)
+			kcc_kick();
+	} else {
+		kcc_g.ev_lost++;
+	}
+	spin_unlock_irqrestore(&kcc_g.ev_lock, flags);
+}
+
+static void kcc_probe_exit(KCC_TP_EXIT_PROTO)
+{
+	if (READ_ONCE(kcc_g.ev_on) && !(p->flags & PF_KTHREAD))
+		kcc_tev_push(KCC_TEV_EXIT, p->pid, p->start_boottime);
+}
+
+static void kcc_probe_exec(KCC_TP_EXEC_PROTO)
+{
+	if (READ_ONCE(kcc_g.ev_on))
+		kcc_tev_push(KCC_TEV_EXEC, p->tgid,
+			     p->group_leader->start_boottime);
+}
+
+struct kcc_tp {
+	const char *name;
+	void *probe;
+	struct tracepoint *tp;
+};
+
+static struct kcc_tp kcc_tps[] = {
+	{ "sched_process_exit", kcc_probe_exit },
+	{ "sched_process_exec", kcc_probe_exec },
+};
+
+static void kcc_tp_lookup(struct tracepoint *tp, void *priv)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(kcc_tps); i++)
+		if (!strcmp(tp->name, kcc_tps[i].name))
+			kcc_tps[i].tp = tp;
+}
+
+int kcc_tp_init(void)
+{
+	size_t i;
+	int ret;
+
+	for_each_kernel_tracepoint(kcc_tp_lookup, NULL);
+	for (i = 0; i < ARRAY_SIZE(kcc_tps); i++) {
+		if (!kcc_tps[i].tp) {
+			pr_err("tracepoint %s not found\n", kcc_tps[i].name);
+			ret = -ENOENT;
+			goto err_register;
+		}
+		ret = tracepoint_probe_register(kcc_tps[i].tp,
+						kcc_tps[i].probe, NULL);
+		if (ret) {
+			pr_err("tracepoint %s: cannot attach (%d)\n",
+			       kcc_tps[i].name, ret);
+			goto err_register;
+		}
+	}
+	return 0;
+
+err_register:
+	while (i--)
+		tracepoint_probe_unregister(kcc_tps[i].tp, kcc_tps[i].probe,
+					    NULL);
+	tracepoint_synchronize_unregister();
+	return ret;
+}
+
+void kcc_tp_exit(void)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(kcc_tps); i++)
+		tracepoint_probe_unregister(kcc_tps[i].tp, kcc_tps[i].probe,
+					    NULL);
+	tracepoint_synchronize_unregister();
+}
+
+/* Take the queued events; @ev has room for KCC_TEV_MAX. */
+u32 kcc_task_grab_events(struct kcc_tev *ev)
+{
+	unsigned long flags;
+	u32 n;
+
+	spin_lock_irqsave(&kcc_g.ev_lock, flags);
+	n = kcc_g.nr_ev;
+	memcpy(ev, kcc_g.ev, n * sizeof(*ev));
+	kcc_g.nr_ev = 0;
+	spin_unlock_irqrestore(&kcc_g.ev_lock, flags);
+	return n;
+}
+
+/* ---- lookups ----------------------------------------------------------- */
+
+static u32 kcc_task_hash(u32 pid, u64 start)
+{
+	return pid ^ (u32)start ^ (u32)(start >> 32);
+}
+
+static struct kcc_task *kcc_task_find(struct kcc_session *s, u32 pid,
+				      u64 start)
+{
+	struct kcc_task *t;
+
+	hash_for_each_possible(s->tasks, t, hnode, kcc_task_hash(pid, start))
+		if (t->pid == pid && t->start == start)
+			return t;
+	return NULL;
+}
+
+/* The live task (pid, start) with a reference, or NULL if it is gone. */
+static struct task_struct *kcc_task_get_live(u32 pid, u64 start)
+{
+	struct task_struct *p = NULL;
+	struct pid *sp;
+
+	sp = find_get_pid(pid);
+	if (sp) {
+		p = get_pid_task(sp, PIDTYPE_PID);
+		put_pid(sp);
+	}
+	if (p && (p->start_boottime != start || (p->flags & PF_EXITING))) {
+		put_task_struct(p);
+		p = NULL;
+	}
+	return p;
+}
+
+/* ---- executable mappings ----------------------------------------------- */
+
+#define KCC_MAPS_MAX_BYTES	(256u << 10)	/* per process */
+
+static bool kcc_map_known(const struct kcc_proc *pr,
+			  const struct kcc_rec_map *m)
+{
+	u32 off = 0;
+
+	while (off < pr->maps_len) {
+		const struct kcc_rec_map *o = (const void *)(pr->maps + off);
+
+		if (o->start == m->start && o->end == m->end &&
+		    o->pgoff == m->pgoff && o->ino == m->ino)
+			return true;
+		off += o->hdr.size;
+	}
+	return false;
+}
+
+static int kcc_map_add(struct kcc_session *s, struct kcc_proc *pr,
+		       struct vm_area_struct *vma, char *buf)
+{
+	struct kcc_rec_map m = { .hdr.type = KCC_REC_MAP };
+	const char *path;
+	u32 plen, size;
+
+	path = d_path(&vma->vm_file->f_path, buf, PATH_MAX);
+	if (IS_ERR(path))
+		path = "[unknown]";
+	plen = strlen(path) + 1;
+	size = ALIGN(sizeof(m) + plen, 8);
+
+	m.tgid = pr->tgid;
+	m.start = vma->vm_start;
+	m.end = vma->vm_end;
+	m.pgoff = (u64)vma->vm_pgoff << PAGE_SHIFT;
+	m.ino = file_inode(vma->vm_file)->i_ino;
+	m.hdr.size = size;
+	if (kcc_map_known(pr, &m))
+		return 0;
+
+	if (pr->maps_len + size > pr->maps_cap) {
+		u32 cap = max(pr->maps_cap * 2, 4096u);
+		u8 *n;
+
+		while (cap < pr->maps_len + size)
+			cap *= 2;
+		if (cap > KCC_MAPS_MAX_BYTES ||
+		    s->bytes + cap - pr->maps_cap > s->cfg.max_bytes)
+			return -ENOSPC;
+		n = kvmalloc(cap, GFP_KERNEL);
+		if (!n)
+			return -ENOMEM;
+		if (pr->maps_len)
+			memcpy(n, pr->maps, pr->maps_len);
+		kvfree(pr->maps);
+		s->bytes += cap - pr->maps_cap;
+		pr->maps = n;
+		pr->maps_cap = cap;
+	}
+	memcpy(pr->maps + pr->maps_len, &m, sizeof(m));
+	memset(pr->maps + pr->maps_len + sizeof(m), 0, size - sizeof(m));
+	memcpy(pr->maps + pr->maps_len + sizeof(m), path, plen);
+	pr->maps_len += size;
+	pr->nr_maps++;
+	return 0;
+}
+
+/*
+ * Record the file-backed executable mappings of @p's process.  Process
+ * context: takes the mmap lock for reading.
+ */
+static void kcc_maps_capture(struct kcc_session *s, struct kcc_proc *pr,
+			     struct task_struct *p)
+{
+	struct vm_area_struct *vma;
+	struct mm_struct *mm;
+	unsigned long addr = 0;
+	char *buf;
+
+	mm = get_task_mm(p);
+	if (!mm)
+		return;
+	buf = kmalloc(PATH_MAX, GFP_KERNEL);
+	if (!buf)
+		goto out_mm;
+	mmap_read_lock(mm);
+	while ((vma = find_vma(mm, addr))) {
+		addr = vma->vm_end;
+		if (!(vma->vm_flags & VM_EXEC) || !vma->vm_file)
+			continue;
+		if (kcc_map_add(s, pr, vma, buf)) {
+			s->map_drops++;
+			break;
+		}
+	}
+	mmap_read_unlock(mm);
+	kfree(buf);
+out_mm:
+	mmput(mm);
+}
+
+static struct kcc_proc *kcc_proc_get(struct kcc_session *s, u32 tgid,
+				     u64 start, struct task_struct *live)
+{
+	struct kcc_proc *pr;
+
+	list_for_each_entry(pr, &s->procs, node)
+		if (pr->tgid == tgid && pr->start == start)
+			return pr;
+	pr = kzalloc(sizeof(*pr), GFP_KERNEL);
+	if (!pr)
+		return NULL;
+	pr->tgid = tgid;
+	pr->start = start;
+	list_add_tail(&pr->node, &s->procs);
+	if (live)
+		kcc_maps_capture(s, pr, live);
+	return pr;
+}
+
+static void kcc_proc_put(struct kcc_session *s, struct kcc_proc *pr)
+{
+	if (--pr->nr_tasks)
+		return;
+	list_del(&pr->node);
+	s->bytes -= pr->maps_cap;
+	kvfree(pr->maps);
+	kfree(pr);
+}
+
+/* ---- task states ------------------------------------------------------- */
+
+static size_t kcc_task_mem(const struct kcc_session *s, size_t *forest,
+			   size_t *stack, size_t *frames, size_t *burst)
+{
+	*forest = ALIGN(kcc_forest_mem_size(s->cfg.task_nodes,
+					    KCC_NR_CTRS - 1), 64);
+	*stack = ALIGN(s->stack_cap * sizeof(struct kcc_frame), 64);
+	*frames = ALIGN(s->frames_cap * sizeof(struct kcc_stitch_frame), 64);
+	*burst = s->cfg.burst_rr_inv ?
+		 ALIGN(kcc_burst_mem_size(s->cfg.burst_table), 64) : 0;
+	return ALIGN(sizeof(struct kcc_task), 64) + *forest + *stack +
+	       *frames + *burst;
+}
+
+/* Worst-case bytes of one task state under this configuration. */
+size_t kcc_task_bytes(const struct kcc_session *s)
+{
+	size_t f, st, fr, b;
+
+	return kcc_task_mem(s, &f, &st, &fr, &b);
+}
+
+static struct kcc_task *kcc_task_new(struct kcc_session *s,
+				     const struct kcc_rrec *r, int *why)
+{
+	size_t fsz, ssz, frsz, bsz, total;
+	struct task_struct *live;
+	struct kcc_task *t;
+	u8 *mem;
+	int ret;
+
+	if (s->nr_tasks >= s->cfg.max_tasks) {
+		*why = KCC_DROP_TASK_CAP;
+		return NULL;
+	}
+	total = kcc_task_mem(s, &fsz, &ssz, &frsz, &bsz);
+	if (s->bytes + total > s->cfg.max_bytes) {
+		*why = KCC_DROP_MEM_CAP;
+		return NULL;
+	}
+	mem = kvzalloc(total, GFP_KERNEL);
+	if (!mem) {
+		*why = KCC_DROP_MEM_CAP;
+		return NULL;
+	}
+	t = (struct kcc_task *)mem;
+	mem += ALIGN(sizeof(*t), 64);
+	ret = kcc_forest_init(&t->forest, mem, fsz, s->cfg.task_nodes,
+			      KCC_NR_CTRS - 1);
+	mem += fsz;
+	if (!ret && bsz)
+		ret = kcc_burst_init(&t->burst, mem + ssz + frsz, bsz,
+				     s->cfg.burst_table, s->cfg.burst_rr_inv,
+				     s->cfg.burst_sig_depth, KCC_BURST_SEED);
+	if (!ret)
+		ret = kcc_stitch_init(&t->st, &t->forest, s->cfg.k,
+				      (struct kcc_frame *)mem, s->stack_cap,
+				      (struct kcc_stitch_frame *)(mem + ssz),
+				      s->frames_cap, bsz ? &t->burst : NULL);
+	if (ret) {
+		/* A configuration the core refuses: checked at configure. */
+		WARN_ON_ONCE(1);
+		kvfree(t);
+		*why = KCC_DROP_MEM_CAP;
+		return NULL;
+	}
+
+	live = kcc_task_get_live(r->pid, r->start);
+	t->proc = kcc_proc_get(s, r->tgid, r->leader_start, live);
+	if (!t->proc) {
+		if (live)
+			put_task_struct(live);
+		kvfree(t);
+		*why = KCC_DROP_MEM_CAP;
+		return NULL;
+	}
+	t->proc->nr_tasks++;
+	t->pid = r->pid;
+	t->tgid = r->tgid;
+	t->start = r->start;
+	memcpy(t->comm, r->comm, TASK_COMM_LEN);
+	t->bytes = total;
+	if (!live) {
+		t->flags |= KCC_TASK_EXITED;
+		s->nr_exited++;
+	} else {
+		put_task_struct(live);
+	}
+	hash_add(s->tasks, &t->hnode, kcc_task_hash(t->pid, t->start));
+	list_add_tail(&t->node, &s->task_list);
+	s->bytes += total;
+	s->nr_tasks++;
+	return t;
+}
+
+void kcc_task_free(struct kcc_session *s, struct kcc_task *t)
+{
+	struct kcc_retired *rt = &s->retired;
+
+	rt->bursts_replayed += t->st.bursts_replayed;
+	rt->bursts_skipped += t->st.bursts_skipped;
+	rt->bursts_joined += t->st.bursts_joined;
+	rt->branches += t->st.branches;
+	rt->stitch_errors += t->st.stitch_errors;
+	rt->node_drops += t->forest.drops;
+	hash_del(&t->hnode);
+	list_del(&t->node);
+	if (t->flags & KCC_TASK_EXITED)
+		s->nr_exited--;
+	s->nr_tasks--;
+	s->bytes -= t->bytes;
+	kcc_proc_put(s, t->proc);
+	kvfree(t);
+}
+
+void kcc_tasks_free_all(struct kcc_session *s)
+{
+	struct kcc_task *t, *n;
+
+	list_for_each_entry_safe(t, n, &s->task_list, node)
+		kcc_task_free(s, t);
+}
+
+/* Exited tasks already handed to a reader give their memory back. */
+void kcc_tasks_reap_delivered(struct kcc_session *s)
+{
+	struct kcc_task *t, *n;
+
+	list_for_each_entry_safe(t, n, &s->task_list, node)
+		if (t->delivered)
+			kcc_task_free(s, t);
+}
+
+static void kcc_task_mark_exited(struct kcc_session *s, struct kcc_task *t)
+{
+	if (t->flags & KCC_TASK_EXITED)
+		return;
+	t->flags |= KCC_TASK_EXITED;
+	s->nr_exited++;
+}
+
+/*
+ * Tracepoint events can be lost (a full queue); before a snapshot every
+ * task still believed alive is looked up.
+ */
+void kcc_tasks_check_alive(struct kcc_session *s)
+{
+	struct task_struct *p;
+	struct kcc_task *t;
+
+	list_for_each_entry(t, &s->task_list, node) {
+		if (t->flags & KCC_TASK_EXITED)
+			continue;
+		p = kcc_task_get_live(t->pid, t->start);
+		if (p)
+			put_task_struct(p);
+		else
+			kcc_task_mark_exited(s, t);
+	}
+}
+
+void kcc_task_events(struct kcc_session *s, struct kcc_tev *ev, u32 nr)
+{
+	struct task_struct *p;
+	struct kcc_proc *pr;
+	struct kcc_task *t;
+	u32 i;
+
+	for (i = 0; i < nr; i++) {
+		if (ev[i].kind == KCC_TEV_EXIT) {
+			t = kcc_task_find(s, ev[i].pid, ev[i].start);
+			if (t)
+				kcc_task_mark_exited(s, t);
+			continue;
+		}
+		/* exec: the process has new mappings to remember. */
+		list_for_each_entry(pr, &s->procs, node) {
+			if (pr->tgid != ev[i].pid || pr->start != ev[i].start)
+				continue;
+			p = kcc_task_get_live(ev[i].pid, ev[i].start);
+			if (p) {
+				kcc_maps_capture(s, pr, p);
+				put_task_struct(p);
+			}
+			break;
+		}
+	}
+}
+
+/*
+ * One ring record: find or create the task's state and stitch the
+ * sample into its k-SF.  Every record ends up either processed or in
+ * exactly one dropped[] reason.
+ */
+void kcc_task_apply(struct kcc_session *s, const struct kcc_rrec *r)
+{
+	size_t len = r->size - offsetof(struct kcc_rrec, s);
+	struct kcc_task *t;
+	int why;
+
+	s->consumed++;
+	if (r->gen != kcc_g.gen || s->state != KCC_STATE_RUNNING) {
+		s->dropped[KCC_DROP_STOPPED]++;
+		return;
+	}
+	if (r->size < sizeof(*r) || kcc_sample_check(&r->s, len) < 0) {
+		s->dropped[KCC_DROP_BAD_SAMPLE]++;
+		return;
+	}
+	if (!r->s.nr_stack) {
+		s->dropped[KCC_DROP_NO_STACK]++;
+		return;
+	}
+	t = kcc_task_find(s, r->pid, r->start);
+	if (!t) {
+		t = kcc_task_new(s, r, &why);
+		if (!t) {
+			s->dropped[why]++;
+			return;
+		}
+	}
+	kcc_stitch_sample(&t->st, &r->s);
+	s->processed++;
+}

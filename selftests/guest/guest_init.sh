@@ -1,0 +1,182 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# guest_init.sh - /init of the kcc test guest (busybox sh).  Packed by
+# mkinitramfs.sh with kcc.ko, the static test programs in /t and the
+# sample files in /data; prints TAP on the serial console and one line
+# "KCC-GUEST-RESULT: pass" or "fail", then powers off.
+#
+# Plan (kselftest style: each step is one result; the programs print
+# their own subtests, indented by nothing, before the step's line):
+#   1. insmod kcc.ko selftest=1 (inject off): kcc_abi
+#   2. reload with inject=1: kcc_abi -i, kcc_inject, kcc_fp, kcc_inject
+#      over /data/*.smp (streams as blobs), every other program in /t
+#      that is not a helper (kcc_hold, kcc_bench)
+#   3. rmmod while a session runs and while the device is merely open:
+#      refused; rmmod once the holder is gone: succeeds
+#   4. kmemleak (when the kernel has it); the kernel log
+# After every program the kernel log since the previous check must be
+# free of BUG, WARNING, Oops, KASAN, lockdep, UBSAN and leak reports.
+#
+# Kernel command line: kccmode=bench runs kcc_bench instead of 2-3;
+# kccinjectk=K sets the k of the sample-file injections (default 3).
+export PATH=/bin
+
+mount -t devtmpfs devtmpfs /dev
+exec </dev/console >/dev/console 2>&1
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mkdir -p /tmp
+mount -t tmpfs tmpfs /tmp
+
+mode=test
+injk=3
+for a in $(cat /proc/cmdline); do
+	case $a in
+	kccmode=*) mode=${a#kccmode=} ;;
+	kccinjectk=*) injk=${a#kccinjectk=} ;;
+	esac
+done
+
+echo "kcc-guest: kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs, mode $mode"
+echo "TAP version 13"
+n=0
+failed=0
+BAD='BUG:|WARNING:|Oops|KASAN|lockdep|UBSAN|leak|Call Trace|circular locking'
+
+ok() {
+	n=$((n + 1))
+	echo "ok $n $*"
+}
+
+not_ok() {
+	n=$((n + 1))
+	echo "not ok $n $*"
+	failed=1
+}
+
+check() {	# check STATUS DESCRIPTION
+	if [ "$1" -eq 0 ]; then ok "$2"; else not_ok "$2"; fi
+}
+
+# The kernel log since the last call must be clean.
+dmesg_clean() {
+	dmesg -c >/tmp/dmesg.part
+	cat /tmp/dmesg.part >>/tmp/dmesg.all
+	if grep -E "$BAD" /tmp/dmesg.part >/tmp/dmesg.bad; then
+		sed 's/^/# /' /tmp/dmesg.bad
+		not_ok "kernel log clean after $1"
+	else
+		ok "kernel log clean after $1"
+	fi
+}
+
+run() {	# run NAME [ARGS...]: one program, then the log check
+	name=$1
+	shift
+	if [ ! -x "/t/$name" ]; then
+		ok "$name # SKIP not built"
+		return
+	fi
+	"/t/$name" "$@"
+	rc=$?
+	if [ $rc -eq 4 ]; then
+		ok "$name $* # SKIP"
+	else
+		check $rc "$name $*"
+	fi
+	dmesg_clean "$name"
+}
+
+if [ -f /kmemleak.sh ]; then
+	. /kmemleak.sh
+	kmemleak_begin
+fi
+dmesg -c >/tmp/dmesg.all
+
+insmod /kcc.ko selftest=1
+check $? "insmod kcc.ko selftest=1"
+grep -q 'kcc: selftest passed' /tmp/dmesg.all || dmesg | grep -q 'kcc: selftest passed'
+check $? "in-kernel self-test of the lbr core passed"
+[ -c /dev/kcc ]
+check $? "/dev/kcc exists"
+
+if [ "$mode" = bench ]; then
+	rmmod kcc
+	insmod /kcc.ko inject=1
+	run kcc_bench
+	rmmod kcc
+	check $? "rmmod kcc"
+else
+	run kcc_abi
+	rmmod kcc
+	check $? "rmmod kcc"
+	insmod /kcc.ko inject=1
+	check $? "insmod kcc.ko inject=1"
+	run kcc_abi -i
+	run kcc_inject
+	run kcc_fp
+	smp=$(ls /data/*.smp 2>/dev/null)
+	if [ -n "$smp" ]; then
+		# shellcheck disable=SC2086
+		run kcc_inject -k "$injk" $smp
+	fi
+	for p in /t/*; do
+		p=${p#/t/}
+		case $p in
+		kcc_abi | kcc_inject | kcc_fp | kcc_hold | kcc_bench) continue ;;
+		esac
+		run "$p"
+	done
+
+	# rmmod while a session runs: refused, nothing breaks.
+	/t/kcc_hold >/tmp/hold.out 2>&1 &
+	hold=$!
+	i=0
+	while ! grep -q ready /tmp/hold.out && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	grep -q ready /tmp/hold.out
+	check $? "kcc_hold runs a session"
+	sleep 1
+	! rmmod kcc 2>/tmp/rmmod.err
+	check $? "rmmod refused while a session runs ($(cat /tmp/rmmod.err))"
+	kill -9 $hold
+	wait $hold 2>/dev/null
+	rmmod kcc
+	check $? "rmmod once the session's file is closed"
+	dmesg_clean "rmmod with a session"
+
+	insmod /kcc.ko
+	/t/kcc_hold -n >/tmp/hold.out 2>&1 &
+	hold=$!
+	i=0
+	while ! grep -q ready /tmp/hold.out && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	! rmmod kcc 2>/dev/null
+	check $? "rmmod refused while /dev/kcc is open"
+	kill -9 $hold
+	wait $hold 2>/dev/null
+	rmmod kcc
+	check $? "rmmod once /dev/kcc is closed"
+	dmesg_clean "rmmod with the device open"
+fi
+
+if command -v kmemleak_check >/dev/null 2>&1; then
+	kmemleak_check
+	check $? "kmemleak: no leak"
+fi
+
+echo "1..$n"
+echo "kcc-guest: kernel log:"
+dmesg -c >>/tmp/dmesg.all
+cat /tmp/dmesg.all
+if [ $failed -eq 0 ]; then
+	echo "KCC-GUEST-RESULT: pass"
+else
+	echo "KCC-GUEST-RESULT: fail"
+fi
+poweroff -f

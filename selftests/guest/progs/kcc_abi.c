@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kcc_abi - the /dev/kcc contract of include/uapi/linux/kcc.h, checked in
+ * the guest: version, unknown commands, size-first structs, reserved
+ * fields, ranges, bad pointers, privileges, one session at a time, the
+ * sources a machine without LBR offers, STOP/START ordering, read() in
+ * any chunk size and poll().
+ *
+ * Usage: kcc_abi [-i]	(-i: the module was loaded with inject=1)
+ * Output: TAP.  Exit 0 pass, 1 fail, 4 no device.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/capability.h>
+
+#include "kcc_guest.h"
+
+static int inject_on;
+
+static void expect(int got, int want, const char *what)
+{
+	if (got != want)
+		tap_diag("%s: got %d (%s), expected %d (%s)", what, got,
+			 strerror(-got), want, strerror(-want));
+	tap_result(got == want, "%s -> %s", what, want ? strerror(-want) : "0");
+}
+
+static void test_version(int fd)
+{
+	struct kcc_version v = { .size = sizeof(v) };
+	int r = kcc_ioc(fd, KCC_IOC_VERSION, &v);
+
+	tap_diag("version %u.%u lbr_depth %u sources %#x", v.major, v.minor,
+		 v.lbr_depth, v.sources);
+	tap_result(!r && v.major == KCC_ABI_MAJOR && v.minor == KCC_ABI_MINOR,
+		   "KCC_IOC_VERSION reports ABI %d.%d", KCC_ABI_MAJOR,
+		   KCC_ABI_MINOR);
+	tap_result(!r && (v.sources & 1u << KCC_SOURCE_FP) &&
+		   !!(v.sources & 1u << KCC_SOURCE_INJECT) == inject_on,
+		   "sources: fp always, inject iff the module parameter is set");
+
+	memset(&v, 0, sizeof(v));
+	v.size = sizeof(v);
+	v.__reserved = 1;
+	expect(kcc_ioc(fd, KCC_IOC_VERSION, &v), -EINVAL,
+	       "VERSION with reserved field set");
+	memset(&v, 0, sizeof(v));
+	expect(kcc_ioc(fd, KCC_IOC_VERSION, &v), -EINVAL, "VERSION with size 0");
+}
+
+static void test_unknown(int fd)
+{
+	char buf[64] = { 0 };
+
+	expect(kcc_ioc(fd, _IO(KCC_IOC_MAGIC, 0x7f), NULL), -ENOTTY,
+	       "unknown command number");
+	expect(kcc_ioc(fd, _IOWR('x', 0x00, struct kcc_version), buf), -ENOTTY,
+	       "command of another magic");
+	expect(kcc_ioc(fd, _IOR(KCC_IOC_MAGIC, 0x02, int), buf), -ENOTTY,
+	       "START with a direction it does not have");
+}
+
+/* CONFIGURE with one field changed from a valid fp configuration. */
+static int cfg_try(int fd, void (*edit)(struct kcc_config *))
+{
+	struct kcc_config c;
+
+	kcc_cfg_init(&c, KCC_SOURCE_FP, KCC_TARGET_ALL, 0, 3);
+	edit(&c);
+	return kcc_ioc(fd, KCC_IOC_CONFIGURE, &c);
+}
+
+static void e_none(struct kcc_config *c) { }
+static void e_res0(struct kcc_config *c) { c->__reserved0 = 1; }
+static void e_res3(struct kcc_config *c) { c->__reserved[3] = 1ull << 63; }
+static void e_flags(struct kcc_config *c) { c->flags = KCC_CFG_KERNEL; }
+static void e_k65(struct kcc_config *c) { c->k = KCC_K_MAX + 1; }
+static void e_kbig(struct kcc_config *c) { c->k = KCC_K_INF - 1; }
+static void e_kinf(struct kcc_config *c) { c->k = KCC_K_INF; }
+static void e_src(struct kcc_config *c) { c->source = 9; }
+static void e_tgt(struct kcc_config *c) { c->target = 7; }
+static void e_pid(struct kcc_config *c) { c->pid = 1; }
+static void e_nopid(struct kcc_config *c) { c->target = KCC_TARGET_PID; }
+static void e_per1(struct kcc_config *c) { c->sample_period = 1; }
+static void e_perbig(struct kcc_config *c) { c->sample_period = 1ull << 62; }
+static void e_nodes(struct kcc_config *c) { c->task_nodes = 1; }
+static void e_depth(struct kcc_config *c) { c->stack_depth = 100000; }
+static void e_table(struct kcc_config *c) { c->burst_table = 3; }
+static void e_bytes(struct kcc_config *c) { c->max_bytes = ~0ull; }
+static void e_type(struct kcc_config *c) { c->event_type = 99; }
+static void e_sw(struct kcc_config *c) { c->event_type = 1; c->event_config = 5; }
+
+static void test_config(int fd)
+{
+	struct {
+		struct kcc_config c;
+		uint64_t tail[4];
+	} big;
+	struct kcc_config c;
+
+	expect(cfg_try(fd, e_none), 0, "CONFIGURE fp, all tasks, k=3");
+	expect(cfg_try(fd, e_kinf), 0, "CONFIGURE k=KCC_K_INF");
+	expect(cfg_try(fd, e_res0), -EINVAL, "CONFIGURE __reserved0 != 0");
+	expect(cfg_try(fd, e_res3), -EINVAL, "CONFIGURE __reserved[3] != 0");
+	expect(cfg_try(fd, e_flags), -EINVAL, "CONFIGURE unknown flag");
+	expect(cfg_try(fd, e_k65), -EINVAL, "CONFIGURE k = KCC_K_MAX + 1");
+	expect(cfg_try(fd, e_kbig), -EINVAL, "CONFIGURE k = 2^32 - 2");
+	expect(cfg_try(fd, e_src), -EINVAL, "CONFIGURE unknown source");
+	expect(cfg_try(fd, e_tgt), -EINVAL, "CONFIGURE unknown target");
+	expect(cfg_try(fd, e_pid), -EINVAL, "CONFIGURE all tasks with a pid");
+	expect(cfg_try(fd, e_nopid), -EINVAL, "CONFIGURE target pid without pid");
+	expect(cfg_try(fd, e_per1), -EINVAL, "CONFIGURE sample_period 1");
+	expect(cfg_try(fd, e_perbig), -EINVAL, "CONFIGURE sample_period 2^62");
+	expect(cfg_try(fd, e_nodes), -EINVAL, "CONFIGURE task_nodes 1");
+	expect(cfg_try(fd, e_depth), -EINVAL, "CONFIGURE stack_depth 100000");
+	expect(cfg_try(fd, e_table), -EINVAL, "CONFIGURE burst_table 3");
+	expect(cfg_try(fd, e_bytes), -EINVAL, "CONFIGURE max_bytes 2^64 - 1");
+	expect(cfg_try(fd, e_type), -EINVAL, "CONFIGURE event type 99");
+	expect(cfg_try(fd, e_sw), -EINVAL, "CONFIGURE software event other than a clock");
+
+	kcc_cfg_init(&c, KCC_SOURCE_FP, KCC_TARGET_ALL, 0, 3);
+	c.size = 0;
+	expect(kcc_ioc(fd, KCC_IOC_CONFIGURE, &c), -EINVAL, "CONFIGURE size 0");
+	c.size = 4;
+	expect(kcc_ioc(fd, KCC_IOC_CONFIGURE, &c), -EINVAL, "CONFIGURE size 4");
+	c.size = 1u << 30;
+	expect(kcc_ioc(fd, KCC_IOC_CONFIGURE, &c), -EINVAL, "CONFIGURE size 2^30");
+
+	memset(&big, 0, sizeof(big));
+	kcc_cfg_init(&big.c, KCC_SOURCE_FP, KCC_TARGET_ALL, 0, 3);
+	big.c.size = sizeof(big);
+	expect(kcc_ioc(fd, KCC_IOC_CONFIGURE, &big), 0,
+	       "CONFIGURE from a newer user, zero tail");
+	big.tail[2] = 1;
+	expect(kcc_ioc(fd, KCC_IOC_CONFIGURE, &big), -E2BIG,
+	       "CONFIGURE from a newer user, nonzero tail");
+}
+
+static void test_faults(int fd)
+{
+	void *volatile bad = (void *)8;	/* hidden from the compiler */
+	struct kcc_config cc, *c;
+	char *page;
+
+	expect(kcc_ioc(fd, KCC_IOC_CONFIGURE, NULL), -EFAULT, "CONFIGURE NULL");
+	expect(kcc_ioc(fd, KCC_IOC_VERSION, (void *)0xffffffff81000000ull),
+	       -EFAULT, "VERSION at a kernel address");
+	expect(kcc_ioc(fd, KCC_IOC_STATUS, (void *)16), -EFAULT,
+	       "STATUS at address 16");
+
+	/* A struct whose end runs into an unmapped page. */
+	page = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	munmap(page + 4096, 4096);
+	c = (struct kcc_config *)(page + 4096 - 8);
+	c->size = sizeof(*c);
+	c->flags = 0;
+	expect(kcc_ioc(fd, KCC_IOC_CONFIGURE, c), -EFAULT,
+	       "CONFIGURE straddling an unmapped page");
+	munmap(page, 4096);
+
+	kcc_cfg_init(&cc, KCC_SOURCE_FP, KCC_TARGET_ALL, 0, 3);
+	kcc_ioc(fd, KCC_IOC_CONFIGURE, &cc);
+	lseek(fd, 0, SEEK_SET);
+	errno = 0;
+	expect(read(fd, bad, 4096) < 0 ? -errno : 0, -EFAULT,
+	       "read() into address 8");
+}
+
+static int drop_privileges(int to_nobody)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2];
+
+	if (to_nobody)
+		return setresuid(65534, 65534, 65534);
+	memset(d, 0, sizeof(d));
+	return syscall(SYS_capset, &h, d);
+}
+
+/* open() in a child that gave up its privileges: the errno it got. */
+static int open_unprivileged(int to_nobody)
+{
+	int st;
+	pid_t p = fork();
+
+	if (p == 0) {
+		int fd;
+
+		if (drop_privileges(to_nobody))
+			_exit(200);
+		fd = open(KCC_DEVICE, O_RDWR);
+		_exit(fd >= 0 ? 0 : errno);
+	}
+	if (p < 0 || waitpid(p, &st, 0) != p || !WIFEXITED(st))
+		return -1000;
+	return -WEXITSTATUS(st);
+}
+
+static void test_privileges(void)
+{
+	expect(open_unprivileged(1), -EPERM, "open as uid nobody");
+	expect(open_unprivileged(0), -EPERM, "open as root without capabilities");
+}
+
+static void test_sessions(int fd)
+{
+	struct kcc_config c;
+	int fd2 = kcc_open(O_RDWR);
+	char buf[64];
+
+	kcc_cfg_init(&c, KCC_SOURCE_FP, KCC_TARGET_ALL, 0, 3);
+	expect(kcc_ioc(fd, KCC_IOC_CONFIGURE, &c), 0, "first file configures");
+	expect(kcc_ioc(fd2, KCC_IOC_CONFIGURE, &c), -EBUSY,
+	       "second file CONFIGURE while the first holds the session");
+	expect(kcc_ioc(fd2, KCC_IOC_START, NULL), -EBUSY,
+	       "second file START");
+	expect(read(fd2, buf, sizeof(buf)) < 0 ? -errno : 0, -EBUSY,
+	       "second file read()");
+	expect(kcc_ioc(fd, KCC_IOC_STOP, NULL), -EINVAL, "STOP before START");
+	expect(kcc_ioc(fd, KCC_IOC_START, NULL), 0, "START");
+	expect(kcc_ioc(fd, KCC_IOC_START, NULL), -EBUSY, "START twice");
+	expect(kcc_ioc(fd, KCC_IOC_CONFIGURE, &c), -EBUSY, "CONFIGURE while running");
+	expect(kcc_ioc(fd, KCC_IOC_STOP, NULL), 0, "STOP");
+	expect(kcc_ioc(fd, KCC_IOC_RESET, NULL), 0, "RESET");
+	close(fd);
+	expect(kcc_ioc(fd2, KCC_IOC_CONFIGURE, &c), 0,
+	       "second file configures once the first is closed");
+	close(fd2);
+}
+
+static void test_sources(int fd)
+{
+	struct kcc_version v = { .size = sizeof(v) };
+	struct kcc_status st;
+	struct kcc_config c;
+	const struct kcc_stream_header *h;
+	const struct kcc_metric_desc *d;
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	uint64_t tasks, nodes;
+	char *buf, *buf2;
+	long len, len2;
+	int r;
+
+	kcc_ioc(fd, KCC_IOC_VERSION, &v);
+	kcc_cfg_init(&c, KCC_SOURCE_LBR, KCC_TARGET_ALL, 0, 3);
+	r = kcc_ioc(fd, KCC_IOC_CONFIGURE, &c);
+	if (v.sources & 1u << KCC_SOURCE_LBR)
+		tap_skip("lbr -> EOPNOTSUPP: this machine has LBR");
+	else
+		expect(r, -EOPNOTSUPP, "CONFIGURE source lbr without LBR");
+
+	kcc_cfg_init(&c, KCC_SOURCE_INJECT, KCC_TARGET_ALL, 0, 3);
+	expect(kcc_ioc(fd, KCC_IOC_CONFIGURE, &c), inject_on ? 0 : -EPERM,
+	       "CONFIGURE source inject");
+
+	kcc_cfg_init(&c, KCC_SOURCE_AUTO, KCC_TARGET_ALL, 0, 3);
+	r = kcc_ioc(fd, KCC_IOC_CONFIGURE, &c);
+	kcc_status_get(fd, &st);
+	tap_result(!r && st.source == ((v.sources & 1u << KCC_SOURCE_LBR) ?
+				       KCC_SOURCE_LBR : KCC_SOURCE_FP) &&
+		   st.state == KCC_STATE_READY,
+		   "auto resolves to %s in STATUS", (v.sources & 1u << KCC_SOURCE_LBR) ?
+		   "lbr" : "fp");
+	kcc_ioc(fd, KCC_IOC_START, NULL);
+	usleep(200000);
+	kcc_ioc(fd, KCC_IOC_STOP, NULL);
+
+	len = kcc_read_stream(fd, &buf, 0);
+	tap_result(len > 0 && !kcc_stream_check(buf, len, &tasks, &nodes),
+		   "stream read in odd chunk sizes is well-formed (%ld bytes)", len);
+	if (len <= 0)
+		return;
+	h = (const void *)buf;
+	d = (const void *)(h + 1);
+	tap_diag("stream: source %u flags %#x k %u period %llu metric 1 '%s' type %u config %llu",
+		 h->source, h->flags, h->k, (unsigned long long)h->sample_period,
+		 d[1].name, d[1].type, (unsigned long long)d[1].config);
+	if (v.sources & 1u << KCC_SOURCE_LBR) {
+		tap_skip("stream says fp: this machine has LBR");
+	} else {
+		tap_result(h->source == KCC_SOURCE_FP &&
+			   !(h->flags & KCC_HDR_CALLS_VALID) &&
+			   !strcmp(d[0].name, "calls") &&
+			   !strcmp(d[2].name, "samples") && d[1].name[0],
+			   "auto without LBR: the stream says fp, calls not valid");
+	}
+	len2 = kcc_read_stream(fd, &buf2, 1);
+	tap_result(len2 == len && !memcmp(buf2 + sizeof(*h), buf + sizeof(*h),
+					  len - sizeof(*h)) &&
+		   !memcmp(&h->status, &((struct kcc_stream_header *)buf2)->status,
+			   sizeof(h->status)),
+		   "stream read 1 byte at a time equals the same snapshot");
+	free(buf);
+	if (len2 > 0)
+		free(buf2);
+
+	r = poll(&pfd, 1, 1000);
+	tap_result(r == 1 && (pfd.revents & POLLIN),
+		   "poll() says readable once stopped");
+}
+
+int main(int argc, char **argv)
+{
+	int fd;
+
+	inject_on = argc > 1 && !strcmp(argv[1], "-i");
+	fd = kcc_open(O_RDWR);
+	if (fd < 0)
+		tap_skip_all("no " KCC_DEVICE);
+	printf("TAP version 13\n");
+	test_version(fd);
+	test_unknown(fd);
+	test_config(fd);
+	test_faults(fd);
+	test_privileges();
+	test_sessions(fd);	/* closes fd */
+	fd = kcc_open(O_RDWR);
+	test_sources(fd);
+	close(fd);
+	printf("1..%d\n", tap_nr);
+	return tap_exit();
+}

@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kcc_prog.h - shared by the guest programs (kcc_fuzz, adv_*): TAP output,
+ * a seeded PRNG, and the checks every program applies to /dev/kcc: the
+ * sample accounting of KCC_IOC_STATUS and the shape of the read() stream,
+ * both as include/uapi/linux/kcc.h defines them.
+ *
+ * The programs are linked statically on the host and run in the QEMU guest
+ * of selftests/guest, where there is no C library besides their own.
+ */
+#ifndef KCC_PROG_H
+#define KCC_PROG_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+
+#include <linux/kcc.h>
+
+/* ---- TAP ---------------------------------------------------------------- */
+
+static int tap_nr;
+static int tap_failed;
+
+static inline void tap_plan(int n)
+{
+	printf("TAP version 13\n1..%d\n", n);
+	fflush(stdout);
+}
+
+static inline void tap_diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("# ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+static inline void tap_result(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d ", ok ? "" : "not ", ++tap_nr);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!ok)
+		tap_failed++;
+}
+
+static inline void tap_skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("ok %d # SKIP ", ++tap_nr);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+/* The whole program cannot run here: kselftest's skip code. */
+static inline void tap_skip_all(const char *why)
+{
+	printf("TAP version 13\n1..0 # SKIP %s\n", why);
+	exit(4);
+}
+
+static inline int tap_exit(void)
+{
+	printf("# %d of %d failed\n", tap_failed, tap_nr);
+	return tap_failed ? 1 : 0;
+}
+
+/* ---- PRNG: splitmix64, so a seed names one sequence everywhere ---------- */
+
+struct rnd {
+	uint64_t s;
+};
+
+static inline uint64_t rnd_next(struct rnd *r)
+{
+	uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Uniform in [0, n), n > 0 (the bias is irrelevant here). */
+static inline uint64_t rnd_below(struct rnd *r, uint64_t n)
+{
+	return rnd_next(r) % n;
+}
+
+/* True with probability 1/n. */
+static inline int rnd_one_in(struct rnd *r, unsigned int n)
+{
+	return rnd_below(r, n) == 0;
+}
+
+/* ---- device ------------------------------------------------------------- */
+
+/* The device node; the programs' -d option changes it (for testing them). */
+static const char *kcc_dev = KCC_DEVICE;
+
+static inline int kcc_open(int flags)
+{
+	return open(kcc_dev, flags | O_CLOEXEC);
+}
+
+static inline int kcc_status_get(int fd, struct kcc_status *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	return ioctl(fd, KCC_IOC_STATUS, st) ? -errno : 0;
+}
+
+static inline uint64_t kcc_dropped_sum(const struct kcc_status *st)
+{
+	uint64_t sum = 0;
+	int i;
+
+	for (i = 0; i < KCC_DROP_NR; i++)
+		sum += st->dropped[i];
+	return sum;
+}
+
+/*
+ * samples = processed + sum(dropped) holds once the worker has drained
+ * the rings; while it runs, the right side may only lag.  Poll STATUS up
+ * to timeout_ms for the equality.  Returns 0 when it holds, -1 when the
+ * right side exceeds the left (never allowed), 1 when it did not settle;
+ * *st holds the last status read.
+ */
+static inline int kcc_accounting_settles(int fd, struct kcc_status *st,
+					 int timeout_ms)
+{
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	int waited;
+
+	for (waited = 0; ; waited += 10) {
+		if (kcc_status_get(fd, st))
+			return -1;
+		if (st->processed + kcc_dropped_sum(st) > st->samples)
+			return -1;
+		if (st->processed + kcc_dropped_sum(st) == st->samples)
+			return 0;
+		if (waited >= timeout_ms)
+			return 1;
+		nanosleep(&ts, NULL);
+	}
+}
+
+static inline void kcc_status_diag(const struct kcc_status *st)
+{
+	tap_diag("state %u source %u k %u samples %llu processed %llu dropped %llu "
+		 "(ring %llu no_task %llu task_cap %llu mem_cap %llu bad %llu "
+		 "no_stack %llu stopped %llu) nodes %llu node_drops %llu bytes %llu tasks %u exited %u",
+		 st->state, st->source, st->k,
+		 (unsigned long long)st->samples,
+		 (unsigned long long)st->processed,
+		 (unsigned long long)kcc_dropped_sum(st),
+		 (unsigned long long)st->dropped[KCC_DROP_RING_FULL],
+		 (unsigned long long)st->dropped[KCC_DROP_NO_TASK],
+		 (unsigned long long)st->dropped[KCC_DROP_TASK_CAP],
+		 (unsigned long long)st->dropped[KCC_DROP_MEM_CAP],
+		 (unsigned long long)st->dropped[KCC_DROP_BAD_SAMPLE],
+		 (unsigned long long)st->dropped[KCC_DROP_NO_STACK],
+		 (unsigned long long)st->dropped[KCC_DROP_STOPPED],
+		 (unsigned long long)st->nodes,
+		 (unsigned long long)st->node_drops,
+		 (unsigned long long)st->bytes, st->tasks, st->tasks_exited);
+}
+
+/*
+ * Read one whole snapshot (from offset 0 to EOF) into a malloc'ed buffer.
+ * chunk is the size of each read(); 0 picks a varying size.  Returns the
+ * length, or -errno.
+ */
+static inline long kcc_read_stream(int fd, char **out, size_t chunk)
+{
+	size_t cap = 1 << 16, len = 0;
+	char *buf = malloc(cap);
+	unsigned int i = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	if (lseek(fd, 0, SEEK_SET) < 0 && errno != ESPIPE) {
+		free(buf);
+		return -errno;
+	}
+	for (;;) {
+		size_t want = chunk ? chunk : 1 + (i++ * 37) % 8191;
+		ssize_t n;
+
+		if (cap - len < want) {
+			char *nb;
+
+			cap = (cap + want) * 2;
+			if (cap > (256u << 20)) {
+				free(buf);
+				return -EFBIG;
+			}
+			nb = realloc(buf, cap);
+			if (!nb) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+		}
+		n = read(fd, buf + len, want);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			free(buf);
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		if ((size_t)n > want) {
+			free(buf);
+			return -EOVERFLOW;
+		}
+		len += n;
+	}
+	*out = buf;
+	return len;
+}
+
+/*
+ * Check a snapshot against kcc.h: header magic, version and sizes; every
+ * record inside the buffer, 8-byte sized; task records whose node arrays
+ * fit and whose parents point backwards or at a root; the last record is
+ * KCC_REC_END and nothing follows it.  Returns NULL when well-formed, else
+ * a static description of the first problem; *tasks and *nodes count what
+ * was seen.
+ */
+static inline const char *kcc_stream_check(const char *buf, size_t len,
+					   uint64_t *tasks, uint64_t *nodes)
+{
+	const struct kcc_stream_header *h = (const void *)buf;
+	size_t off, nr_ctrs;
+
+	*tasks = 0;
+	*nodes = 0;
+	if (len < sizeof(*h))
+		return "shorter than the stream header";
+	if (h->magic != KCC_STREAM_MAGIC)
+		return "bad magic";
+	if (h->version != KCC_STREAM_VERSION)
+		return "unknown version";
+	nr_ctrs = h->nr_ctrs;
+	if (nr_ctrs < 1 || nr_ctrs > 64)
+		return "nr_ctrs out of range";
+	if (h->header_size < sizeof(*h) + nr_ctrs * sizeof(struct kcc_metric_desc) ||
+	    h->header_size % 8 || h->header_size > len)
+		return "bad header_size";
+	if (h->k != KCC_K_INF && (h->k < 1 || h->k > KCC_K_MAX))
+		return "k out of range";
+	if (h->status.processed + kcc_dropped_sum(&h->status) > h->status.samples)
+		return "header status: processed + dropped > samples";
+
+	for (off = h->header_size; ; ) {
+		const struct kcc_rec *r = (const void *)(buf + off);
+
+		if (len - off < sizeof(*r))
+			return "stream ends without KCC_REC_END";
+		if (r->size < sizeof(*r) || r->size % 8 || r->size > len - off)
+			return "record size out of bounds or unaligned";
+		if (r->type == KCC_REC_END) {
+			if (r->size != sizeof(*r))
+				return "KCC_REC_END with a payload";
+			if (off + r->size != len)
+				return "bytes after KCC_REC_END";
+			return NULL;
+		}
+		if (r->type == KCC_REC_TASK) {
+			const struct kcc_rec_task *t = (const void *)r;
+			size_t node_sz = sizeof(struct kcc_rec_node) + nr_ctrs * 8;
+			const char *p;
+			uint32_t i;
+
+			if (r->size < sizeof(*t))
+				return "task record shorter than struct kcc_rec_task";
+			if (t->nr_nodes > (r->size - sizeof(*t)) / node_sz ||
+			    sizeof(*t) + t->nr_nodes * node_sz != r->size)
+				return "task record size does not match nr_nodes";
+			if (t->flags & ~KCC_TASK_EXITED)
+				return "unknown task flags";
+			p = (const char *)(t + 1);
+			for (i = 0; i < t->nr_nodes; i++, p += node_sz) {
+				const struct kcc_rec_node *n = (const void *)p;
+
+				if (n->parent != KCC_NODE_ROOT_TOP &&
+				    n->parent != KCC_NODE_ROOT_SLAB &&
+				    n->parent >= t->nr_nodes)
+					return "node parent out of range";
+				if (n->__reserved)
+					return "node reserved field not zero";
+			}
+			(*tasks)++;
+			*nodes += t->nr_nodes;
+		} else if (r->type == KCC_REC_MAP) {
+			const struct kcc_rec_map *m = (const void *)r;
+
+			if (r->size <= sizeof(*m))
+				return "map record without a path";
+			if (m->end < m->start)
+				return "map record end < start";
+			if (!memchr(m->path, 0, r->size - sizeof(*m)))
+				return "map path not NUL-terminated";
+		}
+		/* Unknown record types are skipped, as readers must. */
+		off += r->size;
+	}
+}
+
+#endif /* KCC_PROG_H */

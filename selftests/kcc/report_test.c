@@ -1,0 +1,514 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * report_test.c - the userspace path from a /dev/kcc stream to a report,
+ * against answers known by construction:
+ *
+ *  - random call traces become streams (stream__from_trace(): labels at
+ *    pseudo-random addresses inside their routines, top-level calls
+ *    spread over threads), go through a profile file and kcc report's
+ *    relabel + join + inv_k; the k-CCF must equal the brute-force one of
+ *    ref.h, and the event counters the ones the generator charged;
+ *  - the stream writer and parser round-trip byte for byte;
+ *  - every truncation, hostile counts and random corruption of a stream
+ *    and of a profile fail cleanly (ASan/UBSan watch);
+ *  - merge(A, A) doubles every counter and merge is order-independent.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ktap.h"
+#include "ref.h"
+#include "ksfdump.h"
+#include "report.h"
+
+#define NR_RANDOM	40
+
+static int trace_from_ref(struct trace *t, const struct ref_trace *rt)
+{
+	char name[16];
+	uint32_t i, id;
+
+	if (trace__init(t))
+		return -1;
+	for (i = 0; i < rt->nr; i++) {
+		snprintf(name, sizeof(name), "f%u", i);
+		if (symtab__intern(&t->syms, name, strlen(name), &id) || id != i)
+			return -1;
+	}
+	t->ev = malloc((rt->n + 1) * sizeof(*t->ev));
+	if (!t->ev)
+		return -1;
+	memcpy(t->ev, rt->ev, rt->n * sizeof(*t->ev));
+	t->nr = rt->n;
+	t->cap = rt->n + 1;
+	t->calls = rt->calls;
+	t->returns = rt->calls;
+	t->max_depth = rt->max_depth;
+	t->routines = rt->nr;
+	return 0;
+}
+
+/* A profile of @t as kcc record --trace writes it, parsed back. */
+static int make_profile(struct profile *p, const struct trace *t, uint32_t k,
+			uint32_t threads, uint64_t seed, struct sbuf *stream)
+{
+	struct stream_gen g = {
+		.k = k, .threads = threads, .tgid = 4242, .comm = "test",
+		.base = 0x555555554000ull, .jitter = seed,
+	};
+	struct profile tmp;
+	struct symobj so;
+	struct sbuf b = { 0 };
+	char *mem = NULL;
+	size_t len = 0;
+	FILE *f;
+	uint32_t i;
+	int ret;
+
+	ret = stream__from_trace(&b, t, &g);
+	if (ret)
+		return ret;
+	if (stream) {
+		sbuf__append(stream, b.p, b.len);
+		if (stream->err)
+			return stream->err;
+	}
+	profile__init(&tmp);
+	ret = profile__add_stream(&tmp, b.p, b.len, "gen");
+	if (ret)
+		goto out;
+	memset(&so, 0, sizeof(so));
+	so.path = strdup(STREAM_GEN_PATH);
+	for (i = 0; i < symtab__nr(&t->syms); i++)
+		symobj__add(&so, (uint64_t)i * STREAM_GEN_STRIDE,
+			    STREAM_GEN_STRIDE, symtab__name(&t->syms, i));
+	symobj__finish(&so);
+	ret = profile__add_object(&tmp, 0, 1, 0, &so);
+	if (ret)
+		goto out;
+	f = open_memstream(&mem, &len);
+	if (!f) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = profile__write(&tmp, f);
+	fclose(f);
+	if (!ret)
+		ret = profile__parse(p, mem, len, "memory");
+out:
+	free(mem);
+	profile__exit(&tmp);
+	return ret;
+}
+
+struct relabel_ctx {
+	const struct report *r;
+};
+
+static uint64_t to_ref_label(void *arg, uint64_t label)
+{
+	const struct relabel_ctx *c = arg;
+	const char *name = report__name(c->r, label);
+
+	return ref_label((u32)strtoul(name + 1, NULL, 10));
+}
+
+/* Compare group 0 of @r with the brute-force k-CCF of @rt. */
+static int check_report(const struct report *r, const struct ref_trace *rt,
+			uint32_t k, char *why, size_t whylen)
+{
+	struct relabel_ctx c = { .r = r };
+	struct ref_map m;
+	struct pool q = { 0 };
+	uint32_t v;
+	int ret;
+
+	if (r->nr_groups != (rt->calls ? 1u : 0u)) {
+		snprintf(why, whylen, "%u groups", r->nr_groups);
+		return -1;
+	}
+	if (!rt->calls)
+		return 0;
+	if (ksf__relabel(&q, &r->groups[0].kccf.f, to_ref_label, &c)) {
+		snprintf(why, whylen, "relabel failed");
+		return -1;
+	}
+	ref_kccf(&m, rt, REF_NOCAP);
+	ret = ref_match(&q.f, &m, k, 0, NULL, why, whylen);
+	for (v = 0; !ret && v < q.f.count; v++) {
+		const u64 *ctr = kcc_forest_ctr(&q.f, v);
+		u32 root = v;
+
+		while (!kcc_is_root_parent(kcc_forest_node(&q.f, root)->parent))
+			root = kcc_forest_node(&q.f, root)->parent;
+		/* The generator charged id + 1 events and 1 sample a call. */
+		if (ctr[1] != ctr[0] * (ref_id(kcc_forest_node(&q.f, root)->label) + 1) ||
+		    ctr[2] != ctr[0]) {
+			snprintf(why, whylen, "node %u: counters %llu %llu %llu", v,
+				 (unsigned long long)ctr[0], (unsigned long long)ctr[1],
+				 (unsigned long long)ctr[2]);
+			ret = -1;
+		}
+	}
+	ref_map_free(&m);
+	pool__exit(&q);
+	return ret;
+}
+
+static void test_random(void)
+{
+	static const uint32_t ks[] = { 1, 2, 3, 4, 7, KCC_K_INF };
+	u64 rng = 0x6b6363;
+	int i;
+
+	for (i = 0; i < NR_RANDOM; i++) {
+		struct ref_trace rt;
+		struct ref_gen g;
+		struct trace t;
+		struct profile p;
+		struct report r;
+		struct report_opts o = { .name = "gen", .sort = -1, .pid = -1, .tid = -1 };
+		uint32_t k = ks[ref_below(&rng, 6)], threads = 1 + ref_below(&rng, 3);
+		char why[256] = "";
+		int ok = 0;
+
+		ref_gen_random(&g, &rng);
+		ref_gen_trace(&rt, &g, &rng);
+		o.k = k == KCC_K_INF ? (ref_below(&rng, 2) ? KCC_K_INF : ref_below(&rng, 6)) :
+		      ref_below(&rng, k + 1);
+		o.k_set = true;
+		o.group = ref_below(&rng, 2) ? GROUP_ALL : GROUP_PROCESS;
+		if (trace_from_ref(&t, &rt) ||
+		    make_profile(&p, &t, k, threads, i + 1, NULL)) {
+			snprintf(why, sizeof(why), "setup failed");
+		} else if (report__build(&r, &p, &o)) {
+			snprintf(why, sizeof(why), "report__build failed");
+		} else {
+			ok = !check_report(&r, &rt, o.k, why, sizeof(why));
+			report__exit(&r);
+		}
+		profile__exit(&p);
+		trace__exit(&t);
+		ksft_test_result(ok, "random trace %d (%zu events, k %d, report k %d, %u threads) %s\n",
+				 i, rt.n, (int)k, (int)o.k, threads, why);
+		ref_trace_free(&rt);
+	}
+}
+
+/* A small fixed trace of Figure 2 of the k-CCF paper, as a stream. */
+static int fig2(struct trace *t)
+{
+	static const char *const ev[] = {
+		"r", "a", "b", NULL, "c", NULL, NULL, "c", "a", "b", NULL, "b",
+		NULL, NULL, NULL, NULL,
+	};
+	size_t i;
+	uint32_t id;
+
+	if (trace__init(t))
+		return -1;
+	t->ev = malloc(sizeof(ev) / sizeof(ev[0]) * sizeof(*t->ev));
+	if (!t->ev)
+		return -1;
+	for (i = 0; i < sizeof(ev) / sizeof(ev[0]); i++) {
+		if (!ev[i]) {
+			t->ev[t->nr++] = TRACE_RET;
+			continue;
+		}
+		symtab__intern(&t->syms, ev[i], strlen(ev[i]), &id);
+		t->ev[t->nr++] = id;
+		t->calls++;
+	}
+	t->returns = t->calls;
+	t->max_depth = 3;
+	return 0;
+}
+
+static void quiet_stderr(int on)
+{
+	static FILE *saved;
+
+	fflush(stderr);
+	if (on) {
+		saved = stderr;
+		stderr = fopen("/dev/null", "w");
+		if (!stderr)
+			stderr = saved;
+	} else if (saved) {
+		fclose(stderr);
+		stderr = saved;
+	}
+}
+
+static void test_stream_parser(const struct sbuf *st)
+{
+	struct stream s;
+	struct sbuf out = { 0 };
+	size_t cut;
+	int ret, bad = 0, n;
+	u64 rng = 7;
+
+	ret = stream__parse(&s, st->p, st->len);
+	ksft_test_result(!ret && s.nr_tasks == 2 && s.nr_maps == 1,
+			 "stream parses: %d tasks, %d maps\n", (int)s.nr_tasks,
+			 (int)s.nr_maps);
+	if (!ret)
+		stream__write(&s, &out);
+	ksft_test_result(!ret && out.len == st->len && !memcmp(out.p, st->p, st->len),
+			 "stream write(parse(x)) == x\n");
+	stream__exit(&s);
+	sbuf__exit(&out);
+
+	for (cut = 0; cut < st->len; cut++) {
+		if (!stream__parse(&s, st->p, cut) || !s.err[0])
+			bad++;
+		stream__exit(&s);
+	}
+	ksft_test_result(!bad, "every truncation of the stream is refused with a reason (%d not)\n",
+			 bad);
+
+	/* Random corruption: parse, and when accepted the result is sane. */
+	for (n = 0; n < 3000; n++) {
+		uint8_t *c = malloc(st->len);
+		uint32_t j, flips = 1 + ref_below(&rng, 4);
+
+		memcpy(c, st->p, st->len);
+		for (j = 0; j < flips; j++)
+			c[ref_below(&rng, st->len)] ^= 1u << ref_below(&rng, 8);
+		if (!stream__parse(&s, c, st->len)) {
+			for (j = 0; j < s.nr_tasks; j++)
+				if (s.tasks[j].ksf.f.count > st->len / 16)
+					bad++;
+		}
+		stream__exit(&s);
+		free(c);
+	}
+	ksft_test_result(!bad, "3000 corrupted streams handled\n");
+}
+
+/* Stream with one hand-made task record. */
+static int hostile(uint32_t nr_nodes, uint32_t size_nodes,
+		   const struct kcc_rec_node *nodes, bool end, const char *want)
+{
+	struct kcc_stream_header h;
+	struct kcc_metric_desc d[KCC_NR_CTRS];
+	struct kcc_rec_task rt;
+	struct sbuf b = { 0 };
+	struct stream s;
+	uint32_t i;
+	uint64_t zero[KCC_NR_CTRS] = { 1, 1, 1 };
+	int ret, ok;
+
+	stream__default_header(&h, d, 2, KCC_SOURCE_INJECT, 0);
+	stream__write_header(&b, &h, d);
+	memset(&rt, 0, sizeof(rt));
+	rt.hdr.type = KCC_REC_TASK;
+	rt.hdr.size = sizeof(rt) + size_nodes * (sizeof(*nodes) + sizeof(zero));
+	rt.nr_nodes = nr_nodes;
+	sbuf__append(&b, &rt, sizeof(rt));
+	for (i = 0; i < size_nodes; i++) {
+		sbuf__append(&b, &nodes[i], sizeof(nodes[i]));
+		sbuf__append(&b, zero, sizeof(zero));
+	}
+	if (end)
+		stream__write_end(&b);
+	ret = stream__parse(&s, b.p, b.len);
+	ok = ret == -EINVAL && strstr(s.err, want);
+	if (!ok)
+		ksft_print_msg("got %d '%s', wanted '%s'\n", ret, s.err, want);
+	stream__exit(&s);
+	sbuf__exit(&b);
+	return ok;
+}
+
+static void test_hostile(void)
+{
+	struct kcc_rec_node n[5] = {
+		{ .parent = KCC_NODE_ROOT_TOP, .label = 1 },
+		{ .parent = 0, .label = 2 },
+		{ .parent = 1, .label = 3 },
+		{ .parent = 2, .label = 4 },
+		{ .parent = 3, .label = 5 },
+	};
+	struct kcc_rec_node fwd[2] = {
+		{ .parent = 1, .label = 1 },
+		{ .parent = KCC_NODE_ROOT_TOP, .label = 2 },
+	};
+	struct kcc_rec_node dup[2] = {
+		{ .parent = KCC_NODE_ROOT_TOP, .label = 1 },
+		{ .parent = KCC_NODE_ROOT_TOP, .label = 1 },
+	};
+
+	ksft_test_result(hostile(0x7fffffff, 1, n, true, "does not hold"),
+			 "huge node count in a small record refused before allocating\n");
+	ksft_test_result(hostile(2, 2, fwd, true, "does not come before"),
+			 "forward parent refused\n");
+	ksft_test_result(hostile(2, 2, dup, true, "same parent and label"),
+			 "duplicate node refused\n");
+	ksft_test_result(hostile(5, 5, n, true, "more than a 2-SF"),
+			 "tree deeper than 2k - 1 refused\n");
+	ksft_test_result(hostile(2, 2, n, false, "no END"),
+			 "missing END record refused\n");
+}
+
+static void test_profile_parser(const struct trace *t)
+{
+	struct profile p, q;
+	char *mem = NULL;
+	size_t len = 0, cut;
+	FILE *f;
+	int bad = 0, n;
+	u64 rng = 11;
+
+	if (make_profile(&p, t, 2, 2, 3, NULL)) {
+		ksft_test_result_fail("profile setup\n");
+		return;
+	}
+	f = open_memstream(&mem, &len);
+	profile__write(&p, f);
+	fclose(f);
+	for (cut = 0; cut < len; cut++) {
+		if (!profile__parse(&q, mem, cut, "cut"))
+			bad++;
+		profile__exit(&q);
+	}
+	ksft_test_result(!bad, "every truncation of a profile is refused (%d not)\n", bad);
+	for (n = 0; n < 3000; n++) {
+		uint8_t *c = malloc(len);
+		uint32_t j;
+
+		memcpy(c, mem, len);
+		for (j = 0; j < 1 + ref_below(&rng, 3); j++)
+			c[ref_below(&rng, len)] ^= 1u << ref_below(&rng, 8);
+		if (!profile__parse(&q, c, len, "corrupt")) {
+			struct report r;
+			struct report_opts o = { .name = "c", .sort = -1, .pid = -1, .tid = -1 };
+
+			if (!report__build(&r, &q, &o)) {
+				FILE *nul = fopen("/dev/null", "w");
+
+				report__text(&r, nul);
+				fclose(nul);
+				report__exit(&r);
+			}
+		}
+		profile__exit(&q);
+		free(c);
+	}
+	ksft_test_result(1, "3000 corrupted profiles handled\n");
+	free(mem);
+	profile__exit(&p);
+}
+
+static char *folded_of(struct profile *p)
+{
+	struct report_opts o = { .name = "m", .sort = -1, .pid = -1, .tid = -1 };
+	struct report r;
+	char *mem = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (report__build(&r, p, &o))
+		return NULL;
+	f = open_memstream(&mem, &len);
+	o.sort = KCC_CTR_CALLS;
+	r.sort = KCC_CTR_CALLS;
+	report__folded(&r, f);
+	fclose(f);
+	report__exit(&r);
+	return mem;
+}
+
+static void test_merge(void)
+{
+	struct ref_trace ra, rb;
+	struct ref_gen g;
+	struct trace ta, tb;
+	struct profile a, b, aa, ab, ba;
+	struct report r1, r2;
+	struct report_opts o = { .name = "m", .sort = -1, .pid = -1, .tid = -1,
+				 .group = GROUP_ALL };
+	u64 rng = 99;
+	char *fab, *fba;
+	uint32_t v, j;
+	int ok = 1;
+
+	ref_gen_random(&g, &rng);
+	g.len = 3000;
+	ref_gen_trace(&ra, &g, &rng);
+	ref_gen_trace(&rb, &g, &rng);
+	trace_from_ref(&ta, &ra);
+	trace_from_ref(&tb, &rb);
+	make_profile(&a, &ta, 3, 2, 1, NULL);
+	make_profile(&b, &tb, 3, 1, 2, NULL);
+
+	profile__init(&aa);
+	profile__append(&aa, &a, "a");
+	profile__append(&aa, &a, "a");
+	if (report__build(&r1, &a, &o) || report__build(&r2, &aa, &o)) {
+		ok = 0;
+	} else {
+		const struct kcc_forest *f1 = &r1.groups[0].kccf.f;
+		const struct kcc_forest *f2 = &r2.groups[0].kccf.f;
+
+		ok = f1->count == f2->count;
+		/* Same relabelled order: node v is the same path in both. */
+		for (v = 0; ok && v < f1->count; v++)
+			for (j = 0; j < 3; j++)
+				if (kcc_forest_ctr(f2, v)[j] != 2 * kcc_forest_ctr(f1, v)[j] ||
+				    kcc_forest_node(f2, v)->label != kcc_forest_node(f1, v)->label)
+					ok = 0;
+		report__exit(&r1);
+		report__exit(&r2);
+	}
+	ksft_test_result(ok, "merge(A, A) doubles every k-CCF counter\n");
+
+	profile__init(&ab);
+	profile__init(&ba);
+	profile__append(&ab, &a, "a");
+	profile__append(&ab, &b, "b");
+	profile__append(&ba, &b, "b");
+	profile__append(&ba, &a, "a");
+	fab = folded_of(&ab);
+	fba = folded_of(&ba);
+	ksft_test_result(fab && fba && !strcmp(fab, fba) && strlen(fab) > 10,
+			 "merge(A, B) and merge(B, A) report the same\n");
+	free(fab);
+	free(fba);
+	profile__exit(&a);
+	profile__exit(&b);
+	profile__exit(&aa);
+	profile__exit(&ab);
+	profile__exit(&ba);
+	trace__exit(&ta);
+	trace__exit(&tb);
+	ref_trace_free(&ra);
+	ref_trace_free(&rb);
+}
+
+int main(void)
+{
+	struct trace t;
+	struct sbuf st = { 0 };
+	struct profile p;
+
+	ksft_print_header();
+	ksft_set_plan(NR_RANDOM + 3 + 5 + 2 + 2);
+	test_random();
+
+	if (fig2(&t) || make_profile(&p, &t, 2, 2, 5, &st))
+		ksft_exit_fail_msg("fig2 setup\n");
+	profile__exit(&p);
+	quiet_stderr(1);
+	test_stream_parser(&st);
+	quiet_stderr(0);
+	test_hostile();
+	quiet_stderr(1);
+	test_profile_parser(&t);
+	quiet_stderr(0);
+	test_merge();
+	sbuf__exit(&st);
+	trace__exit(&t);
+	ksft_finished();
+}

@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * stitch.c - stitching LBR bursts onto sampled stacks (lbr/kcc_stitch.c).
+ *
+ * Hand-made samples whose k-SF follows from the algorithm in
+ * kcc_stitch.h by hand: anchoring at absolute depth, returns from frames
+ * below the sampled stack, truncated walks, every way a burst can fail to
+ * fit its stack, joining of overlapping bursts; kcc_sample_check() on
+ * every malformed field.  Then the property that justifies the design:
+ * over seeded random traces, simulated LBR samples (user/util/lbrsim.c)
+ * whose bursts cover the window since the previous sample, stitched,
+ * joined and relabelled to routines, give exactly the k-SF of the trace;
+ * without joining every call is counted once per burst that holds it.
+ *
+ * Addresses of the hand-made samples: main 0x1000-0x1fff, f 0x2000-0x2fff,
+ * g 0x3000-0x3fff; each routine's entry is its first byte.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ktap.h"
+#include "ref.h"
+#include "kcc_stitch.h"
+#include "ksfdump.h"
+#include "lbrsim.h"
+#include "samples.h"
+
+#define C	KCC_BR_CALL
+#define R	KCC_BR_RET
+#define O	KCC_BR_OTHER
+
+struct br3 {
+	u64 from;
+	u64 to;
+	u32 kind;
+};
+
+static struct sample_buf sb;
+
+static const struct kcc_sample *mk(u32 flags, u64 delta, u32 nst,
+				   const u64 *stack, u32 nbr,
+				   const struct br3 *br)
+{
+	u32 i;
+
+	sample_buf__init(&sb, flags, delta);
+	for (i = 0; i < nst; i++)
+		sample_buf__push_stack(&sb, stack[i]);
+	for (i = 0; i < nbr; i++)
+		sample_buf__push_branch(&sb, br[i].from, br[i].to, br[i].kind);
+	return &sb.hdr;
+}
+
+#define MK(flags, delta, st, br) \
+	mk(flags, delta, sizeof(st) / sizeof((st)[0]), st, \
+	   sizeof(br) / sizeof((br)[0]), br)
+#define MK0(flags, delta, st) \
+	mk(flags, delta, sizeof(st) / sizeof((st)[0]), st, 0, NULL)
+
+static void start(struct stitcher *sr, u32 k)
+{
+	struct stitcher_opts o = { .k = k };
+
+	if (stitcher__init(sr, &o))
+		ksft_exit_fail_msg("stitcher__init(k=%u) failed\n", k);
+}
+
+/* The dump of @sr's forest must be @want; prints both when not. */
+static bool dump_is(struct stitcher *sr, const char *want)
+{
+	char *got = ksf__dump_string(&sr->pool.f, NULL, 0);
+	bool ok = got && !strcmp(got, want);
+
+	if (!ok) {
+		ksft_print_msg("expected:\n%s", want);
+		ksft_print_msg("got:\n%s", got ? got : "(null)\n");
+	}
+	free(got);
+	return ok;
+}
+
+static void apply(struct stitcher *sr, const struct kcc_sample *s)
+{
+	if (kcc_sample_check(s, s->size) != (int)s->size)
+		ksft_exit_fail_msg("hand-made sample refused by kcc_sample_check\n");
+	if (stitcher__sample(sr, s))
+		ksft_exit_fail_msg("stitcher__sample failed\n");
+}
+
+/* ---- hand-made samples ------------------------------------------------- */
+
+static void test_anchor(void)
+{
+	static const u64 st1[] = { 0x2010, 0x1105 };
+	static const u64 st3[] = { 0x3010, 0x2207, 0x1105 };
+	static const struct br3 call_f[] = { { 0x1100, 0x2000, C } };
+	static const struct br3 call_g[] = { { 0x2202, 0x3000, C } };
+	struct stitcher sr;
+	bool ok;
+
+	/* No records: the stack is anchored and charged, nothing counted. */
+	start(&sr, KCC_K_INF);
+	apply(&sr, MK0(0, 7, st1));
+	ok = dump_is(&sr, "top 1105;2010 0 7 1\n") &&
+	     sr.st.samples == 1 && sr.st.bursts_replayed == 0;
+	ksft_test_result(ok, "a sample without records is only charged\n");
+	stitcher__exit(&sr);
+
+	/* The call that made the top frame is undone, then replayed. */
+	start(&sr, KCC_K_INF);
+	apply(&sr, MK(0, 7, st1, call_f));
+	ok = dump_is(&sr, "top 1105;2000 1 7 1\n") &&
+	     sr.st.bursts_replayed == 1 && sr.st.branches == 1 &&
+	     !sr.st.stitch_errors;
+	ksft_test_result(ok, "call undone, anchored caller, call replayed and charged\n");
+	stitcher__exit(&sr);
+
+	/*
+	 * k = 1: the anchored frames sit at depths 1 and 2, so the call of g
+	 * at depth 2 starts a slab: t restarts at a slab root, b continues
+	 * the slab rooted at the anchored g frame.
+	 */
+	start(&sr, 1);
+	apply(&sr, MK(0, 7, st3, call_g));
+	ok = dump_is(&sr, "slab 2207;3000 1 7 1\nslab 3000 1 7 1\n");
+	ksft_test_result(ok, "k=1: anchoring at absolute depth aligns slabs\n");
+	stitcher__exit(&sr);
+
+	/* k = 3: depth 2 is not a boundary, the call extends the top tree. */
+	start(&sr, 3);
+	apply(&sr, MK(0, 7, st3, call_g));
+	ok = dump_is(&sr, "top 1105;2207;3000 1 7 1\n");
+	ksft_test_result(ok, "k=3: the same sample stays in the depth-0 tree\n");
+	stitcher__exit(&sr);
+}
+
+static void test_below_bottom(void)
+{
+	/* main's ip; f and g returned during the burst, g was called in it. */
+	static const u64 st[] = { 0x1200 };
+	static const struct br3 br[] = {
+		{ 0x2ff0, 0x1105, R },	/* f returns to main */
+		{ 0x3ff0, 0x2207, R },	/* g returns to f */
+		{ 0x2202, 0x3000, C },	/* f calls g */
+	};
+	struct stitcher sr;
+	bool ok;
+
+	start(&sr, KCC_K_INF);
+	apply(&sr, MK(0, 5, st, br));
+	ok = dump_is(&sr, "top 1200 0 5 1\ntop 1200;2ff0;3000 1 0 0\n") &&
+	     sr.st.bursts_replayed == 1 && sr.st.ksf.depth == 1;
+	ksft_test_result(ok, "returns from frames below the sampled stack are re-pushed\n");
+	stitcher__exit(&sr);
+}
+
+static void test_truncated(void)
+{
+	static const u64 st[] = { 0x3010, 0x2207 };
+	static const struct br3 br[] = { { 0x2202, 0x3000, C } };
+	static const struct br3 two[] = {
+		{ 0x2202, 0x3000, C }, { 0x1100, 0x2000, C },
+	};
+	struct stitcher sr;
+	bool ok;
+
+	start(&sr, KCC_K_INF);
+	apply(&sr, MK(KCC_SAMPLE_TRUNCATED, 5, st, br));
+	ok = dump_is(&sr, "top 0;2207;3000 1 5 1\n");
+	ksft_test_result(ok, "truncated walk: [unknown] frame at the bottom\n");
+	stitcher__exit(&sr);
+
+	/* Popping the bottom frame is fine, popping [unknown] is not. */
+	start(&sr, KCC_K_INF);
+	apply(&sr, MK(KCC_SAMPLE_TRUNCATED, 5, st, two));
+	ok = dump_is(&sr, "top 0;2000 1 0 0\ntop 0;2000;3000 1 5 1\n");
+	ksft_test_result(ok && !sr.st.stitch_errors,
+			 "truncated walk: the bottom frame's call is unchecked\n");
+	stitcher__exit(&sr);
+}
+
+/* One sample whose burst must be refused: stitch error, charge only. */
+static bool refused(const struct kcc_sample *s, const char *want)
+{
+	struct stitcher sr;
+	bool ok;
+
+	start(&sr, KCC_K_INF);
+	apply(&sr, s);
+	ok = dump_is(&sr, want) && sr.st.stitch_errors == 1 &&
+	     sr.st.bursts_replayed == 0 && sr.st.branches == 0;
+	stitcher__exit(&sr);
+	return ok;
+}
+
+static bool accepted(const struct kcc_sample *s)
+{
+	struct stitcher sr;
+	bool ok;
+
+	start(&sr, KCC_K_INF);
+	apply(&sr, s);
+	ok = !sr.st.stitch_errors && sr.st.bursts_replayed == 1;
+	stitcher__exit(&sr);
+	return ok;
+}
+
+static void test_errors(void)
+{
+	static const u64 st1[] = { 0x2010, 0x1105 };
+	static const u64 top[] = { 0x2010 };
+	static const u64 empty[] = { 0 };
+	static const char charged[] = "top 1105;2010 0 7 1\n";
+	struct br3 b[2] = { { 0x1100, 0x2000, C } };
+	static const struct br3 other[] = {
+		{ 0x2005, 0x2008, O }, { 0x1100, 0x2000, C },
+	};
+	static const struct br3 two_calls[] = {
+		{ 0x1100, 0x2000, C }, { 0x0f00, 0x1000, C },
+	};
+	bool ok;
+
+	b[0].from = 0x1000;	/* 0x105 bytes before the return address */
+	ksft_test_result(refused(MK(0, 7, st1, b), charged),
+			 "mismatched call undo: stitch error, only the charge\n");
+
+	ok = true;
+	b[0].from = 0x1105;	/* 0 bytes */
+	ok &= refused(mk(0, 7, 2, st1, 1, b), charged);
+	b[0].from = 0x1106;	/* return address before the call */
+	ok &= refused(mk(0, 7, 2, st1, 1, b), charged);
+	b[0].from = 0x1105 - 16;
+	ok &= refused(mk(0, 7, 2, st1, 1, b), charged);
+	b[0].from = 0x1105 - 15;
+	ok &= accepted(mk(0, 7, 2, st1, 1, b));
+	b[0].from = 0x1105 - 1;
+	ok &= accepted(mk(0, 7, 2, st1, 1, b));
+	ksft_test_result(ok, "call undo accepts 1..15 bytes, refuses 0, 16 and negative\n");
+
+	ksft_test_result(refused(MK(0, 7, st1, other), charged),
+			 "a record other than call/return: stitch error\n");
+	ksft_test_result(refused(MK(0, 7, top, two_calls), "top 2010 0 7 1\n"),
+			 "more call undos than frames: stitch error\n");
+	ksft_test_result(refused(mk(0, 7, 0, empty, 1, two_calls), ""),
+			 "a call undo on an empty stack: stitch error, charge lost\n");
+}
+
+static void test_frames_cap(void)
+{
+	static const u64 stk[] = { 0x1200 };
+	static const struct br3 rets[] = {
+		{ 0x2ff0, 0x1105, R }, { 0x3ff0, 0x2207, R },
+		{ 0x3ff0, 0x3107, R },
+	};
+	struct kcc_stitch_frame frames[3];
+	struct kcc_frame stack[8];
+	struct kcc_stitch st;
+	struct pool p;
+	int ret;
+
+	if (ksf__pool_init(&p, 64, KCC_NR_CTRS - 1))
+		ksft_exit_fail_msg("out of memory\n");
+	ret = kcc_stitch_init(&st, &p.f, KCC_K_INF, stack, 8, frames, 3, NULL);
+	/* 1 frame + 3 returns need 4 scratch frames: refused, not overrun. */
+	kcc_stitch_sample(&st, MK(0, 1, stk, rets));
+	ksft_test_result(!ret && st.stitch_errors == 1 && st.samples == 1,
+			 "a burst needing more than frames_cap frames is a stitch error\n");
+	pool__exit(&p);
+
+	/* The forest must have the events and samples metrics. */
+	if (ksf__pool_init(&p, 64, 0))
+		ksft_exit_fail_msg("out of memory\n");
+	ret = kcc_stitch_init(&st, &p.f, KCC_K_INF, stack, 8, frames, 3, NULL);
+	ksft_test_result(ret == -EINVAL, "kcc_stitch_init refuses a forest without 2 metrics\n");
+	pool__exit(&p);
+}
+
+static void test_join(void)
+{
+	static const u64 sa[] = { 0x2010, 0x1105 };
+	static const struct br3 ba[] = { { 0x1100, 0x2000, C } };
+	static const u64 sb_[] = { 0x3010, 0x2207, 0x1105 };
+	static const struct br3 bb[] = {
+		{ 0x2202, 0x3000, C }, { 0x1100, 0x2000, C },
+	};
+	static const u64 sm[] = { 0x1200 };
+	static const struct br3 loop[] = {
+		{ 0x2ff0, 0x1105, R }, { 0x1100, 0x2000, C },
+		{ 0x2ff0, 0x1105, R }, { 0x1100, 0x2000, C },
+	};
+	static const struct br3 bad[] = { { 0x1000, 0x2000, C } };
+	static const char joined[] =
+		"top 1105;2000 1 7 1\ntop 1105;2000;3000 1 7 1\n";
+	static const char twice[] =
+		"top 1105;2000 2 7 1\ntop 1105;2000;3000 1 7 1\n";
+	struct stitcher sr;
+	bool ok;
+
+	start(&sr, KCC_K_INF);
+	apply(&sr, MK(0, 7, sa, ba));
+	apply(&sr, MK(0, 7, sb_, bb));
+	ok = dump_is(&sr, joined) && sr.st.bursts_joined == 1 &&
+	     sr.st.branches == 3 && !sr.st.join_ambiguous;
+	ksft_test_result(ok, "overlapping bursts: the shared call is counted once\n");
+	stitcher__exit(&sr);
+
+	start(&sr, KCC_K_INF);
+	apply(&sr, MK(0, 7, sa, ba));
+	kcc_stitch_break(&sr.st);
+	apply(&sr, MK(0, 7, sb_, bb));
+	ok = dump_is(&sr, twice) && !sr.st.bursts_joined;
+	ksft_test_result(ok, "kcc_stitch_break forgets: the shared call counts twice\n");
+	stitcher__exit(&sr);
+
+	/* An error in between: the next burst does not join across it. */
+	start(&sr, KCC_K_INF);
+	apply(&sr, MK(0, 7, sa, ba));
+	apply(&sr, MK(0, 0, sa, bad));
+	apply(&sr, MK(0, 7, sb_, bb));
+	ok = sr.st.stitch_errors == 1 && !sr.st.bursts_joined &&
+	     dump_is(&sr, "top 1105;2000 2 7 1\ntop 1105;2000;3000 1 7 1\n"
+			  "top 1105;2010 0 0 1\n");
+	ksft_test_result(ok, "no join with a burst that had a stitch error\n");
+	stitcher__exit(&sr);
+
+	/*
+	 * A loop calling f twice per window: the new burst's two oldest
+	 * records and its four records both match the previous burst, with
+	 * the right depth: ambiguous, everything counted.
+	 */
+	start(&sr, KCC_K_INF);
+	apply(&sr, MK(0, 7, sm, loop));
+	apply(&sr, MK(0, 7, sm, loop));
+	ok = sr.st.join_ambiguous == 1 && !sr.st.bursts_joined &&
+	     dump_is(&sr, "top 1200 0 14 2\ntop 1200;2000 4 0 0\n");
+	ksft_test_result(ok, "two possible overlaps: join_ambiguous, all counted\n");
+	stitcher__exit(&sr);
+
+	/*
+	 * Depth tells overlaps apart: records equal to the previous burst
+	 * but leaving the stack one frame deeper than the previous sample
+	 * are not the previous burst.
+	 */
+	start(&sr, KCC_K_INF);
+	apply(&sr, MK(0, 7, sa, ba));		/* depth 2 after */
+	{
+		static const u64 deep[] = { 0x2010, 0x1105, 0x1105 };
+
+		apply(&sr, MK(0, 7, deep, ba));	/* main;main;f, depth 3 */
+	}
+	ok = !sr.st.bursts_joined && !sr.st.join_ambiguous &&
+	     dump_is(&sr, "top 1105;1105;2000 1 7 1\ntop 1105;2000 1 7 1\n");
+	ksft_test_result(ok, "equal records at another depth are not an overlap\n");
+	stitcher__exit(&sr);
+}
+
+/* ---- kcc_sample_check -------------------------------------------------- */
+
+static void test_check(void)
+{
+	static const u64 st[] = { 0x2010, 0x1105 };
+	static const struct br3 br[] = { { 0x1100, 0x2000, C } };
+	struct sample_buf buf;
+	struct kcc_sample *s = &buf.hdr;
+	struct kcc_branch *b;
+	u32 size, why;
+	bool ok = true;
+
+	memcpy(&buf, MK(0, 1, st, br), sizeof(buf));
+	size = s->size;
+	b = (struct kcc_branch *)((u64 *)(s + 1) + s->nr_stack);
+	ok &= kcc_sample_check(s, size) == (int)size;
+	ok &= kcc_sample_check(s, size + 64) == (int)size;
+	s->flags = KCC_SAMPLE_TRUNCATED;
+	ok &= kcc_sample_check(s, size) == (int)size;
+	ksft_test_result(ok, "kcc_sample_check accepts good samples, returns the size\n");
+
+#define BAD(what, code, mutate) do {					\
+	memcpy(&buf, MK(0, 1, st, br), sizeof(buf));			\
+	mutate;								\
+	why = kcc_sample_why(s, len, NULL);				\
+	ksft_test_result(kcc_sample_check(s, len) == -EINVAL &&	\
+			 why == (code),					\
+			 "kcc_sample_check refuses %s (why %u)\n", what, why); \
+} while (0)
+	{
+		size_t len = size;
+
+		BAD("len below the header", KCC_SAMPLE_E_SHORT, len = 16);
+		len = size;
+		BAD("size below the header", KCC_SAMPLE_E_SHORT, s->size = 16);
+		BAD("size beyond len", KCC_SAMPLE_E_SHORT, len = size - 8);
+		len = size;
+		BAD("size not a multiple of 8", KCC_SAMPLE_E_ALIGN,
+		    s->size = size - 4);
+		BAD("an unknown flag", KCC_SAMPLE_E_FLAGS, s->flags = 2);
+		BAD("a high unknown flag", KCC_SAMPLE_E_FLAGS,
+		    s->flags = 0x80000001u);
+		BAD("a reserved field", KCC_SAMPLE_E_RESERVED,
+		    s->__reserved = 1);
+		BAD("nr_stack above the limit", KCC_SAMPLE_E_STACK,
+		    s->nr_stack = KCC_INJECT_MAX_STACK + 1);
+		BAD("nr_branches above the limit", KCC_SAMPLE_E_BRANCHES,
+		    s->nr_branches = KCC_INJECT_MAX_BRANCHES + 1);
+		BAD("size larger than the counts", KCC_SAMPLE_E_SIZE,
+		    s->nr_branches = 0);
+		BAD("size smaller than the counts", KCC_SAMPLE_E_SIZE,
+		    s->nr_stack = 3);
+		BAD("branch kind 3", KCC_SAMPLE_E_KIND, b->kind = 3);
+		BAD("branch kind ~0", KCC_SAMPLE_E_KIND, b->kind = ~0u);
+		BAD("a branch reserved field", KCC_SAMPLE_E_BR_RESERVED,
+		    b->__reserved = 1);
+		BAD("a misaligned sample", KCC_SAMPLE_E_ALIGN,
+		    s = (struct kcc_sample *)((char *)&buf + 4));
+		s = &buf.hdr;
+	}
+#undef BAD
+}
+
+/* ---- the property: stitched and joined = exact ------------------------ */
+
+struct prop {
+	struct stitcher sr;
+	u64 burst_calls;	/* call records over all bursts */
+	int err;
+};
+
+static int prop_emit(void *arg, const struct kcc_sample *s)
+{
+	struct prop *p = arg;
+	const struct kcc_branch *b = kcc_sample_branches(s);
+	u32 i;
+
+	if (kcc_sample_check(s, s->size) != (int)s->size)
+		return -EINVAL;
+	for (i = 0; i < s->nr_branches; i++)
+		p->burst_calls += b[i].kind == KCC_BR_CALL;
+	return stitcher__sample(&p->sr, s);
+}
+
+/* Routine-level label of a simulated address: the ref.h label. */
+static u64 prop_relabel(void *arg, u64 label)
+{
+	u32 r = lbrsim__routine_of(arg, label);
+
+	return r == LBRSIM_NONE ? ~0ull : ref_label(r);
+}
+
+struct prop_run {
+	u32 k;
+	u32 period;
+	u32 lbr_depth;
+	bool no_join;
+	/* results */
+	bool equal;
+	u64 calls;		/* calls the stitcher counted */
+	u64 burst_calls;
+	u64 ambiguous;
+	u64 errors;
+	u64 uncovered;
+	u64 joined;
+};
+
+static void prop_run(struct prop_run *pr, const struct ref_trace *t, u64 seed)
+{
+	struct lbrsim_opts so = {
+		.period = pr->period, .lbr_depth = pr->lbr_depth,
+		.stack_depth = KCC_INJECT_MAX_STACK, .seed = seed,
+	};
+	struct stitcher_opts o = { .k = pr->k, .no_join = pr->no_join };
+	struct prop p = { .err = 0 };
+	struct pool rel;
+	struct ref_ksf exact;
+	struct lbrsim sim;
+	char *a, *b;
+	int ret;
+
+	if (stitcher__init(&p.sr, &o) ||
+	    lbrsim__init(&sim, t->nr, &so, prop_emit, &p))
+		ksft_exit_fail_msg("out of memory\n");
+	ret = lbrsim__run(&sim, t->ev, t->n);
+	if (!ret)
+		ret = lbrsim__finish(&sim);
+	if (ret)
+		ksft_exit_fail_msg("seed %" PRIu64 ": simulation failed: %d\n",
+				   seed, ret);
+	if (ksf__relabel(&rel, &p.sr.pool.f, prop_relabel, &sim))
+		ksft_exit_fail_msg("relabel failed\n");
+	ref_ksf_build(&exact, t, pr->k, 2 * (u32)t->calls + 16,
+		      t->max_depth + 1);
+	a = ksf__dump_string(&rel.f, NULL, 1);
+	b = ksf__dump_string(&exact.f, NULL, 1);
+	if (!a || !b)
+		ksft_exit_fail_msg("out of memory\n");
+	pr->equal = !strcmp(a, b);
+	pr->calls = p.sr.st.ksf.calls;
+	pr->burst_calls = p.burst_calls;
+	pr->ambiguous = p.sr.st.join_ambiguous;
+	pr->errors = p.sr.st.stitch_errors;
+	pr->joined = p.sr.st.bursts_joined;
+	pr->uncovered = sim.uncovered;
+	free(a);
+	free(b);
+	ref_ksf_free(&exact);
+	pool__exit(&rel);
+	lbrsim__exit(&sim);
+	stitcher__exit(&p.sr);
+}
+
+#define PROP_TRACES	240
+
+static void test_property(void)
+{
+	static const u32 ks[] = { 1, 2, 3, 4, 7, KCC_K_INF };
+	u32 eq = 0, over = 0, noj_exact = 0, big = 0, big_eq = 0, i;
+	u64 rng = 0x5717c4ull, ambiguous = 0, errors = 0, joined = 0;
+	u64 calls = 0;
+
+	for (i = 0; i < PROP_TRACES; i++) {
+		struct prop_run pr = { 0 }, nj = { 0 };
+		struct ref_trace t;
+		struct ref_gen g;
+		u64 seed = ref_rand(&rng);
+
+		ref_gen_random(&g, &rng);
+		ref_gen_trace(&t, &g, &rng);
+		pr.k = ks[ref_below(&rng, sizeof(ks) / sizeof(ks[0]))];
+
+		/* Period 1 call, 64 records: every window is covered. */
+		pr.period = 1;
+		pr.lbr_depth = KCC_INJECT_MAX_BRANCHES;
+		prop_run(&pr, &t, seed);
+		if (pr.equal && pr.calls == t.calls && !pr.errors)
+			eq++;
+		else
+			ksft_print_msg("trace %u (k=%u, %" PRIu64 " calls): stitched %" PRIu64 " calls, equal %d, ambiguous %" PRIu64 ", errors %" PRIu64 "\n",
+				       i, pr.k, t.calls, pr.calls, pr.equal,
+				       pr.ambiguous, pr.errors);
+		ambiguous += pr.ambiguous;
+		errors += pr.errors;
+		joined += pr.joined;
+		calls += t.calls;
+
+		/* The same without joining: once per burst holding a call. */
+		nj = pr;
+		nj.no_join = true;
+		prop_run(&nj, &t, seed);
+		if (nj.calls == nj.burst_calls && nj.calls >= t.calls &&
+		    (nj.calls > t.calls || t.calls <= 1))
+			over++;
+		else if (nj.calls == t.calls)
+			noj_exact++;
+
+		/*
+		 * Periods of 2..8 calls with a shallower program: a window
+		 * holds at most 8 calls and 48 returns, the 64-record LBR
+		 * covers it.
+		 */
+		ref_trace_free(&t);
+		g.maxd = g.maxd > 40 ? 40 : g.maxd;
+		ref_gen_trace(&t, &g, &rng);
+		pr.period = 2 + ref_below(&rng, 7);
+		pr.no_join = false;
+		prop_run(&pr, &t, seed);
+		if (!pr.uncovered) {
+			big++;
+			if (pr.equal && pr.calls == t.calls && !pr.errors)
+				big_eq++;
+			else
+				ksft_print_msg("trace %u (k=%u, period %u): stitched %" PRIu64 " of %" PRIu64 " calls, equal %d, ambiguous %" PRIu64 "\n",
+					       i, pr.k, pr.period, pr.calls,
+					       t.calls, pr.equal, pr.ambiguous);
+		}
+		ref_trace_free(&t);
+	}
+	ksft_print_msg("%" PRIu64 " calls, %" PRIu64 " joins, %" PRIu64 " ambiguous, %" PRIu64 " stitch errors\n",
+		       calls, joined, ambiguous, errors);
+	ksft_test_result(eq == PROP_TRACES,
+			 "period 1, LBR 64: stitched+joined+relabelled k-SF = exact k-SF (%u/%u traces)\n",
+			 eq, PROP_TRACES);
+	ksft_test_result(!errors, "simulated samples never fail to stitch\n");
+	ksft_test_result(over + noj_exact == PROP_TRACES && over >= PROP_TRACES * 9 / 10,
+			 "no joining: each call counted once per burst holding it (%u/%u overcount)\n",
+			 over, PROP_TRACES);
+	ksft_test_result(big >= 200 && big_eq == big,
+			 "periods 2..8, covering LBR: k-SF = exact (%u/%u covered traces)\n",
+			 big_eq, big);
+}
+
+int main(void)
+{
+	ksft_print_header();
+	ksft_set_plan(39);
+	test_anchor();
+	test_below_bottom();
+	test_truncated();
+	test_errors();
+	test_frames_cap();
+	test_join();
+	test_check();
+	test_property();
+	ksft_finished();
+}

@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * kcc_trace_rt.c - the call/return tracing runtime of kcc, for C programs
+ * built with -finstrument-functions.  Link it into the program:
+ *
+ *	cc -finstrument-functions -c prog.c
+ *	cc -o prog prog.o kcc_trace_rt.o -lpthread
+ *	KCC_TRACE_DIR=out ./prog
+ *	kcc ccf -k 2 out/
+ *
+ * Every thread writes its own file, <dir>/kcc-<pid>-<tid>.kft, in the
+ * format of user/util/ftrace_fmt.h: routine entries and exits with the
+ * stack address of each event, then the executable mappings, so that
+ * kcc can name the routines and mend the stack where longjmp(),
+ * exceptions or exit() skipped exit events.
+ *
+ * The hooks run on every call of the program, so they do not allocate
+ * with malloc (the program may be tracing its own allocator), take no
+ * lock and make a system call only when the 1 MiB buffer of the thread is
+ * full.  A hook entered again from inside a hook (a signal handler that
+ * is itself instrumented) drops its event and counts it.
+ *
+ * Limits: events after the thread's file is closed (destructors that run
+ * after ours) are not recorded; _exit(), a fatal signal and exec() lose
+ * what is still buffered; the child of fork() starts a file of its own,
+ * whose first exits have no entries (kcc ignores them).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../../user/util/ftrace_fmt.h"
+
+#define NOTRACE		__attribute__((no_instrument_function))
+#define BUF_SIZE	(1u << 20)
+#define BUF_SLACK	64		/* room for one define and one event */
+#define IDS_MIN		(1u << 12)	/* hash slots to start with */
+#define MAPS_CHUNK	4096
+
+struct kft_thread {
+	int fd;
+	int busy;		/* inside a hook: a nested event is lost */
+	int closed;		/* file finished or failed: record nothing */
+	uint32_t len;		/* bytes in buf */
+	uint64_t prev_sp;
+	uint64_t events;	/* enter and exit records written */
+	uint64_t lost;		/* events dropped */
+	uintptr_t *keys;	/* routine addresses, 0 = empty slot */
+	uintptr_t *sites;	/* with the call site, the key of an id */
+	uint32_t *ids;
+	uint32_t mask;		/* slots - 1 */
+	uint32_t nids;		/* routine ids handed out */
+	uint8_t buf[BUF_SIZE];
+};
+
+static __thread struct kft_thread *kft_cur
+	__attribute__((tls_model("initial-exec")));
+static pthread_once_t kft_once = PTHREAD_ONCE_INIT;
+static pthread_key_t kft_key;
+static int kft_key_ok;
+static char kft_dir[1024] = ".";
+
+static NOTRACE void *kft_map(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static NOTRACE void kft_write_all(struct kft_thread *t, const void *p,
+				  size_t len)
+{
+	const uint8_t *b = p;
+
+	while (len && !t->closed) {
+		ssize_t n = write(t->fd, b, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			/* Disk full or gone: stop rather than write holes. */
+			t->closed = 1;
+			break;
+		}
+		b += n;
+		len -= n;
+	}
+}
+
+static NOTRACE void kft_flush(struct kft_thread *t)
+{
+	kft_write_all(t, t->buf, t->len);
+	t->len = 0;
+}
+
+static inline NOTRACE void kft_varint(struct kft_thread *t, uint64_t v)
+{
+	while (v >= 0x80) {
+		t->buf[t->len++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	t->buf[t->len++] = (uint8_t)v;
+}
+
+static NOTRACE void kft_bytes(struct kft_thread *t, const void *p,
+			      size_t len)
+{
+	if (BUF_SIZE - t->len < len + BUF_SLACK)
+		kft_flush(t);
+	if (len > BUF_SIZE - BUF_SLACK) {
+		kft_write_all(t, p, len);
+		return;
+	}
+	memcpy(t->buf + t->len, p, len);
+	t->len += len;
+}
+
+static inline NOTRACE void kft_room(struct kft_thread *t)
+{
+	if (BUF_SIZE - t->len < BUF_SLACK)
+		kft_flush(t);
+}
+
+static NOTRACE uint64_t kft_parse_hex(const char **s)
+{
+	uint64_t v = 0;
+	const char *p = *s;
+
+	for (;; p++) {
+		if (*p >= '0' && *p <= '9')
+			v = v * 16 + (*p - '0');
+		else if (*p >= 'a' && *p <= 'f')
+			v = v * 16 + (*p - 'a' + 10);
+		else
+			break;
+	}
+	*s = p;
+	return v;
+}
+
+/* One line of /proc/self/maps: "start-end perms offset dev inode path". */
+static NOTRACE void kft_map_line(struct kft_thread *t, const char *l)
+{
+	uint64_t start, end, off;
+	const char *path;
+	size_t len;
+	int field;
+
+	start = kft_parse_hex(&l);
+	if (*l++ != '-')
+		return;
+	end = kft_parse_hex(&l);
+	if (*l++ != ' ' || l[0] == '\0' || l[1] == '\0' || l[2] != 'x')
+		return;
+	l += 4;
+	if (*l++ != ' ')
+		return;
+	off = kft_parse_hex(&l);
+	/* Skip dev and inode to the path, which must be a file. */
+	for (field = 0; field < 2; field++) {
+		while (*l == ' ')
+			l++;
+		while (*l && *l != ' ')
+			l++;
+	}
+	while (*l == ' ')
+		l++;
+	if (*l != '/')
+		return;
+	path = l;
+	len = strlen(path);
+	kft_room(t);
+	kft_varint(t, (FTR_CTL_MAP << 2) | FTR_KIND_CTL);
+	kft_varint(t, start);
+	kft_varint(t, end);
+	kft_varint(t, off);
+	kft_varint(t, len);
+	kft_bytes(t, path, len);
+}
+
+static NOTRACE void kft_write_maps(struct kft_thread *t)
+{
+	char buf[MAPS_CHUNK + 1];
+	size_t have = 0;
+	int fd;
+
+	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (;;) {
+		ssize_t n = read(fd, buf + have, MAPS_CHUNK - have);
+		char *line, *nl;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		have += n;
+		buf[have] = '\0';
+		line = buf;
+		while ((nl = strchr(line, '\n'))) {
+			*nl = '\0';
+			kft_map_line(t, line);
+			line = nl + 1;
+		}
+		have -= line - buf;
+		memmove(buf, line, have);
+		if (have == MAPS_CHUNK)	/* a line longer than PATH_MAX */
+			have = 0;
+	}
+	close(fd);
+}
+
+static NOTRACE int kft_ids_init(struct kft_thread *t, uint32_t slots)
+{
+	t->keys = kft_map(slots * sizeof(*t->keys));
+	t->sites = kft_map(slots * sizeof(*t->sites));
+	t->ids = kft_map(slots * sizeof(*t->ids));
+	if (!t->keys || !t->sites || !t->ids)
+		return -ENOMEM;
+	t->mask = slots - 1;
+	return 0;
+}
+
+static NOTRACE void kft_ids_free(uintptr_t *keys, uintptr_t *sites,
+				 uint32_t *ids, uint32_t slots)
+{
+	if (keys)
+		munmap(keys, slots * sizeof(*keys));
+	if (sites)
+		munmap(sites, slots * sizeof(*sites));
+	if (ids)
+		munmap(ids, slots * sizeof(*ids));
+}
+
+static inline NOTRACE uint32_t kft_hash(uintptr_t fn, uintptr_t site)
+{
+	uint64_t h = (uint64_t)fn * 0x9e3779b97f4a7c15ull;
+
+	h ^= (uint64_t)site * 0xc2b2ae3d27d4eb4full;
+	return (uint32_t)(h >> 32);
+}
+
+static NOTRACE int kft_ids_grow(struct kft_thread *t)
+{
+	uintptr_t *okeys = t->keys, *osites = t->sites;
+	uint32_t *oids = t->ids, oslots = t->mask + 1, i;
+
+	if (kft_ids_init(t, oslots * 2)) {
+		kft_ids_free(t->keys, t->sites, t->ids, oslots * 2);
+		t->keys = okeys;
+		t->sites = osites;
+		t->ids = oids;
+		t->mask = oslots - 1;
+		return -ENOMEM;
+	}
+	for (i = 0; i < oslots; i++) {
+		uint32_t h;
+
+		if (!okeys[i])
+			continue;
+		for (h = kft_hash(okeys[i], osites[i]) & t->mask; t->keys[h];
+		     h = (h + 1) & t->mask)
+			;
+		t->keys[h] = okeys[i];
+		t->sites[h] = osites[i];
+		t->ids[h] = oids[i];
+	}
+	kft_ids_free(okeys, osites, oids, oslots);
+	return 0;
+}
+
+/*
+ * The id of routine @fn called from @site (the return address into its
+ * caller), defined in the file the first time the pair is seen.  Keying
+ * by the pair costs nothing per event and tells apart, at an exit, the
+ * activations of one routine that a longjmp() may have left open.
+ */
+static inline NOTRACE int kft_id(struct kft_thread *t, uintptr_t fn,
+				 uintptr_t site, uint32_t *id)
+{
+	uint32_t h;
+
+	for (h = kft_hash(fn, site) & t->mask; t->keys[h];
+	     h = (h + 1) & t->mask) {
+		if (t->keys[h] == fn && t->sites[h] == site) {
+			*id = t->ids[h];
+			return 0;
+		}
+	}
+	if ((t->nids + 1) * 2 > t->mask + 1) {
+		if (kft_ids_grow(t))
+			return -ENOMEM;
+		for (h = kft_hash(fn, site) & t->mask; t->keys[h];
+		     h = (h + 1) & t->mask)
+			;
+	}
+	t->keys[h] = fn;
+	t->sites[h] = site;
+	t->ids[h] = t->nids;
+	*id = t->nids++;
+	kft_varint(t, (FTR_CTL_DEFINE << 2) | FTR_KIND_CTL);
+	kft_varint(t, fn);
+	kft_varint(t, site);
+	return 0;
+}
+
+static NOTRACE void kft_finish(struct kft_thread *t)
+{
+	if (t->closed)
+		return;
+	kft_write_maps(t);
+	kft_room(t);
+	if (t->lost) {
+		kft_varint(t, (FTR_CTL_LOST << 2) | FTR_KIND_CTL);
+		kft_varint(t, t->lost);
+	}
+	kft_varint(t, (FTR_CTL_END << 2) | FTR_KIND_CTL);
+	kft_varint(t, t->events);
+	kft_flush(t);
+	close(t->fd);
+	t->closed = 1;
+}
+
+/*
+ * Stands for the thread state after the thread's file was finished, so a
+ * routine called by a later key destructor neither records nor reopens.
+ */
+static struct kft_thread kft_dead = { .fd = -1, .closed = 1 };
+
+static NOTRACE void kft_thread_exit(void *arg)
+{
+	struct kft_thread *t = arg;
+
+	t->busy = 1;
+	kft_finish(t);
+	kft_cur = &kft_dead;
+	kft_ids_free(t->keys, t->sites, t->ids, t->mask + 1);
+	munmap(t, sizeof(*t));
+}
+
+/* Open the file of the calling thread; the buffer holds its header. */
+static NOTRACE int kft_start(struct kft_thread *t)
+{
+	uint32_t hdr[FTR_HDR_LEN / 4];
+	char path[sizeof(kft_dir) + 64];
+
+	snprintf(path, sizeof(path), "%s/kcc-%d-%ld" FTR_SUFFIX, kft_dir,
+		 (int)getpid(), (long)syscall(SYS_gettid));
+	t->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (t->fd < 0) {
+		t->closed = 1;
+		return -errno;
+	}
+	memcpy(hdr, FTR_MAGIC, FTR_MAGIC_LEN);
+	((uint8_t *)hdr)[FTR_MAGIC_LEN] = FTR_VERSION;
+	hdr[2] = (uint32_t)getpid();
+	hdr[3] = (uint32_t)syscall(SYS_gettid);
+	kft_bytes(t, hdr, sizeof(hdr));
+	/* Mappings now too: a program killed before the end still names. */
+	kft_write_maps(t);
+	return 0;
+}
+
+/* A forked child writes a file of its own, starting from scratch. */
+static NOTRACE void kft_atfork_child(void)
+{
+	struct kft_thread *t = kft_cur;
+
+	if (!t || t->closed)
+		return;
+	/* The descriptor is shared with the parent, which owns the file. */
+	close(t->fd);
+	t->len = 0;
+	t->prev_sp = 0;
+	t->events = 0;
+	t->lost = 0;
+	memset(t->keys, 0, (t->mask + 1) * sizeof(*t->keys));
+	memset(t->sites, 0, (t->mask + 1) * sizeof(*t->sites));
+	t->nids = 0;
+	kft_start(t);
+}
+
+static NOTRACE void kft_init_once(void)
+{
+	const char *d = getenv("KCC_TRACE_DIR");
+
+	if (d && *d && strlen(d) < sizeof(kft_dir))
+		strcpy(kft_dir, d);
+	kft_key_ok = !pthread_key_create(&kft_key, kft_thread_exit);
+	pthread_atfork(NULL, NULL, kft_atfork_child);
+}
+
+static NOTRACE struct kft_thread *kft_open(void)
+{
+	struct kft_thread *t;
+
+	pthread_once(&kft_once, kft_init_once);
+	t = kft_map(sizeof(*t));
+	if (!t)
+		return NULL;
+	kft_cur = t;
+	t->busy = 1;
+	if (kft_ids_init(t, IDS_MIN) || kft_start(t)) {
+		t->closed = 1;
+		return t;
+	}
+	if (kft_key_ok)
+		pthread_setspecific(kft_key, t);
+	t->busy = 0;
+	return t;
+}
+
+static inline NOTRACE void kft_event(uintptr_t fn, uintptr_t site,
+				     unsigned int kind, uintptr_t sp)
+{
+	struct kft_thread *t = kft_cur;
+	uint64_t d;
+	uint32_t id;
+
+	if (__builtin_expect(!t, 0)) {
+		t = kft_open();
+		if (!t)
+			return;
+	}
+	if (t->closed)
+		return;
+	if (t->busy) {
+		t->lost++;
+		return;
+	}
+	t->busy = 1;
+	kft_room(t);
+	if (kft_id(t, fn, site, &id)) {
+		t->lost++;
+		t->busy = 0;
+		return;
+	}
+	kft_varint(t, ((uint64_t)id << 2) | kind);
+	/* Zigzag: small steps up and down the stack stay one byte. */
+	d = (uint64_t)sp - t->prev_sp;
+	kft_varint(t, (d << 1) ^ (uint64_t)((int64_t)d >> 63));
+	t->prev_sp = sp;
+	t->events++;
+	t->busy = 0;
+}
+
+/*
+ * The hooks keep a frame of their own (they are never inlined), so
+ * frame_address(0) sits 16 bytes below the stack pointer of the
+ * instrumented routine at the hook call: no frame pointer is needed in
+ * the program.  It is normally the same at the entry and the exit hook
+ * of an activation; it is lower at the exit after alloca(), and higher
+ * when the compiler makes the exit hook a sibling call (jmp, -O2): then
+ * it lies between the routine's entry sp and its caller's.
+ */
+NOTRACE __attribute__((noinline))
+void __cyg_profile_func_enter(void *fn, void *site)
+{
+	kft_event((uintptr_t)fn, (uintptr_t)site, FTR_KIND_ENTER,
+		  (uintptr_t)__builtin_frame_address(0));
+}
+
+NOTRACE __attribute__((noinline))
+void __cyg_profile_func_exit(void *fn, void *site)
+{
+	kft_event((uintptr_t)fn, (uintptr_t)site, FTR_KIND_EXIT,
+		  (uintptr_t)__builtin_frame_address(0));
+}
+
+/* The main thread has no key destructor call at exit(): finish here. */
+static NOTRACE __attribute__((destructor)) void kft_exit(void)
+{
+	struct kft_thread *t = kft_cur;
+
+	if (!t)
+		return;
+	t->busy = 1;
+	kft_finish(t);
+}

@@ -1,0 +1,424 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * builtin-record.c - kcc record: configure a /dev/kcc session, run or
+ * attach, stop, and write the profile.
+ *
+ * With -- CMD the command is forked first and held on a pipe until the
+ * session runs, so its first instructions are already sampled; its pid
+ * is the target (threads and children follow, KCC_TARGET_PID).  The
+ * profile is written the way kccread writes one.
+ *
+ * --trace FILE needs no module: it makes the stream a process running the
+ * call trace FILE would give (stream__from_trace()), which is how the
+ * whole userspace path is tested on machines without kcc.ko.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "builtin.h"
+#include "profile.h"
+#include "trace.h"
+
+#define CMD "kcc record"
+
+static void record_usage(void)
+{
+	printf(
+"usage: kcc record [options] -- CMD [ARGS...]\n"
+"       kcc record [options] -p PID | -a\n"
+"       kcc record --trace TRACE [-k K] [--threads N] [-o FILE]\n"
+"\n"
+"Profile with kcc.ko: sample EVENT every PERIOD occurrences, replay the\n"
+"calls around each sample into k-slab forests, then write the profile\n"
+"(what kccread writes) to FILE, default kcc.data.\n"
+"\n"
+"Options:\n"
+"  -e EVENT          cache-misses (default), cache-references, cycles,\n"
+"                    instructions, branch-misses, cpu-clock, task-clock,\n"
+"                    page-faults, or rNNNN (raw PMU config, hex)\n"
+"  -c PERIOD         events per sample (default: the module's)\n"
+"  -F FREQ           samples per second: not in ABI 1, rejected\n"
+"  -k K              context length kept, 1..64 or inf (default 3)\n"
+"  --source S        auto (default), lbr or fp\n"
+"  -p PID            attach to process PID until it exits or Ctrl-C\n"
+"  -a                every task, until Ctrl-C or --duration\n"
+"  --duration SEC    stop after SEC seconds\n"
+"  --burst-rr N      adaptive bursting: replay 1 in N bursts of seen contexts\n"
+"  --device PATH     the device (default /dev/kcc)\n"
+"  -o FILE           output profile ('-': stdout, not a terminal)\n"
+"  --trace TRACE     no module: the stream of call trace TRACE\n"
+"  --threads N       with --trace: spread top-level calls over N threads\n"
+"  -h, --help        this help\n"
+"\n"
+"EXAMPLES\n"
+"  kcc record -- ./a.out input.txt && kcc report\n"
+"  kcc record -e cycles -c 100000 -k 2 -p 1234 --duration 10\n"
+"  kcc record --trace t.txt -k 2 -o t.kcc && kcc report t.kcc\n");
+}
+
+struct event_name {
+	const char *name;
+	uint32_t type;		/* PERF_TYPE_* */
+	uint64_t config;
+};
+
+static const struct event_name events[] = {
+	{ "cycles", 0, 0 },
+	{ "instructions", 0, 1 },
+	{ "cache-references", 0, 2 },
+	{ "cache-misses", 0, 3 },
+	{ "branch-misses", 0, 5 },
+	{ "cpu-clock", 1, 0 },
+	{ "task-clock", 1, 1 },
+	{ "page-faults", 1, 2 },
+};
+
+static volatile sig_atomic_t stop_now;
+
+static void on_signal(int sig)
+{
+	stop_now = 1;
+}
+
+enum {
+	OPT_SOURCE = 256, OPT_DURATION, OPT_BURST_RR, OPT_DEVICE, OPT_TRACE,
+	OPT_THREADS,
+};
+
+struct record_opts {
+	struct kcc_config cfg;
+	const char *device;
+	const char *output;
+	const char *trace;
+	uint32_t threads;
+	uint32_t duration;
+	char **cmd;
+};
+
+static int parse_event(const char *s, struct kcc_config *c)
+{
+	size_t i;
+	char *end;
+
+	for (i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+		if (!strcmp(s, events[i].name)) {
+			c->event_type = events[i].type;
+			c->event_config = events[i].config;
+			return 0;
+		}
+	}
+	if (s[0] == 'r' && s[1]) {
+		errno = 0;
+		c->event_config = strtoull(s + 1, &end, 16);
+		if (!errno && !*end) {
+			c->event_type = 4;	/* PERF_TYPE_RAW */
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int write_profile(struct profile *p, const char *output)
+{
+	FILE *out = strcmp(output, "-") ? fopen(output, "w") : stdout;
+	int ret;
+
+	if (!out) {
+		fprintf(stderr, "kcc: %s: %s\n", output, strerror(errno));
+		return -errno;
+	}
+	ret = profile__write(p, out);
+	if ((out != stdout && fclose(out)) || ret) {
+		fprintf(stderr, "kcc: %s: write error\n", output);
+		return -EIO;
+	}
+	return 0;
+}
+
+static int record_trace(const struct record_opts *ro)
+{
+	struct stream_gen g = {
+		.k = ro->cfg.k, .threads = ro->threads, .tgid = 1000,
+		.comm = "trace", .base = 0x400000, .jitter = 1,
+	};
+	struct sbuf b = { 0 };
+	struct profile p;
+	struct symobj so;
+	struct trace t;
+	uint32_t i;
+	int ret;
+
+	if (trace__init(&t))
+		return -ENOMEM;
+	profile__init(&p);
+	memset(&so, 0, sizeof(so));
+	ret = trace__read(&t, ro->trace, false);
+	if (ret)
+		goto cleanup;
+	ret = stream__from_trace(&b, &t, &g);
+	if (ret) {
+		fprintf(stderr, "kcc: %s: cannot make a stream: %s\n", ro->trace,
+			strerror(-ret));
+		goto cleanup;
+	}
+	ret = profile__add_stream(&p, b.p, b.len, ro->trace);
+	b.p = NULL;
+	if (ret)
+		goto cleanup;
+	/* The trace's routines are the symbols of the synthetic mapping. */
+	so.path = strdup(STREAM_GEN_PATH);
+	ret = so.path ? 0 : -ENOMEM;
+	for (i = 0; i < symtab__nr(&t.syms) && !ret; i++)
+		ret = symobj__add(&so, (uint64_t)i * STREAM_GEN_STRIDE,
+				  STREAM_GEN_STRIDE, symtab__name(&t.syms, i));
+	symobj__finish(&so);
+	if (!ret)
+		ret = profile__add_object(&p, 0, 1, 0, &so);
+	if (!ret)
+		ret = write_profile(&p, ro->output);
+cleanup:
+	symobj__exit(&so);
+	sbuf__exit(&b);
+	profile__exit(&p);
+	trace__exit(&t);
+	return ret;
+}
+
+static int record_device(struct record_opts *ro)
+{
+	struct kcc_version v;
+	struct profile p;
+	pid_t child = -1;
+	int fd, go[2] = { -1, -1 }, ret, status;
+	void *buf = NULL;
+	size_t len;
+	time_t t0 = time(NULL);
+
+	profile__init(&p);
+	fd = kccdev__open(ro->device, &v);
+	if (fd < 0)
+		return fd;
+	if (ro->cmd) {
+		if (pipe(go)) {
+			ret = -errno;
+			goto cleanup;
+		}
+		child = fork();
+		if (child < 0) {
+			ret = -errno;
+			goto cleanup;
+		}
+		if (!child) {
+			char c;
+
+			close(go[1]);
+			close(fd);
+			/* Wait for the session: EOF without a byte means no. */
+			if (read(go[0], &c, 1) != 1)
+				_exit(127);
+			execvp(ro->cmd[0], ro->cmd);
+			fprintf(stderr, "kcc: %s: %s\n", ro->cmd[0], strerror(errno));
+			_exit(127);
+		}
+		close(go[0]);
+		go[0] = -1;
+		ro->cfg.pid = child;
+	}
+	if (ioctl(fd, KCC_IOC_CONFIGURE, &ro->cfg)) {
+		ret = -errno;
+		fprintf(stderr, "kcc: %s: configure: %s%s\n", ro->device, strerror(errno),
+			errno == EOPNOTSUPP || errno == ENOENT ?
+			" (event or source not available here)" :
+			errno == EBUSY ? " (another session is active)" : "");
+		goto cleanup;
+	}
+	if (ioctl(fd, KCC_IOC_START)) {
+		ret = -errno;
+		fprintf(stderr, "kcc: %s: start: %s\n", ro->device, strerror(errno));
+		goto cleanup;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (child > 0) {
+		if (write(go[1], "g", 1) != 1) {
+			ret = -errno;
+			goto cleanup;
+		}
+		close(go[1]);
+		go[1] = -1;
+		while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+			;
+		child = -1;
+	} else {
+		while (!stop_now) {
+			if (ro->duration && time(NULL) - t0 >= ro->duration)
+				break;
+			if (ro->cfg.target == KCC_TARGET_PID &&
+			    kill(ro->cfg.pid, 0) && errno == ESRCH)
+				break;
+			usleep(100000);
+		}
+	}
+	if (ioctl(fd, KCC_IOC_STOP) && errno != EINVAL)
+		fprintf(stderr, "kcc: %s: stop: %s\n", ro->device, strerror(errno));
+	ret = kccdev__snapshot(fd, ro->device, false, &buf, &len);
+	if (ret)
+		goto cleanup;
+	ret = profile__add_stream(&p, buf, len, ro->device);
+	if (ret)
+		goto cleanup;
+	ret = profile__add_objects(&p, 0);
+	if (ret > 0)
+		fprintf(stderr, "kcc: warning: %d mapped objects could not be read: their routines stay unnamed\n",
+			ret);
+	ret = ret < 0 ? ret : write_profile(&p, ro->output);
+	if (!ret)
+		fprintf(stderr, "kcc: wrote %s (%u tasks)\n", ro->output,
+			p.runs[0].s.nr_tasks);
+cleanup:
+	if (child > 0) {
+		/* Never started: closing the pipe makes it exit. */
+		if (go[1] >= 0)
+			close(go[1]);
+		go[1] = -1;
+		waitpid(child, &status, 0);
+	}
+	if (go[0] >= 0)
+		close(go[0]);
+	if (go[1] >= 0)
+		close(go[1]);
+	close(fd);
+	profile__exit(&p);
+	return ret;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "source", required_argument, NULL, OPT_SOURCE },
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "burst-rr", required_argument, NULL, OPT_BURST_RR },
+		{ "device", required_argument, NULL, OPT_DEVICE },
+		{ "trace", required_argument, NULL, OPT_TRACE },
+		{ "threads", required_argument, NULL, OPT_THREADS },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct record_opts ro = {
+		.cfg = {
+			.size = sizeof(struct kcc_config),
+			.k = 3,
+			.source = KCC_SOURCE_AUTO,
+			.target = KCC_TARGET_PID,
+			.event_type = 0,
+			.event_config = 3,
+		},
+		.device = KCC_DEVICE,
+		.output = "kcc.data",
+		.threads = 1,
+	};
+	bool have_p = false, have_a = false;
+	uint32_t x;
+	int c, ret;
+
+	/* '+': stop at the command's own arguments. */
+	while ((c = getopt_long(argc, argv, "+:e:c:F:k:p:ao:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			if (parse_event(optarg, &ro.cfg))
+				return usage_error(CMD, "unknown event '%s'", optarg);
+			break;
+		case 'c':
+			if (parse_u32(optarg, &x) || !x)
+				return usage_error(CMD, "bad -c '%s': expected a positive period", optarg);
+			ro.cfg.sample_period = x;
+			break;
+		case 'F':
+			return usage_error(CMD, "-F: the kcc ABI %d samples by period only: use -c PERIOD",
+					   KCC_ABI_MAJOR);
+		case 'k':
+			if (!strcmp(optarg, "inf"))
+				ro.cfg.k = KCC_K_INF;
+			else if (parse_u32(optarg, &ro.cfg.k) || !ro.cfg.k ||
+				 ro.cfg.k > KCC_K_MAX)
+				return usage_error(CMD, "bad -k '%s': expected 1..%d or 'inf'",
+						   optarg, KCC_K_MAX);
+			break;
+		case OPT_SOURCE:
+			if (!strcmp(optarg, "auto"))
+				ro.cfg.source = KCC_SOURCE_AUTO;
+			else if (!strcmp(optarg, "lbr"))
+				ro.cfg.source = KCC_SOURCE_LBR;
+			else if (!strcmp(optarg, "fp"))
+				ro.cfg.source = KCC_SOURCE_FP;
+			else
+				return usage_error(CMD, "bad --source '%s': expected auto, lbr or fp",
+						   optarg);
+			break;
+		case 'p':
+			if (parse_u32(optarg, &x) || !x || x > 0x7fffffff)
+				return usage_error(CMD, "bad -p '%s': expected a process id", optarg);
+			ro.cfg.pid = x;
+			have_p = true;
+			break;
+		case 'a':
+			have_a = true;
+			break;
+		case OPT_DURATION:
+			if (parse_u32(optarg, &ro.duration) || !ro.duration)
+				return usage_error(CMD, "bad --duration '%s': expected seconds", optarg);
+			break;
+		case OPT_BURST_RR:
+			if (parse_u32(optarg, &ro.cfg.burst_rr_inv))
+				return usage_error(CMD, "bad --burst-rr '%s'", optarg);
+			break;
+		case OPT_DEVICE:
+			ro.device = optarg;
+			break;
+		case 'o':
+			ro.output = optarg;
+			break;
+		case OPT_TRACE:
+			ro.trace = optarg;
+			break;
+		case OPT_THREADS:
+			if (parse_u32(optarg, &ro.threads) || !ro.threads ||
+			    ro.threads > 1024)
+				return usage_error(CMD, "bad --threads '%s': expected 1..1024", optarg);
+			break;
+		case 'h':
+			record_usage();
+			return KCC_EXIT_OK;
+		default:
+			return usage_bad_option(CMD, c, argv);
+		}
+	}
+	if (optind < argc && !strcmp(argv[optind - 1], "--"))
+		ro.cmd = argv + optind;
+	else if (optind < argc)
+		ro.cmd = argv + optind;
+	if (!strcmp(ro.output, "-") && isatty(1))
+		return usage_error(CMD, "refusing to write a binary profile to a terminal");
+	if (ro.trace) {
+		if (have_p || have_a || ro.cmd)
+			return usage_error(CMD, "--trace replaces -p, -a and a command");
+		ret = record_trace(&ro);
+		return ret ? KCC_EXIT_ERROR : KCC_EXIT_OK;
+	}
+	if (have_p + have_a + (ro.cmd != NULL) != 1)
+		return usage_error(CMD, "give exactly one of -p PID, -a or -- CMD");
+	if (have_a) {
+		ro.cfg.target = KCC_TARGET_ALL;
+		ro.cfg.pid = 0;
+	}
+	ret = record_device(&ro);
+	return ret ? KCC_EXIT_ERROR : KCC_EXIT_OK;
+}

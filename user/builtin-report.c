@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * builtin-report.c - kcc report: k-contexts of a profile, with symbols.
+ */
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "builtin.h"
+#include "report.h"
+
+#define CMD "kcc report"
+
+static void report_usage(void)
+{
+	printf(
+"usage: kcc report [options] [PROFILE]\n"
+"\n"
+"Print the k-calling-context forest of PROFILE (default kcc.data; a\n"
+"profile from kccread or kcc record, or a bare /dev/kcc stream): which\n"
+"short call paths (k-contexts) ran and caused the sampled events, with\n"
+"routine names.  One forest per process (command name) unless told.\n"
+"\n"
+"Options:\n"
+"  --k K                contexts of at most K call edges (default: the\n"
+"                       recorded k; at most the recorded k)\n"
+"  --sort METRIC        misses (the sampled event, default), calls,\n"
+"                       samples, or a metric name of the profile\n"
+"  --percent-limit P    hide contexts below P%% of the total\n"
+"  --routine NAME       the tree of NAME: every k-context leading to it\n"
+"  --similar X          x%%-similar view: contexts with at least X%% of\n"
+"                       their routine's count, as trees\n"
+"  --hot PHI            hot contexts: count >= PHI * total (0 < PHI <= 1)\n"
+"  --srcline            file:line of each routine (needs the binaries\n"
+"                       or their debuginfo)\n"
+"  --format FMT         text (default), folded, json, pprof, svg\n"
+"  -o FILE              write to FILE instead of stdout\n"
+"  --pid PID            only the process PID\n"
+"  --tid TID            only the thread TID\n"
+"  --comm NAME          only threads or processes named NAME\n"
+"  --per-thread         one forest per thread\n"
+"  --all                one forest for everything selected\n"
+"  --max-nodes N        cap on k-CCF nodes per forest\n"
+"  -h, --help           this help\n"
+"\n"
+"Text: one line per k-context, sorted by METRIC, with its share of the\n"
+"total and every counter; counts are exclusive (activations whose\n"
+"k-context is exactly that path), so they add up to the total.  The\n"
+"header names the source and the samples dropped; calls are shown as\n"
+"'-' when no burst was replayed (frame-pointer source).\n"
+"\n"
+"EXAMPLES\n"
+"  kcc report                              top k-contexts of kcc.data\n"
+"  kcc report --routine memcpy --k 2 p.kcc every 2-context of memcpy\n"
+"  kcc report --format folded p.kcc | flamegraph.pl > f.svg\n"
+"  kcc report --format pprof -o p.pb.gz p.kcc && go tool pprof -top p.pb.gz\n"
+"  kcc report --format svg -o flame.svg p.kcc\n");
+}
+
+enum {
+	OPT_K = 256, OPT_SORT, OPT_PERCENT, OPT_ROUTINE, OPT_SIMILAR, OPT_HOT,
+	OPT_SRCLINE, OPT_FORMAT, OPT_PID, OPT_TID, OPT_COMM, OPT_PER_THREAD,
+	OPT_ALL, OPT_MAX_NODES,
+};
+
+static int parse_pid(const char *s, int64_t *v)
+{
+	uint32_t x;
+
+	if (parse_u32(s, &x) || x > 0x7fffffff)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "k", required_argument, NULL, OPT_K },
+		{ "sort", required_argument, NULL, OPT_SORT },
+		{ "percent-limit", required_argument, NULL, OPT_PERCENT },
+		{ "routine", required_argument, NULL, OPT_ROUTINE },
+		{ "similar", required_argument, NULL, OPT_SIMILAR },
+		{ "hot", required_argument, NULL, OPT_HOT },
+		{ "srcline", no_argument, NULL, OPT_SRCLINE },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "pid", required_argument, NULL, OPT_PID },
+		{ "tid", required_argument, NULL, OPT_TID },
+		{ "comm", required_argument, NULL, OPT_COMM },
+		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
+		{ "all", no_argument, NULL, OPT_ALL },
+		{ "max-nodes", required_argument, NULL, OPT_MAX_NODES },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char *const fmts[] = {
+		[FMT_TEXT] = "text", [FMT_FOLDED] = "folded", [FMT_JSON] = "json",
+		[FMT_PPROF] = "pprof", [FMT_SVG] = "svg",
+	};
+	struct report_opts o = { .sort = -1, .pid = -1, .tid = -1 };
+	const char *path = "kcc.data", *outpath = NULL, *sort = NULL;
+	struct profile p;
+	struct report r;
+	FILE *out = stdout;
+	double x;
+	int c, ret, i;
+
+	while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_K:
+			if (!strcmp(optarg, "inf")) {
+				o.k = KCC_K_INF;
+			} else if (parse_u32(optarg, &o.k) || o.k > KCC_K_MAX) {
+				return usage_error(CMD, "bad --k '%s': expected 0..%d or 'inf'",
+						   optarg, KCC_K_MAX);
+			}
+			o.k_set = true;
+			break;
+		case OPT_SORT:
+			sort = optarg;
+			break;
+		case OPT_PERCENT:
+			if (parse_double(optarg, &x) || x < 0 || x > 100)
+				return usage_error(CMD, "bad --percent-limit '%s': expected 0..100",
+						   optarg);
+			o.percent_limit = x;
+			break;
+		case OPT_ROUTINE:
+			o.routine = optarg;
+			break;
+		case OPT_SIMILAR:
+			if (parse_double(optarg, &x) || !(x > 0) || x > 100)
+				return usage_error(CMD, "bad --similar '%s': expected a percentage in (0, 100]",
+						   optarg);
+			o.similar = x;
+			break;
+		case OPT_HOT:
+			if (parse_double(optarg, &x) || !(x > 0) || x > 1)
+				return usage_error(CMD, "bad --hot '%s': expected a fraction in (0, 1]",
+						   optarg);
+			o.hot = x;
+			break;
+		case OPT_SRCLINE:
+			o.srcline = true;
+			break;
+		case OPT_FORMAT:
+			for (i = 0; i < 5; i++)
+				if (!strcmp(optarg, fmts[i]))
+					break;
+			if (i == 5)
+				return usage_error(CMD, "bad --format '%s': expected text, folded, json, pprof or svg",
+						   optarg);
+			o.format = i;
+			break;
+		case OPT_PID:
+			if (parse_pid(optarg, &o.pid))
+				return usage_error(CMD, "bad --pid '%s'", optarg);
+			break;
+		case OPT_TID:
+			if (parse_pid(optarg, &o.tid))
+				return usage_error(CMD, "bad --tid '%s'", optarg);
+			break;
+		case OPT_COMM:
+			o.comm = optarg;
+			break;
+		case OPT_PER_THREAD:
+			o.group = GROUP_THREAD;
+			break;
+		case OPT_ALL:
+			o.group = GROUP_ALL;
+			break;
+		case OPT_MAX_NODES:
+			if (parse_u32(optarg, &o.max_nodes) || !o.max_nodes ||
+			    o.max_nodes >= KCC_NIL - 3)
+				return usage_error(CMD, "bad --max-nodes '%s'", optarg);
+			break;
+		case 'o':
+			outpath = optarg;
+			break;
+		case 'h':
+			report_usage();
+			return KCC_EXIT_OK;
+		default:
+			return usage_bad_option(CMD, c, argv);
+		}
+	}
+	if (optind < argc)
+		path = argv[optind++];
+	if (optind < argc)
+		return usage_error(CMD, "unexpected argument '%s'", argv[optind]);
+	if ((o.similar > 0) + (o.hot > 0) + (o.routine != NULL) > 1)
+		return usage_error(CMD, "--routine, --similar and --hot are different views: pick one");
+	if ((o.format == FMT_PPROF || o.format == FMT_SVG) && !outpath &&
+	    isatty(1) && o.format == FMT_PPROF)
+		return usage_error(CMD, "pprof output is binary: use -o FILE or a pipe");
+	o.name = strcmp(path, "-") ? path : "<stdin>";
+
+	ret = profile__read(&p, path);
+	if (ret) {
+		profile__exit(&p);
+		return KCC_EXIT_ERROR;
+	}
+	if (sort) {
+		const struct stream *s = &p.runs[0].s;
+
+		if (!strcmp(sort, "misses") || !strcmp(sort, "events"))
+			o.sort = KCC_CTR_EVENTS;
+		else if (!strcmp(sort, "calls"))
+			o.sort = KCC_CTR_CALLS;
+		else if (!strcmp(sort, "samples"))
+			o.sort = stream__metric(s, "samples");
+		else
+			o.sort = stream__metric(s, sort);
+		if (o.sort < 0 || (uint32_t)o.sort >= s->nr_ctrs) {
+			profile__exit(&p);
+			return usage_error(CMD, "bad --sort '%s': this profile has no such metric",
+					   sort);
+		}
+		if (o.sort == KCC_CTR_CALLS &&
+		    !(s->hdr.flags & KCC_HDR_CALLS_VALID)) {
+			fprintf(stderr, "kcc: %s: calls were not measured (no bursts replayed): cannot sort by calls\n",
+				o.name);
+			profile__exit(&p);
+			return KCC_EXIT_ERROR;
+		}
+	}
+
+	ret = report__build(&r, &p, &o);
+	if (!ret) {
+		if (outpath) {
+			out = fopen(outpath, "w");
+			if (!out) {
+				perror(outpath);
+				ret = -1;
+			}
+		}
+		if (!ret) {
+			ret = report__print(&r, out);
+			if (ret && ret != -ENOENT)
+				fprintf(stderr, "kcc: %s: %s\n", o.name, strerror(-ret));
+			if (out != stdout && fclose(out) && !ret) {
+				fprintf(stderr, "kcc: %s: write error\n", outpath);
+				ret = -EIO;
+			}
+		}
+	}
+	report__exit(&r);
+	profile__exit(&p);
+	return ret ? KCC_EXIT_ERROR : KCC_EXIT_OK;
+}

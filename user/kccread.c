@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kccread.c - read the kcc stream (/dev/kcc or a saved stream), add what
+ * symbolization needs (each mapped object's build-id and symbol table,
+ * read now, while the files are there) and write a profile file.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "profile.h"
+
+#define EXIT_USAGE	2
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+"usage: kccread [options] [DEVICE|STREAM]\n"
+"\n"
+"Read a snapshot of the kcc session from DEVICE (default /dev/kcc), or a\n"
+"stream saved earlier, check it, add the build-id and a copy of the\n"
+"symbol table of every mapped object (Documentation/profile-format.rst)\n"
+"and write the profile to standard output.\n"
+"\n"
+"Options:\n"
+"  -o FILE         write to FILE instead of standard output\n"
+"  --raw           write the stream as read, without symbols\n"
+"  -q, --quiet     no progress or warnings on stderr\n"
+"  -h, --help      this help\n"
+"  -V, --version   print the version and the ABI this kccread speaks\n"
+"\n"
+"Exit status: 0 success, 1 error (no module, permissions, ABI mismatch,\n"
+"malformed stream), 2 usage error.\n"
+"\n"
+"EXAMPLES\n"
+"  kccread > app.kcc && kcc report app.kcc\n"
+"  kccread -o app.kcc /dev/kcc\n"
+"  kccread saved.stream > saved.kcc\n");
+}
+
+static int usage_err(const char *msg, const char *arg)
+{
+	fprintf(stderr, "kccread: %s%s%s\nTry 'kccread --help' for more information.\n",
+		msg, arg ? " " : "", arg ? arg : "");
+	return EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "raw", no_argument, NULL, 'r' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *in = KCC_DEVICE, *outpath = NULL;
+	bool raw = false, quiet = false, progress;
+	struct profile p;
+	struct stat st;
+	FILE *out = stdout;
+	void *buf = NULL;
+	size_t len = 0;
+	int c, ret;
+
+	kcc_progname = "kccread";
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:qhV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			outpath = optarg;
+			break;
+		case 'r':
+			raw = true;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("kccread 0.1 (kcc ABI %d.%d, stream %d, profile %d)\n",
+			       KCC_ABI_MAJOR, KCC_ABI_MINOR, KCC_STREAM_VERSION,
+			       PROF_VERSION);
+			return 0;
+		case ':':
+			return usage_err("option needs a value:", argv[optind - 1]);
+		default:
+			return usage_err("unknown option", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		in = argv[optind++];
+	if (optind < argc)
+		return usage_err("unexpected argument", argv[optind]);
+	if (!outpath && isatty(1))
+		return usage_err("refusing to write a binary profile to a terminal: redirect it or use -o FILE", NULL);
+	progress = !quiet && isatty(2);
+
+	if (!stat(in, &st) && S_ISCHR(st.st_mode)) {
+		struct kcc_version v;
+		int fd = kccdev__open(in, &v);
+
+		if (fd < 0)
+			return 1;
+		ret = kccdev__snapshot(fd, in, progress, &buf, &len);
+		close(fd);
+	} else {
+		if (!strcmp(in, KCC_DEVICE) && access(in, F_OK)) {
+			fprintf(stderr, "kccread: %s: %s: is the kcc module loaded? (modprobe kcc, or insmod kcc.ko)\n",
+				in, strerror(errno));
+			return 1;
+		}
+		ret = read_whole_file(in, STREAM_MAX_BYTES, progress, &buf, &len);
+	}
+	if (ret)
+		return 1;
+
+	profile__init(&p);
+	if (len >= 8 && !memcmp(buf, PROF_MAGIC, 8)) {
+		free(buf);
+		fprintf(stderr, "kccread: %s: already a profile\n", in);
+		return 1;
+	}
+	ret = profile__add_stream(&p, buf, len,
+				  strcmp(in, "-") ? in : "<stdin>");
+	if (ret)
+		goto cleanup;
+	if (!raw) {
+		ret = profile__add_objects(&p, 0);
+		if (ret > 0 && !quiet)
+			fprintf(stderr, "kccread: warning: %d mapped object%s could not be read: %s routines stay unnamed\n",
+				ret, ret == 1 ? "" : "s", ret == 1 ? "its" : "their");
+		ret = ret < 0 ? ret : 0;
+		if (ret)
+			goto cleanup;
+	}
+	if (outpath) {
+		out = fopen(outpath, "w");
+		if (!out) {
+			fprintf(stderr, "kccread: %s: %s\n", outpath, strerror(errno));
+			ret = -errno;
+			goto cleanup;
+		}
+	}
+	if (raw)
+		fwrite(p.runs[0].raw, 1, p.runs[0].raw_len, out);
+	else
+		ret = profile__write(&p, out);
+	if (fflush(out) || ferror(out) || ret) {
+		fprintf(stderr, "kccread: %s: write error\n",
+			outpath ? outpath : "<stdout>");
+		ret = -EIO;
+	}
+	if (out != stdout)
+		fclose(out);
+	if (!ret && progress)
+		fprintf(stderr, "kccread: %u tasks, %u maps, %u objects\n",
+			p.runs[0].s.nr_tasks, p.runs[0].s.nr_maps, p.nr_objs);
+cleanup:
+	profile__exit(&p);
+	return ret ? 1 : 0;
+}

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * accuracy.c - degree of overlap and hot-edge coverage of two k-CCFs
+ * (see accuracy.h).
+ *
+ * One pass per forest computes the item weights (children's counts are
+ * subtracted from their parent, which is stored earlier), one pass over
+ * the approximate forest maps each node to the exact node of the same
+ * label path through the exact forest's (parent, label) index, and the
+ * sums follow.  O(n) time and three arrays of n words.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accuracy.h"
+
+/*
+ * Item weights of @f: exclusive (k-context) weights unless @inclusive.
+ * @w has f->count entries; returns the total, *max the largest.
+ */
+static uint64_t item_weights(const struct kcc_forest *f, uint32_t k,
+			     bool inclusive, uint64_t *w, uint64_t *max)
+{
+	uint64_t total = 0;
+	uint32_t i;
+
+	*max = 0;
+	for (i = 0; i < f->count; i++)
+		w[i] = kcc_forest_ctr(f, i)[KCC_CTR_CALLS];
+	/*
+	 * A k-CCF node's count includes its children's; a CCT's counts are
+	 * exclusive already.  Children come after their parent and their
+	 * count is read from the node, so the order of subtraction does
+	 * not matter.  The clamp only guards a forest that breaks the
+	 * parent >= children rule, which inv_k never produces.
+	 */
+	if (!inclusive && k != KCC_K_INF) {
+		for (i = 0; i < f->count; i++) {
+			const struct kcc_node *n = kcc_forest_node(f, i);
+			uint64_t c = n->ctr[KCC_CTR_CALLS];
+
+			if (kcc_is_root_parent(n->parent))
+				continue;
+			w[n->parent] -= w[n->parent] < c ? w[n->parent] : c;
+		}
+	}
+	for (i = 0; i < f->count; i++) {
+		total += w[i];
+		if (w[i] > *max)
+			*max = w[i];
+	}
+	return total;
+}
+
+int accuracy__compare(const struct kcc_forest *exact,
+		      const struct kcc_forest *approx,
+		      const struct acc_opts *o, struct accuracy *acc)
+{
+	bool inclusive = o->flags & ACC_INCLUSIVE;
+	uint64_t *we = NULL, *wa = NULL, maxe, maxa;
+	uint32_t *map = NULL, i, j;
+	size_t ne = exact->count ? exact->count : 1;
+	size_t na = approx->count ? approx->count : 1;
+	uint8_t *hot_e = NULL;
+	int ret = -ENOMEM;
+
+	memset(acc, 0, sizeof(*acc));
+	if (o->nr_t > ACC_MAX_T)
+		return -EINVAL;
+	for (j = 0; j < o->nr_t; j++)
+		if (!(o->t[j] > 0 && o->t[j] <= 1))
+			return -EINVAL;
+
+	we = malloc(ne * sizeof(*we));
+	hot_e = malloc(ne);
+	wa = malloc(na * sizeof(*wa));
+	map = malloc(na * sizeof(*map));
+	if (!we || !hot_e || !wa || !map)
+		goto cleanup;
+
+	acc->weight_exact = item_weights(exact, o->k, inclusive, we, &maxe);
+	acc->weight_approx = item_weights(approx, o->k, inclusive, wa,
+					  &maxa);
+	if (!acc->weight_exact) {
+		ret = -EINVAL;
+		goto cleanup;
+	}
+	for (i = 0; i < exact->count; i++)
+		acc->items_exact += we[i] != 0;
+	for (i = 0; i < approx->count; i++)
+		acc->items_approx += wa[i] != 0;
+
+	/* Approximate node -> exact node with the same label path. */
+	for (i = 0; i < approx->count; i++) {
+		const struct kcc_node *n = kcc_forest_node(approx, i);
+		uint32_t p = kcc_is_root_parent(n->parent) ? n->parent :
+			     map[n->parent];
+
+		map[i] = KCC_NIL;
+		if (p == KCC_NIL)
+			continue;
+		/* inv_k makes every root a KCC_ROOT_TOP: try both kinds. */
+		if (kcc_is_root_parent(p)) {
+			map[i] = kcc_forest_find(exact, KCC_ROOT_TOP, n->label);
+			if (map[i] == KCC_NIL)
+				map[i] = kcc_forest_find(exact, KCC_ROOT_SLAB,
+							 n->label);
+		} else {
+			map[i] = kcc_forest_find(exact, p, n->label);
+		}
+	}
+
+	if (acc->weight_approx) {
+		double sum = 0;
+
+		for (i = 0; i < approx->count; i++) {
+			double pa, pe;
+
+			if (map[i] == KCC_NIL || !wa[i] || !we[map[i]])
+				continue;
+			acc->items_common++;
+			pa = (double)wa[i] / (double)acc->weight_approx;
+			pe = (double)we[map[i]] / (double)acc->weight_exact;
+			sum += pa < pe ? pa : pe;
+		}
+		acc->overlap = sum > 1 ? 1 : sum;
+	}
+
+	for (j = 0; j < o->nr_t; j++) {
+		/* w >= T * hottest, as in Figure 2 of the paper. */
+		double te = o->t[j] * (double)maxe;
+		double ta = o->t[j] * (double)maxa;
+
+		for (i = 0; i < exact->count; i++) {
+			hot_e[i] = we[i] && (double)we[i] >= te;
+			acc->hot_exact[j] += hot_e[i];
+		}
+		for (i = 0; i < approx->count; i++) {
+			if (!wa[i] || (double)wa[i] < ta || map[i] == KCC_NIL)
+				continue;
+			acc->hot_found[j] += hot_e[map[i]];
+		}
+		acc->cover[j] = acc->hot_exact[j] ?
+				(double)acc->hot_found[j] / acc->hot_exact[j] : 0;
+	}
+	ret = 0;
+cleanup:
+	free(we);
+	free(hot_e);
+	free(wa);
+	free(map);
+	return ret;
+}

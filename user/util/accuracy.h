@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * accuracy.h - how close an approximate k-CCF is to the exact one: the
+ * degree of overlap and the hot-edge coverage of Zhuang et al., "Accurate,
+ * Efficient, and Adaptive Calling Context Profiling" (PLDI'06, Section 3),
+ * carried from CCT edges over to k-CCF nodes.
+ *
+ * Items.  A CCT edge stands for the activations of exactly one calling
+ * context, so the edges' weights add up to all calls.  In a k-CCF a node
+ * counts the activations whose context ends with its path, so a node's
+ * count includes its children's.  Taken by default, the items are the
+ * k-contexts themselves: node u weighs
+ *
+ *	w(u) = c(u) - sum of c(v) over the children v of u	(level < k)
+ *	w(u) = c(u)						(level = k)
+ *
+ * which is the number of activations whose k-context (the last k call
+ * edges, or the whole context when shorter) is u's path; these weights
+ * partition all calls, as the CCT's do, and for k = infinity they are the
+ * CCT's edge weights.  ACC_INCLUSIVE takes every node with w(u) = c(u)
+ * instead, which also rewards the easy short contexts.
+ *
+ * Two nodes are the same item when their label paths from the root are
+ * equal (Definition 1 of the paper), so both forests must use the same
+ * labels: the symtab ids of one trace.
+ *
+ *	overlap  = sum over common items of min(w1(u) / W1, w2(u) / W2)
+ *	hot(F,T) = { u in F : w(u) >= T * max w in F }
+ *	cover(T) = |hot(approx, T) & hot(exact, T)| / |hot(exact, T)|
+ */
+#ifndef KCC_ACCURACY_H
+#define KCC_ACCURACY_H
+
+#include <stdint.h>
+
+#include "kcc_forest.h"
+
+#define ACC_MAX_T	4
+
+#define ACC_INCLUSIVE	(1u << 0)	/* items: all nodes, w = c */
+
+struct acc_opts {
+	uint32_t k;		/* call edges of the forests (KCC_K_INF: CCTs) */
+	uint32_t flags;		/* ACC_* */
+	uint32_t nr_t;		/* thresholds in t[] */
+	double t[ACC_MAX_T];	/* hot-edge thresholds, 0 < T <= 1 */
+};
+
+struct accuracy {
+	double overlap;			/* 0..1 */
+	double cover[ACC_MAX_T];	/* 0..1, per threshold */
+	uint32_t hot_exact[ACC_MAX_T];	/* hot items of the exact forest */
+	uint32_t hot_found[ACC_MAX_T];	/* of those, hot in the approximate */
+	uint32_t items_exact;		/* items with a non-zero weight */
+	uint32_t items_approx;
+	uint32_t items_common;
+	uint64_t weight_exact;		/* W2: calls of the exact forest */
+	uint64_t weight_approx;		/* W1 */
+};
+
+/*
+ * Compare @approx with @exact on counter KCC_CTR_CALLS.  Both forests
+ * must store every node after its parent (true of anything built without
+ * kcc_forest_del(), such as inv_k's output).  Returns 0, -EINVAL for bad
+ * options or an exact forest of weight 0, -ENOMEM.  An empty approximate
+ * forest is no error: it scores 0 everywhere.
+ */
+int accuracy__compare(const struct kcc_forest *exact,
+		      const struct kcc_forest *approx,
+		      const struct acc_opts *o, struct accuracy *acc);
+
+#endif /* KCC_ACCURACY_H */

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * lbrsim.h - an LBR sampling simulator: from an exact call/return event
+ * stream to the samples kcc.ko would capture from the same run with a
+ * PMU event, call-stack LBR filtering (calls and returns only) and a
+ * frame-pointer stack walk.  Documentation/stitching.rst describes it.
+ *
+ * Every routine gets a synthetic code range: its entry is the start of
+ * the range, a few call sites lie inside it, each with a call instruction
+ * of 2 to 7 bytes (the lengths of x86 call encodings), and one ret
+ * instruction sits at its last byte.  A call of g by f uses the call site
+ * of f chosen by hashing (f, g), so a loop that calls g again and again
+ * produces the same record each time, as a real one would.  Top-level
+ * calls come from a loader range that belongs to no routine.  Samples
+ * therefore carry addresses that behave like real ones: labels inside a
+ * routine differ, return addresses follow call instructions, and
+ * lbrsim__routine_of() maps any of them back to the routine.
+ *
+ *	struct lbrsim sim;
+ *	lbrsim__init(&sim, nr_routines, &opts, emit, arg);
+ *	lbrsim__run(&sim, events, nr_events);	(or lbrsim__call/_return)
+ *	lbrsim__finish(&sim);
+ *	lbrsim__exit(&sim);
+ *
+ * emit() gets each sample as KCC_IOC_INJECT takes it; it is only valid
+ * during the call.
+ */
+#ifndef KCC_LBRSIM_H
+#define KCC_LBRSIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "samples.h"
+#include "symtab.h"
+#include "trace.h"
+
+#define LBRSIM_RET	0xffffffffu	/* event: a return (as TRACE_RET) */
+#define LBRSIM_NONE	0xffffffffu	/* address of no routine */
+#define LBRSIM_MAX_ROUTINES	(1u << 24)
+
+struct lbrsim_opts {
+	uint32_t period;	/* events per sample, >= 1 */
+	uint32_t lbr_depth;	/* records per burst, 0..KCC_INJECT_MAX_BRANCHES */
+	uint32_t stack_depth;	/* entries per stack walk, 1..KCC_INJECT_MAX_STACK */
+	uint32_t max_rate;	/* 0: the event is a call; else each call of
+				 * routine r adds rate(r) events, a per-routine
+				 * constant in 0..max_rate (cache misses, say) */
+	uint64_t seed;		/* layout, ips and rates */
+};
+
+typedef int (*lbrsim_emit_fn)(void *arg, const struct kcc_sample *s);
+
+struct lbrsim_routine {
+	uint64_t start;		/* entry address */
+	uint64_t end;		/* one past the last byte */
+	uint32_t nsites;	/* call sites */
+	uint32_t rate;		/* events per call (max_rate mode) */
+};
+
+struct lbrsim_frame {
+	uint32_t routine;
+	uint64_t ret;		/* return address into the caller */
+};
+
+struct lbrsim {
+	struct lbrsim_opts o;
+	uint32_t nr;			/* routines of the trace */
+	struct lbrsim_routine *rt;	/* nr entries, by increasing start */
+	struct lbrsim_frame *stack;	/* the exact stack */
+	uint64_t depth;
+	uint64_t stack_cap;
+	struct kcc_branch ring[KCC_INJECT_MAX_BRANCHES];
+	uint32_t ring_head;		/* next slot to write */
+	uint32_t ring_n;		/* records held, <= lbr_depth */
+	uint64_t pending;		/* events since the last sample */
+	uint64_t window;		/* records since the last sample */
+	uint64_t rng;
+	lbrsim_emit_fn emit;
+	void *arg;
+	struct sample_buf sb;
+	/* Statistics. */
+	uint64_t calls;
+	uint64_t returns;
+	uint64_t events;
+	uint64_t samples;
+	uint64_t truncated;	/* samples with a truncated stack */
+	uint64_t sample_window;	/* records since the previous sample, for
+				 * the sample being emitted */
+	uint64_t max_window;	/* most records between two samples */
+	uint64_t uncovered;	/* samples whose burst does not reach the
+				 * previous sample's newest record (window
+				 * >= lbr_depth; the first sample: window >
+				 * lbr_depth): calls may be missed, and no
+				 * overlap is there to be joined */
+};
+
+/* 0, or -EINVAL for bad options, -ENOMEM. */
+int lbrsim__init(struct lbrsim *sim, uint32_t nr_routines,
+		 const struct lbrsim_opts *o, lbrsim_emit_fn emit, void *arg);
+void lbrsim__exit(struct lbrsim *sim);
+
+/*
+ * One event.  Returns 0, what emit() returned when not 0, -EINVAL for a
+ * routine out of range or a return with an empty stack, -ENOMEM.
+ */
+int lbrsim__call(struct lbrsim *sim, uint32_t routine);
+int lbrsim__return(struct lbrsim *sim);
+/* @ev[i]: a routine id or LBRSIM_RET. */
+int lbrsim__run(struct lbrsim *sim, const uint32_t *ev, uint64_t n);
+/*
+ * The sample a profiler takes when the thread ends: emitted when a
+ * record was added since the last sample, so that every call is in some
+ * burst.  Its stack is empty when the trace is balanced.
+ */
+int lbrsim__finish(struct lbrsim *sim);
+
+/* Routine holding @addr, LBRSIM_NONE outside every routine. */
+uint32_t lbrsim__routine_of(const struct lbrsim *sim, uint64_t addr);
+
+/*
+ * The layout as a symbol map: one line "START END NAME" per routine,
+ * addresses in hex, END exclusive; names from @names (r<id> when NULL).
+ */
+int lbrsim__write_map(const struct lbrsim *sim, const struct symtab *names,
+		      FILE *out);
+
+/* ---- symbol maps ---------------------------------------------------- */
+
+struct addrmap_ent {
+	uint64_t start;
+	uint64_t end;
+	uint32_t id;		/* symtab id of the name */
+};
+
+struct addrmap {
+	struct addrmap_ent *e;	/* sorted by start, disjoint */
+	uint32_t nr;
+	struct symtab names;
+};
+
+/*
+ * Read a map written by lbrsim__write_map().  Errors go to stderr as
+ * "kcc: FILE:LINE: reason".  0, -EINVAL, or -errno.
+ */
+int addrmap__read(struct addrmap *am, const char *path);
+void addrmap__exit(struct addrmap *am);
+/* Symtab id of the routine holding @addr, or LBRSIM_NONE. */
+uint32_t addrmap__lookup(const struct addrmap *am, uint64_t addr);
+
+/* ---- synthetic programs --------------------------------------------- */
+
+struct lbrsim_gen {
+	uint64_t seed;
+	uint64_t events;	/* call and return events, about */
+	uint32_t routines;	/* >= 1 */
+	uint32_t max_depth;	/* deepest context, >= 1 */
+};
+
+/*
+ * A random program run: a call graph with skewed callee choice, direct
+ * and mutual recursion and a few long chains, walked from r0 until about
+ * @events events, then every pending call returns.  Names are r0, r1, ...
+ * Returns 0 or -errno; @t is initialised here.
+ */
+int lbrsim__gen_trace(struct trace *t, const struct lbrsim_gen *g);
+
+#endif /* KCC_LBRSIM_H */

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * profile.h - the kcc profile file: one or more /dev/kcc streams ("runs")
+ * kept byte for byte, plus what symbolization needs for each mapped
+ * object: its path, inode, build-id and a copy of its function symbol
+ * table in file-offset space.  Documentation/profile-format.rst gives the
+ * layout; every integer is little-endian, every section 8-byte aligned.
+ *
+ * A report made from a profile needs nothing else: the symbol copies
+ * name every routine even when the binaries are gone or the profile
+ * moved to another machine.  Source lines (--srcline) need DWARF, which
+ * is not copied; they are read from the object at its recorded path when
+ * its build-id still matches.
+ *
+ * profile__read() also accepts a bare stream, as one run without object
+ * sections: its objects are then read from the live files.
+ */
+#ifndef KCC_PROFILE_H
+#define KCC_PROFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "stream.h"
+#include "symbols.h"
+#include "symtab.h"
+
+#define PROF_MAGIC		"KCCPROF"	/* 8 bytes with its NUL */
+#define PROF_VERSION		1
+#define PROF_MAX_BYTES		(1ull << 32)
+
+/* File header, 32 bytes. */
+struct prof_header {
+	char magic[8];		/* PROF_MAGIC */
+	uint32_t version;	/* PROF_VERSION */
+	uint32_t header_size;	/* sizeof(struct prof_header) */
+	uint32_t flags;		/* none defined: zero */
+	uint32_t nr_runs;	/* RUN sections */
+	uint64_t __reserved;	/* zero */
+};
+
+#define PROF_SEC_RUN		1	/* one stream, verbatim */
+#define PROF_SEC_OBJECT		2	/* a mapped object of a run */
+#define PROF_SEC_END		3	/* last section, no payload */
+
+/* Section header, 16 bytes; size covers header, payload and padding. */
+struct prof_sec {
+	uint32_t type;
+	uint32_t __reserved;
+	uint64_t size;
+};
+
+/* RUN payload: this, then stream_len bytes of stream, padded to 8. */
+struct prof_run {
+	uint32_t run;		/* 0, 1, ...: order of the RUN sections */
+	uint32_t __reserved;
+	uint64_t stream_len;
+};
+
+#define PROF_OBJ_SYMS		(1u << 0)	/* symbol table copied */
+#define PROF_OBJ_MISSING	(1u << 1)	/* not readable at record time */
+#define PROF_OBJ_STALE		(1u << 2)	/* inode differs from the map's */
+#define PROF_OBJ_FLAGS_ALL	7u
+
+/*
+ * OBJECT payload: this, then build_id_len bytes, path_len bytes (NUL
+ * included), each padded to 8, then nr_syms struct prof_sym, then
+ * strtab_len bytes of NUL-terminated names, padded to 8.
+ */
+struct prof_obj {
+	uint32_t run;		/* run whose maps name this object */
+	uint32_t flags;		/* PROF_OBJ_* */
+	uint64_t ino;		/* as in the KCC_REC_MAP records */
+	uint32_t path_len;
+	uint32_t build_id_len;	/* 0..SYM_BUILD_ID_MAX */
+	uint32_t nr_syms;
+	uint32_t strtab_len;
+};
+
+struct prof_sym {
+	uint64_t off;		/* file offset of the function */
+	uint64_t size;		/* bytes, 0 if unknown */
+	uint32_t name;		/* offset in the string table */
+	uint32_t __reserved;
+};
+
+struct profile_run {
+	struct stream s;
+	void *raw;		/* the stream bytes */
+	size_t raw_len;
+};
+
+struct profile_obj {
+	uint32_t run;
+	uint32_t flags;
+	uint64_t ino;
+	struct symobj so;	/* path, build-id, symbols */
+	struct symobj *live;	/* the file read at report time, lazily */
+	bool live_tried;
+};
+
+struct profile {
+	struct profile_run *runs;
+	uint32_t nr_runs;
+	struct profile_obj *objs;
+	uint32_t nr_objs;
+	bool bare;		/* read from a bare stream */
+};
+
+void profile__init(struct profile *p);
+void profile__exit(struct profile *p);
+/*
+ * Read @path (a profile or a bare stream, "-" for stdin).  Errors are
+ * printed as "kcc: FILE: offset N: reason".  Returns 0 or -errno.
+ */
+int profile__read(struct profile *p, const char *path);
+/* Parse a profile or stream in memory (the fuzz target's entry). */
+int profile__parse(struct profile *p, const void *buf, size_t len,
+		   const char *name);
+/*
+ * Add a stream as a new run; takes @raw (malloc()ed) whatever happens.
+ * Errors name @name.
+ */
+int profile__add_stream(struct profile *p, void *raw, size_t len,
+			const char *name);
+/*
+ * Record, for each distinct (path, inode) mapped in run @run, the
+ * object's build-id and symbol table read from the file system now.
+ * Returns how many objects could not be read (a warning, not an error)
+ * or -ENOMEM.
+ */
+int profile__add_objects(struct profile *p, uint32_t run);
+/* Add an object with the given symbol table (kcc record --trace). */
+int profile__add_object(struct profile *p, uint32_t run, uint64_t ino,
+			uint32_t flags, struct symobj *so);
+/* Append every run and object of @src to @dst (kcc merge). */
+int profile__append(struct profile *dst, struct profile *src,
+		    const char *name);
+int profile__write(const struct profile *p, FILE *out);
+
+/* The object mapped by @m of run @run, or NULL. */
+struct profile_obj *profile__obj(struct profile *p, uint32_t run,
+				 const struct stream_map *m);
+/*
+ * The object's file as it is now, when its build-id (if recorded) still
+ * matches; NULL otherwise.  Used for source lines and for bare streams.
+ */
+struct symobj *profile_obj__live(struct profile_obj *o);
+
+#endif /* KCC_PROFILE_H */

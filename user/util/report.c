@@ -1,0 +1,978 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * report.c - relabel, join and inv_k: the k-CCFs behind kcc report, and
+ * the text output.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+#define KCCF_MAX_NODES	(1u << 27)
+
+static const char *const drop_names[KCC_DROP_NR] = {
+	"ring-full", "no-task", "task-cap", "mem-cap", "bad-sample",
+	"no-stack", "stopped", "other",
+};
+
+static const char *const source_names[] = {
+	"auto", "lbr", "fp", "inject",
+};
+
+static const char *source_name(uint32_t s)
+{
+	return s < 4 ? source_names[s] : "unknown";
+}
+
+const char *report__ctr_name(const struct report *r, uint32_t i)
+{
+	return r->desc[i].name;
+}
+
+/* ---- symbolization ----------------------------------------------------- */
+
+struct maps_idx {
+	const struct stream_map **m;	/* sorted by tgid, start */
+	uint32_t nr;
+};
+
+static int map_cmp(const void *a, const void *b)
+{
+	const struct stream_map *x = *(const struct stream_map * const *)a;
+	const struct stream_map *y = *(const struct stream_map * const *)b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return 0;
+}
+
+static int maps_idx__init(struct maps_idx *mi, const struct stream *s)
+{
+	uint32_t i;
+
+	mi->nr = s->nr_maps;
+	mi->m = malloc(((size_t)mi->nr + 1) * sizeof(*mi->m));
+	if (!mi->m)
+		return -ENOMEM;
+	for (i = 0; i < mi->nr; i++)
+		mi->m[i] = &s->maps[i];
+	qsort(mi->m, mi->nr, sizeof(*mi->m), map_cmp);
+	return 0;
+}
+
+static const struct stream_map *maps_idx__find(const struct maps_idx *mi,
+					       uint32_t tgid, uint64_t addr)
+{
+	uint32_t lo = 0, hi = mi->nr;
+
+	/* Last map of @tgid starting at or below @addr. */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		const struct stream_map *m = mi->m[mid];
+
+		if (m->tgid < tgid || (m->tgid == tgid && m->start <= addr))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	if (mi->m[lo - 1]->tgid != tgid || addr >= mi->m[lo - 1]->end)
+		return NULL;
+	return mi->m[lo - 1];
+}
+
+static int intern(struct report *r, const char *name, uint32_t *id)
+{
+	return symtab__intern(&r->names, name, strlen(name), id);
+}
+
+static void set_srcline(struct report *r, uint32_t id, struct profile_obj *o,
+			const struct sym *sy)
+{
+	struct symobj *live;
+	const char *file, *base;
+	char buf[512];
+	int line;
+
+	if (id >= r->nr_srcline) {
+		uint32_t n = id + 64, i;
+		char **p = realloc(r->srcline, (size_t)n * sizeof(*p));
+
+		if (!p)
+			return;
+		for (i = r->nr_srcline; i < n; i++)
+			p[i] = NULL;
+		r->srcline = p;
+		r->nr_srcline = n;
+	}
+	if (r->srcline[id])
+		return;
+	live = profile_obj__live(o);
+	if (!live || symobj__srcline(live, sy->off, &file, &line))
+		return;
+	base = strrchr(file, '/');
+	snprintf(buf, sizeof(buf), "%s:%d", base ? base + 1 : file, line);
+	r->srcline[id] = strdup(buf);
+}
+
+/* The routine @label of a task of @tgid in @run belongs to, as an id. */
+static int symbolize(struct report *r, uint32_t run,
+		     const struct maps_idx *mi, uint32_t tgid, uint64_t label,
+		     uint32_t *id)
+{
+	const struct stream_map *m;
+	struct profile_obj *o;
+	const struct sym *sy = NULL;
+	const struct symobj *so = NULL;
+	const char *base;
+	char buf[256];
+	uint64_t off;
+	int ret;
+
+	if (label == 0)
+		return intern(r, "[unknown]", id);
+	m = maps_idx__find(mi, tgid, label);
+	if (!m) {
+		r->unsymbolized++;
+		snprintf(buf, sizeof(buf), "[0x%" PRIx64 "]", label);
+		return intern(r, buf, id);
+	}
+	off = label - m->start + m->pgoff;
+	o = profile__obj(r->p, run, m);
+	if (o && o->so.nr_syms) {
+		so = &o->so;
+	} else if (o) {
+		so = profile_obj__live(o);
+	}
+	if (so)
+		sy = symobj__find(so, off);
+	if (!sy) {
+		r->unsymbolized++;
+		base = strrchr(m->path, '/');
+		snprintf(buf, sizeof(buf), "[%s+0x%" PRIx64 "]",
+			 base ? base + 1 : m->path, off);
+		return intern(r, buf, id);
+	}
+	ret = intern(r, sym__name(so, sy), id);
+	if (!ret && r->o.srcline && o)
+		set_srcline(r, *id, o, sy);
+	return ret;
+}
+
+/* ---- grouping and joining ---------------------------------------------- */
+
+static const char *process_comm(const struct stream *s,
+				const struct stream_task *t)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->nr_tasks; i++)
+		if (s->tasks[i].pid == t->tgid &&
+		    s->tasks[i].start_time_ns <= t->start_time_ns)
+			return s->tasks[i].comm;
+	return t->comm;
+}
+
+static bool selected(const struct report_opts *o, const struct stream *s,
+		     const struct stream_task *t)
+{
+	if (o->pid >= 0 && t->tgid != (uint64_t)o->pid)
+		return false;
+	if (o->tid >= 0 && t->pid != (uint64_t)o->tid)
+		return false;
+	if (o->comm && strcmp(o->comm, t->comm) &&
+	    strcmp(o->comm, process_comm(s, t)))
+		return false;
+	return true;
+}
+
+static void group_name(const struct report_opts *o, const struct stream *s,
+		       const struct stream_task *t, char *buf, size_t len)
+{
+	switch (o->group) {
+	case GROUP_ALL:
+		snprintf(buf, len, "all");
+		break;
+	case GROUP_THREAD:
+		snprintf(buf, len, "%s/%u", t->comm, t->pid);
+		break;
+	default:
+		snprintf(buf, len, "%s", process_comm(s, t));
+		break;
+	}
+}
+
+/*
+ * With GROUP_THREAD two runs may hold the same tid: such tasks are kept
+ * apart by their group index, looked up here by name and run.
+ */
+static int find_group(struct report *r, const char *name)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->nr_groups; i++)
+		if (!strcmp(r->groups[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+static int new_group(struct report *r, const char *name)
+{
+	struct report_grp *g;
+
+	if (!(r->nr_groups & (r->nr_groups - 1))) {
+		size_t cap = r->nr_groups ? 2 * (size_t)r->nr_groups : 1;
+
+		g = realloc(r->groups, cap * sizeof(*g));
+		if (!g)
+			return -ENOMEM;
+		r->groups = g;
+	}
+	g = &r->groups[r->nr_groups];
+	memset(g, 0, sizeof(*g));
+	snprintf(g->name, sizeof(g->name), "%s", name);
+	return (int)r->nr_groups++;
+}
+
+/* Relabel task @t (of @run) and join it into the forest of @g. */
+static int join_task(struct report *r, struct report_grp *g, uint32_t run,
+		     const struct maps_idx *mi, const struct stream_task *t)
+{
+	const struct kcc_forest *src = &t->ksf.f;
+	uint32_t *map, i;
+	int ret = 0;
+
+	map = malloc(((size_t)src->count + 1) * sizeof(*map));
+	if (!map)
+		return -ENOMEM;
+	for (i = 0; i < src->count; i++) {
+		const struct kcc_node *n = kcc_forest_node(src, i);
+		uint32_t parent = n->parent, id, j;
+
+		ret = symbolize(r, run, mi, t->tgid, n->label, &id);
+		if (ret)
+			break;
+		if (!kcc_is_root_parent(parent))
+			parent = map[parent];
+		j = kcc_forest_get(&g->ksf.f, parent, id);
+		if (j == KCC_NIL) {
+			/* The pool was sized to hold every source node. */
+			ret = -ENOSPC;
+			break;
+		}
+		kcc_forest_add_ctrs(&g->ksf.f, j, src, i);
+		map[i] = j;
+	}
+	free(map);
+	return ret;
+}
+
+static int build_kccf(struct report *r, struct report_grp *g)
+{
+	const struct kcc_forest *src = &g->ksf.f;
+	uint32_t limit = r->o.max_nodes ? r->o.max_nodes : KCCF_MAX_NODES;
+	uint64_t want = 2 * (uint64_t)src->count + 16;
+	uint32_t cap = want > limit ? limit : (uint32_t)want, i, j;
+	uint32_t nc = r->nr_ctrs;
+	const struct kcc_forest *f;
+	int ret;
+
+	for (;;) {
+		ret = pool__alloc(&g->kccf, cap, nc - 1);
+		if (ret)
+			return ret;
+		ret = kcc_inv_k(src, r->k_src, r->k, &g->kccf.f, NULL);
+		if (ret != -ENOSPC || cap >= limit)
+			break;
+		pool__exit(&g->kccf);
+		cap = cap > limit / 2 ? limit : cap * 2;
+	}
+	if (ret == -ENOSPC) {
+		g->kccf_drops = g->kccf.f.drops;
+		fprintf(stderr, "%s: %s: %s: warning: k-CCF larger than %u nodes, %" PRIu64 " dropped\n",
+			kcc_progname, r->o.name, g->name, limit, g->kccf_drops);
+	} else if (ret) {
+		return ret;
+	}
+	f = &g->kccf.f;
+	g->excl = malloc(((size_t)f->count + 1) * nc * sizeof(uint64_t));
+	if (!g->excl)
+		return -ENOMEM;
+	for (i = 0; i < f->count; i++)
+		memcpy(&g->excl[(size_t)i * nc], kcc_forest_ctr(f, i),
+		       nc * sizeof(uint64_t));
+	for (i = 0; i < f->count; i++) {
+		uint32_t p = kcc_forest_node(f, i)->parent;
+		const uint64_t *c = kcc_forest_ctr(f, i);
+
+		if (kcc_is_root_parent(p)) {
+			for (j = 0; j < nc; j++)
+				g->total[j] += c[j];
+			continue;
+		}
+		/* Clamped: hostile counters may not add up. */
+		for (j = 0; j < nc; j++) {
+			uint64_t *e = &g->excl[(size_t)p * nc + j];
+
+			*e = *e >= c[j] ? *e - c[j] : 0;
+		}
+	}
+	return 0;
+}
+
+static int resolve_sort(struct report *r)
+{
+	int s = r->o.sort;
+
+	if (s < 0)
+		s = r->nr_ctrs > KCC_CTR_EVENTS ? KCC_CTR_EVENTS : KCC_CTR_CALLS;
+	if ((uint32_t)s >= r->nr_ctrs) {
+		fprintf(stderr, "%s: %s: the profile has no counter %d\n",
+			kcc_progname, r->o.name, s);
+		return -EINVAL;
+	}
+	r->sort = s;
+	return 0;
+}
+
+int report__build(struct report *r, struct profile *p,
+		  const struct report_opts *o)
+{
+	struct maps_idx mi = { 0 };
+	uint32_t run, i, gi;
+	uint64_t *need = NULL;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	r->p = p;
+	r->o = *o;
+	ret = symtab__init(&r->names);
+	if (ret)
+		return ret;
+	r->k_src = p->runs[0].s.hdr.k;
+	r->nr_ctrs = p->runs[0].s.nr_ctrs;
+	r->source = p->runs[0].s.hdr.source;
+	memcpy(r->desc, p->runs[0].s.desc, sizeof(r->desc));
+	r->calls_valid = true;
+	r->k = o->k_set ? o->k : r->k_src;
+	if (r->k_src != KCC_K_INF && (r->k == KCC_K_INF || r->k > r->k_src)) {
+		fprintf(stderr, "%s: %s: --k is above the recorded k %u: longer contexts were not kept\n",
+			kcc_progname, o->name, r->k_src);
+		return -EINVAL;
+	}
+	ret = resolve_sort(r);
+	if (ret)
+		return ret;
+
+	for (run = 0; run < p->nr_runs; run++) {
+		const struct stream *s = &p->runs[run].s;
+
+		if (!(s->hdr.flags & KCC_HDR_CALLS_VALID))
+			r->calls_valid = false;
+		r->st_samples += s->hdr.status.samples;
+		r->st_processed += s->hdr.status.processed;
+		for (i = 0; i < KCC_DROP_NR; i++)
+			r->st_dropped[i] += s->hdr.status.dropped[i];
+		r->st_bursts_replayed += s->hdr.status.bursts_replayed;
+		r->st_bursts_skipped += s->hdr.status.bursts_skipped;
+		r->st_stitch_errors += s->hdr.status.stitch_errors;
+		r->st_node_drops += s->hdr.status.node_drops;
+		/* A bare stream brings no symbols: read the live files. */
+		if (p->bare && profile__add_objects(p, run) < 0)
+			return -ENOMEM;
+	}
+
+	/* Pass 1: groups and their node budgets. */
+	for (run = 0; run < p->nr_runs; run++) {
+		const struct stream *s = &p->runs[run].s;
+
+		for (i = 0; i < s->nr_tasks; i++) {
+			const struct stream_task *t = &s->tasks[i];
+			char name[64];
+			int g;
+			uint64_t *nn;
+
+			if (!selected(o, s, t))
+				continue;
+			group_name(o, s, t, name, sizeof(name));
+			g = find_group(r, name);
+			if (g < 0) {
+				g = new_group(r, name);
+				if (g < 0) {
+					ret = g;
+					goto cleanup;
+				}
+				nn = realloc(need, ((size_t)g + 1) * sizeof(*need));
+				if (!nn) {
+					ret = -ENOMEM;
+					goto cleanup;
+				}
+				need = nn;
+				need[g] = 0;
+				r->groups[g].tgid = t->tgid;
+			}
+			need[g] += t->ksf.f.count;
+			r->groups[g].nr_tasks++;
+			r->groups[g].samples += t->samples;
+			r->groups[g].node_drops += t->node_drops;
+			r->groups[g].stack_drops += t->stack_drops;
+			r->groups[g].stitch_errors += t->stitch_errors;
+			r->groups[g].lost_charges += t->lost_charges;
+		}
+	}
+	for (gi = 0; gi < r->nr_groups; gi++) {
+		if (need[gi] >= KCC_FREE) {
+			ret = -E2BIG;
+			goto cleanup;
+		}
+		ret = pool__alloc(&r->groups[gi].ksf, (uint32_t)need[gi],
+				  r->nr_ctrs - 1);
+		if (ret)
+			goto cleanup;
+	}
+
+	/* Pass 2: relabel and join. */
+	for (run = 0; run < p->nr_runs; run++) {
+		const struct stream *s = &p->runs[run].s;
+
+		ret = maps_idx__init(&mi, s);
+		if (ret)
+			goto cleanup;
+		for (i = 0; i < s->nr_tasks && !ret; i++) {
+			const struct stream_task *t = &s->tasks[i];
+			char name[64];
+
+			if (!selected(o, s, t))
+				continue;
+			group_name(o, s, t, name, sizeof(name));
+			ret = join_task(r, &r->groups[find_group(r, name)], run,
+					&mi, t);
+		}
+		free(mi.m);
+		mi.m = NULL;
+		if (ret)
+			goto cleanup;
+	}
+
+	for (gi = 0; gi < r->nr_groups; gi++) {
+		ret = build_kccf(r, &r->groups[gi]);
+		if (ret)
+			goto cleanup;
+	}
+	ret = 0;
+cleanup:
+	free(need);
+	if (ret == -ENOMEM || ret == -ENOSPC || ret == -E2BIG)
+		fprintf(stderr, "%s: %s: %s\n", kcc_progname, o->name,
+			strerror(-ret));
+	return ret;
+}
+
+void report__exit(struct report *r)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->nr_groups; i++) {
+		pool__exit(&r->groups[i].ksf);
+		pool__exit(&r->groups[i].kccf);
+		free(r->groups[i].excl);
+		free(r->groups[i].keep);
+	}
+	for (i = 0; i < r->nr_srcline; i++)
+		free(r->srcline[i]);
+	free(r->srcline);
+	free(r->groups);
+	symtab__exit(&r->names);
+	memset(r, 0, sizeof(*r));
+}
+
+int report__path(const struct report *r, const struct report_grp *g,
+		 uint32_t v, struct sbuf *out)
+{
+	const struct kcc_forest *f = &g->kccf.f;
+
+	for (;;) {
+		const struct kcc_node *n = kcc_forest_node(f, v);
+		const char *name = report__name(r, n->label);
+
+		sbuf__append(out, name, strlen(name));
+		if (kcc_is_root_parent(n->parent))
+			break;
+		sbuf__append(out, ";", 1);
+		v = n->parent;
+	}
+	sbuf__append(out, "", 1);
+	return out->err;
+}
+
+/* ---- rows: exclusive k-contexts ------------------------------------------ */
+
+static int row_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct report_row *)a)->path,
+		      ((const struct report_row *)b)->path);
+}
+
+void report_rows__free(struct report_row *rows, size_t nr)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		free(rows[i].path);
+	free(rows);
+}
+
+int report__rows(const struct report *r, struct report_row **rowsp,
+		 size_t *nrp)
+{
+	struct report_row *rows = NULL;
+	size_t nr = 0, cap = 0, i, w;
+	uint32_t gi, v, nc = r->nr_ctrs;
+	int ret = 0;
+
+	for (gi = 0; gi < r->nr_groups; gi++) {
+		const struct report_grp *g = &r->groups[gi];
+
+		for (v = 0; v < g->kccf.f.count; v++) {
+			const uint64_t *e = &g->excl[(size_t)v * nc];
+			struct sbuf sb = { 0 };
+			bool any = false;
+			uint32_t j;
+
+			for (j = 0; j < nc; j++)
+				any |= e[j] != 0;
+			if (!any)
+				continue;
+			if (nr == cap) {
+				struct report_row *q;
+
+				cap = cap ? 2 * cap : 256;
+				q = realloc(rows, cap * sizeof(*q));
+				if (!q) {
+					ret = -ENOMEM;
+					goto fail;
+				}
+				rows = q;
+			}
+			ret = report__path(r, g, v, &sb);
+			if (ret) {
+				sbuf__exit(&sb);
+				goto fail;
+			}
+			memset(&rows[nr], 0, sizeof(rows[nr]));
+			rows[nr].path = (char *)sb.p;
+			memcpy(rows[nr].ctr, e, nc * sizeof(uint64_t));
+			nr++;
+		}
+	}
+	if (nr)
+		qsort(rows, nr, sizeof(*rows), row_cmp);
+	/* Groups merged by kcc diff: equal paths add up. */
+	for (i = 0, w = 0; i < nr; i++) {
+		if (w && !strcmp(rows[w - 1].path, rows[i].path)) {
+			uint32_t j;
+
+			for (j = 0; j < nc; j++)
+				rows[w - 1].ctr[j] += rows[i].ctr[j];
+			free(rows[i].path);
+			continue;
+		}
+		rows[w++] = rows[i];
+	}
+	*rowsp = rows;
+	*nrp = w;
+	return 0;
+fail:
+	report_rows__free(rows, nr);
+	return ret;
+}
+
+/* ---- text ---------------------------------------------------------------- */
+
+static void print_header(struct report *r, FILE *out)
+{
+	const struct stream *s = &r->p->runs[0].s;
+	uint32_t i;
+	bool any = false;
+
+	fprintf(out, "# kcc report: %s\n", r->o.name);
+	fprintf(out, "# source: %s, runs: %u, recorded k: ", source_name(r->source),
+		r->p->nr_runs);
+	if (r->k_src == KCC_K_INF)
+		fprintf(out, "inf");
+	else
+		fprintf(out, "%u", r->k_src);
+	fprintf(out, ", k: ");
+	if (r->k == KCC_K_INF)
+		fprintf(out, "inf");
+	else
+		fprintf(out, "%u", r->k);
+	fprintf(out, ", sample period: %" PRIu64 "\n",
+		(uint64_t)s->hdr.sample_period);
+	fprintf(out, "# metrics:");
+	for (i = 0; i < r->nr_ctrs; i++)
+		fprintf(out, " %s%s", r->desc[i].name,
+			i == KCC_CTR_CALLS && !r->calls_valid ?
+			" (not measured: no bursts replayed)" : "");
+	fprintf(out, "\n# samples: %" PRIu64 " taken, %" PRIu64 " processed, dropped:",
+		r->st_samples, r->st_processed);
+	for (i = 0; i < KCC_DROP_NR; i++) {
+		if (!r->st_dropped[i])
+			continue;
+		fprintf(out, " %s %" PRIu64, drop_names[i], r->st_dropped[i]);
+		any = true;
+	}
+	fprintf(out, "%s\n", any ? "" : " none");
+	fprintf(out, "# bursts: %" PRIu64 " replayed, %" PRIu64 " skipped; stitch errors: %" PRIu64 "; forest nodes refused: %" PRIu64 "\n",
+		r->st_bursts_replayed, r->st_bursts_skipped, r->st_stitch_errors,
+		r->st_node_drops);
+	if (r->unsymbolized)
+		fprintf(out, "# labels without a symbol: %" PRIu64 "\n", r->unsymbolized);
+}
+
+static void print_counts(struct report *r, const uint64_t *c, FILE *out)
+{
+	uint32_t j;
+
+	for (j = 0; j < r->nr_ctrs; j++) {
+		if (j == KCC_CTR_CALLS && !r->calls_valid)
+			fprintf(out, " %12s", "-");
+		else
+			fprintf(out, " %12" PRIu64, c[j]);
+	}
+}
+
+static void print_col_names(struct report *r, FILE *out)
+{
+	uint32_t j;
+
+	fprintf(out, "#  share ");
+	for (j = 0; j < r->nr_ctrs; j++)
+		fprintf(out, " %12.12s", r->desc[j].name);
+}
+
+static double share(uint64_t x, uint64_t total)
+{
+	return total ? 100.0 * (double)x / (double)total : 0.0;
+}
+
+struct top_ent {
+	uint32_t v;
+	uint64_t key;
+	char *path;
+};
+
+static int top_cmp(const void *a, const void *b)
+{
+	const struct top_ent *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key > y->key ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+static int print_top(struct report *r, struct report_grp *g, FILE *out)
+{
+	const struct kcc_forest *f = &g->kccf.f;
+	uint32_t nc = r->nr_ctrs, v, n = 0, i;
+	struct top_ent *ents;
+	int ret = 0;
+
+	ents = calloc((size_t)f->count + 1, sizeof(*ents));
+	if (!ents)
+		return -ENOMEM;
+	for (v = 0; v < f->count; v++) {
+		const uint64_t *e = &g->excl[(size_t)v * nc];
+		struct sbuf sb = { 0 };
+		bool any = false;
+		uint32_t j;
+
+		for (j = 0; j < nc; j++)
+			any |= e[j] != 0;
+		if (!any)
+			continue;
+		if (share(e[r->sort], g->total[r->sort]) < r->o.percent_limit)
+			continue;
+		ret = report__path(r, g, v, &sb);
+		if (ret) {
+			sbuf__exit(&sb);
+			goto cleanup;
+		}
+		ents[n].v = v;
+		ents[n].key = e[r->sort];
+		ents[n++].path = (char *)sb.p;
+	}
+	qsort(ents, n, sizeof(*ents), top_cmp);
+	print_col_names(r, out);
+	fprintf(out, "  k-context (outermost caller first)\n");
+	for (i = 0; i < n; i++) {
+		const uint64_t *e = &g->excl[(size_t)ents[i].v * nc];
+		uint32_t callee = ents[i].v;
+		const char *sl;
+
+		while (!kcc_is_root_parent(kcc_forest_node(f, callee)->parent))
+			callee = kcc_forest_node(f, callee)->parent;
+		fprintf(out, "%7.2f%%", share(e[r->sort], g->total[r->sort]));
+		print_counts(r, e, out);
+		fprintf(out, "  %s", ents[i].path);
+		sl = report__srcline(r, kcc_forest_node(f, callee)->label);
+		if (sl)
+			fprintf(out, "  [%s]", sl);
+		fputc('\n', out);
+	}
+cleanup:
+	for (i = 0; i < n; i++)
+		free(ents[i].path);
+	free(ents);
+	return ret;
+}
+
+/* ---- trees: --routine, --similar, --hot ------------------------------------ */
+
+struct tree {
+	uint32_t *first;	/* CSR: children of v at kids[first[v]..first[v+1]) */
+	uint32_t *kids;		/* roots at first[n]..first[n + 1] */
+};
+
+static const struct report_grp *cmp_g;
+static const struct report *cmp_r;
+
+static int kid_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	const struct kcc_forest *f = &cmp_g->kccf.f;
+	uint64_t cx = kcc_forest_ctr(f, x)[cmp_r->sort];
+	uint64_t cy = kcc_forest_ctr(f, y)[cmp_r->sort];
+	int c;
+
+	if (cx != cy)
+		return cx > cy ? -1 : 1;
+	c = strcmp(report__name(cmp_r, kcc_forest_node(f, x)->label),
+		   report__name(cmp_r, kcc_forest_node(f, y)->label));
+	return c ? c : (x < y ? -1 : x > y);
+}
+
+static int tree__build(struct tree *t, const struct report *r,
+		       const struct report_grp *g)
+{
+	const struct kcc_forest *f = &g->kccf.f;
+	uint32_t n = f->count, i, sp, *fill;
+
+	t->first = calloc((size_t)n + 2, sizeof(uint32_t));
+	t->kids = malloc(((size_t)n + 1) * sizeof(uint32_t));
+	fill = malloc(((size_t)n + 2) * sizeof(uint32_t));
+	if (!t->first || !t->kids || !fill) {
+		free(fill);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		uint32_t p = kcc_forest_node(f, i)->parent;
+
+		if (g->keep && !g->keep[i])
+			continue;
+		t->first[kcc_is_root_parent(p) ? n : p]++;
+	}
+	for (i = 0, sp = 0; i <= n; i++) {
+		uint32_t c = t->first[i];
+
+		t->first[i] = sp;
+		fill[i] = sp;
+		sp += c;
+	}
+	t->first[n + 1] = sp;
+	for (i = 0; i < n; i++) {
+		uint32_t p = kcc_forest_node(f, i)->parent;
+
+		if (g->keep && !g->keep[i])
+			continue;
+		t->kids[fill[kcc_is_root_parent(p) ? n : p]++] = i;
+	}
+	free(fill);
+	cmp_g = g;
+	cmp_r = r;
+	for (i = 0; i <= n; i++)
+		qsort(t->kids + t->first[i], t->first[i + 1] - t->first[i],
+		      sizeof(uint32_t), kid_cmp);
+	return 0;
+}
+
+static void tree__exit(struct tree *t)
+{
+	free(t->first);
+	free(t->kids);
+}
+
+/* Print the subtree of @root, callers indented under their callees. */
+static int print_subtree(struct report *r, struct report_grp *g,
+			 const struct tree *t, uint32_t root, FILE *out)
+{
+	const struct kcc_forest *f = &g->kccf.f;
+	uint64_t base = kcc_forest_ctr(f, root)[r->sort];
+	uint32_t *stack, *depth, sp = 0;
+
+	stack = malloc(((size_t)f->count + 1) * sizeof(uint32_t));
+	depth = malloc(((size_t)f->count + 1) * sizeof(uint32_t));
+	if (!stack || !depth) {
+		free(stack);
+		free(depth);
+		return -ENOMEM;
+	}
+	stack[sp] = root;
+	depth[sp++] = 0;
+	while (sp) {
+		uint32_t v = stack[--sp], d = depth[sp], j;
+		const struct kcc_node *nd = kcc_forest_node(f, v);
+		const char *sl = report__srcline(r, nd->label);
+
+		fprintf(out, "%7.2f%%", share(nd->ctr[r->sort], base));
+		print_counts(r, nd->ctr, out);
+		fprintf(out, "  %*s%s", (int)(2 * d), "", report__name(r, nd->label));
+		if (sl)
+			fprintf(out, "  [%s]", sl);
+		fputc('\n', out);
+		for (j = t->first[v + 1]; j-- > t->first[v];) {
+			stack[sp] = t->kids[j];
+			depth[sp++] = d + 1;
+		}
+	}
+	free(stack);
+	free(depth);
+	return 0;
+}
+
+static int print_trees(struct report *r, struct report_grp *g, FILE *out)
+{
+	const struct kcc_forest *f = &g->kccf.f;
+	struct tree t = { 0 };
+	uint32_t id = 0, i;
+	bool found = false;
+	int ret;
+
+	if (r->o.routine &&
+	    symtab__find(&r->names, r->o.routine, strlen(r->o.routine), &id))
+		return -ENOENT;
+	ret = tree__build(&t, r, g);
+	if (ret)
+		goto cleanup;
+	print_col_names(r, out);
+	fprintf(out, "  routine, then its callers (share of the routine)\n");
+	for (i = t.first[f->count]; i < t.first[f->count + 1]; i++) {
+		uint32_t v = t.kids[i];
+
+		if (r->o.routine && kcc_forest_node(f, v)->label != id)
+			continue;
+		found = true;
+		ret = print_subtree(r, g, &t, v, out);
+		if (ret)
+			break;
+	}
+	if (!found && r->o.routine)
+		ret = -ENOENT;
+cleanup:
+	tree__exit(&t);
+	return ret;
+}
+
+static int prune(struct report *r, struct report_grp *g)
+{
+	const struct kcc_forest *f = &g->kccf.f;
+	uint32_t n = f->count ? f->count : 1, v;
+	uint32_t *scratch;
+
+	g->keep = calloc(n, 1);
+	if (!g->keep)
+		return -ENOMEM;
+	if (r->o.similar > 0) {
+		uint32_t bp = (uint32_t)llround(r->o.similar * 100);
+
+		scratch = malloc((size_t)n * sizeof(*scratch));
+		if (!scratch)
+			return -ENOMEM;
+		kcc_prune_similar(f, r->sort, bp ? bp : 1, g->keep, scratch);
+		free(scratch);
+	} else {
+		/* Hot contexts: counts only shrink away from a root. */
+		double thr = floor(r->o.hot * (double)g->total[r->sort]);
+
+		for (v = 0; v < f->count; v++)
+			g->keep[v] = (double)kcc_forest_ctr(f, v)[r->sort] >= thr &&
+				     kcc_forest_ctr(f, v)[r->sort] > 0;
+	}
+	return 0;
+}
+
+int report__text(struct report *r, FILE *out)
+{
+	uint32_t gi;
+	int ret = 0;
+	bool found = false;
+
+	print_header(r, out);
+	for (gi = 0; gi < r->nr_groups && !ret; gi++) {
+		struct report_grp *g = &r->groups[gi];
+		uint32_t j;
+
+		fprintf(out, "#\n# %s: %s, %u task%s, %" PRIu64 " samples",
+			r->o.group == GROUP_THREAD ? "thread" :
+			r->o.group == GROUP_ALL ? "tasks" : "process",
+			g->name, g->nr_tasks, g->nr_tasks == 1 ? "" : "s",
+			g->samples);
+		if (g->node_drops || g->stack_drops || g->lost_charges ||
+		    g->stitch_errors)
+			fprintf(out, "; lost: %" PRIu64 " nodes, %" PRIu64 " frames, %" PRIu64 " charges; stitch errors %" PRIu64,
+				g->node_drops, g->stack_drops, g->lost_charges,
+				g->stitch_errors);
+		fprintf(out, "\n# total:");
+		for (j = 0; j < r->nr_ctrs; j++) {
+			if (j == KCC_CTR_CALLS && !r->calls_valid)
+				fprintf(out, " %s -", r->desc[j].name);
+			else
+				fprintf(out, " %s %" PRIu64, r->desc[j].name,
+					g->total[j]);
+		}
+		fprintf(out, "\n");
+		if (r->o.routine) {
+			ret = print_trees(r, g, out);
+			if (ret == -ENOENT) {
+				fprintf(out, "# no routine '%s' here\n", r->o.routine);
+				ret = 0;
+			} else if (!ret) {
+				found = true;
+			}
+		} else if (r->o.similar > 0 || r->o.hot > 0) {
+			ret = prune(r, g);
+			if (!ret)
+				ret = print_trees(r, g, out);
+		} else {
+			ret = print_top(r, g, out);
+		}
+	}
+	if (!ret && r->o.routine && !found) {
+		fprintf(stderr, "%s: %s: no routine named '%s'\n", kcc_progname,
+			r->o.name, r->o.routine);
+		return -ENOENT;
+	}
+	return ret;
+}
+
+int report__print(struct report *r, FILE *out)
+{
+	switch (r->o.format) {
+	case FMT_FOLDED:
+		return report__folded(r, out);
+	case FMT_JSON:
+		return report__json(r, out);
+	case FMT_PPROF:
+		return report__pprof(r, out);
+	case FMT_SVG:
+		return report__svg(r, out);
+	default:
+		return report__text(r, out);
+	}
+}

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * report.h - from a profile to k-calling-context forests with routine
+ * names, and out in the formats of kcc report.
+ *
+ * The kernel labels each routine by some user address inside it.  Each
+ * task's k-SF is relabelled node by node (address -> map -> object ->
+ * function) and re-joined, in node order, into the forest of its group:
+ * nodes whose relabelled root paths are equal merge and add their
+ * counters.  Relabelling commutes with the k-SF construction, so the
+ * result is the k-SF of the routine-level trace, and the join of the
+ * k-SFs of several threads is a k-SF whose inv_k is the sum of theirs.
+ * inv_k then gives the group's k-CCF.
+ *
+ * Counts of a k-CCF node are inclusive: every activation whose context
+ * ends with the node's path.  The exclusive count (the node's count less
+ * its children's) is the number of activations whose k-context is the
+ * path exactly; the top list, folded stacks, pprof samples and JSON
+ * contexts use those, so their totals add up to the group's total.
+ */
+#ifndef KCC_REPORT_H
+#define KCC_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "profile.h"
+#include "symtab.h"
+
+enum report_format {
+	FMT_TEXT,
+	FMT_FOLDED,
+	FMT_JSON,
+	FMT_PPROF,
+	FMT_SVG,
+};
+
+enum report_group {
+	GROUP_PROCESS,		/* one forest per command name (default) */
+	GROUP_THREAD,		/* one per task */
+	GROUP_ALL,		/* one for everything selected */
+};
+
+struct report_opts {
+	const char *name;	/* input, for headers */
+	uint32_t k;		/* KCC_K_INF, or call edges */
+	bool k_set;		/* else the recorded k */
+	int sort;		/* counter index; -1: events, else calls */
+	double percent_limit;	/* hide contexts below this share */
+	const char *routine;	/* --routine NAME */
+	double similar;		/* --similar X (percent), 0: off */
+	double hot;		/* --hot PHI (fraction), 0: off */
+	bool srcline;
+	enum report_format format;
+	enum report_group group;
+	const char *comm;	/* filters, NULL / -1: all */
+	int64_t pid;
+	int64_t tid;
+	uint32_t max_nodes;	/* k-CCF node cap per group, 0: default */
+};
+
+struct report_grp {
+	char name[64];
+	uint32_t nr_tasks;
+	uint32_t tgid;		/* one of them, for labels */
+	uint64_t samples;
+	uint64_t node_drops;
+	uint64_t stack_drops;
+	uint64_t stitch_errors;
+	uint64_t lost_charges;
+	struct pool ksf;	/* relabelled, joined k-SF */
+	struct pool kccf;	/* its k-CCF */
+	uint64_t kccf_drops;
+	uint64_t *excl;		/* per k-CCF node, nr_ctrs counters */
+	uint64_t total[STREAM_MAX_CTRS];
+	uint8_t *keep;		/* NULL or per node: shown (pruned views) */
+};
+
+struct report {
+	struct profile *p;
+	struct report_opts o;
+	uint32_t k_src;		/* recorded k */
+	uint32_t k;
+	uint32_t nr_ctrs;
+	int sort;		/* resolved counter index */
+	struct kcc_metric_desc desc[STREAM_MAX_CTRS];
+	bool calls_valid;	/* every run replayed bursts */
+	uint32_t source;	/* KCC_SOURCE_* of run 0 */
+	struct symtab names;	/* routine label -> name */
+	char **srcline;		/* per name id, NULL when unknown */
+	uint32_t nr_srcline;
+	struct report_grp *groups;
+	uint32_t nr_groups;
+	uint64_t unsymbolized;	/* labels that found no function */
+	/* sums over the runs' status */
+	uint64_t st_samples, st_processed, st_dropped[KCC_DROP_NR];
+	uint64_t st_bursts_replayed, st_bursts_skipped, st_stitch_errors;
+	uint64_t st_node_drops;
+};
+
+/*
+ * Build the groups' k-CCFs.  Errors are printed (naming o->name);
+ * returns 0, -EINVAL (a usage problem: k above the recorded k, unknown
+ * routine, ...) or -ENOMEM.
+ */
+int report__build(struct report *r, struct profile *p,
+		  const struct report_opts *o);
+void report__exit(struct report *r);
+int report__print(struct report *r, FILE *out);
+
+/* Name of routine label @id of the k-CCF. */
+static inline const char *report__name(const struct report *r, uint64_t id)
+{
+	return symtab__name(&r->names, id);
+}
+
+static inline const char *report__srcline(const struct report *r,
+					  uint64_t id)
+{
+	return id < r->nr_srcline ? r->srcline[id] : NULL;
+}
+
+/* Path of k-CCF node @v of @g, outermost caller first, ';'-separated. */
+int report__path(const struct report *r, const struct report_grp *g,
+		 uint32_t v, struct sbuf *out);
+
+/* Display name of counter @i ("calls", "cache-misses", ...). */
+const char *report__ctr_name(const struct report *r, uint32_t i);
+
+/* The outputs (report.c, report_fmt.c, pprof.c, svg.c). */
+int report__text(struct report *r, FILE *out);
+int report__folded(struct report *r, FILE *out);
+int report__json(struct report *r, FILE *out);
+int report__pprof(struct report *r, FILE *out);
+int report__svg(struct report *r, FILE *out);
+
+/*
+ * Exclusive k-contexts of every group as sorted (path, counters) rows:
+ * used by kcc diff.
+ */
+struct report_row {
+	char *path;
+	uint64_t ctr[STREAM_MAX_CTRS];
+};
+
+int report__rows(const struct report *r, struct report_row **rows,
+		 size_t *nr);
+void report_rows__free(struct report_row *rows, size_t nr);
+
+#endif /* KCC_REPORT_H */

@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * svg.c - the k-CCF as a flame graph in one SVG file.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "svg.h"
+
+#define SVG_W		1200.0
+#define FRAME_H		17
+#define PAD_TOP		44
+#define PAD_BOTTOM	10
+#define MIN_PX		0.3
+
+void xml_str(const char *s, FILE *out)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", out); break;
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '"': fputs("&quot;", out); break;
+		case '\'': fputs("&apos;", out); break;
+		default:
+			/* Control characters are not allowed in XML 1.0. */
+			putc((unsigned char)*s < 0x20 ? ' ' : *s, out);
+		}
+	}
+}
+
+static uint32_t name_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+struct svg_ctx {
+	struct report *r;
+	FILE *out;
+	double scale;		/* px per count */
+	uint32_t height;
+	uint32_t *first, *kids;	/* CSR children, per group, rebuilt */
+};
+
+static void frame(struct svg_ctx *c, double x, double w, uint32_t depth,
+		  const char *name, const char *title, const char *cls)
+{
+	FILE *out = c->out;
+	uint32_t h = name_hash(name);
+	double y = c->height - PAD_BOTTOM - (depth + 1) * FRAME_H;
+	int chars = (int)((w - 6) / 7);
+
+	fprintf(out, "<g class=\"f%s\"><title>", cls);
+	xml_str(title, out);
+	fprintf(out, "</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" rx=\"2\" fill=\"rgb(%u,%u,%u)\"/>",
+		x, y, w, FRAME_H - 1, 205 + h % 50, 80 + (h >> 8) % 120,
+		40 + (h >> 16) % 50);
+	fprintf(out, "<text x=\"%.2f\" y=\"%.1f\">", x + 3, y + FRAME_H - 5);
+	if (chars >= 3) {
+		size_t len = strlen(name);
+
+		if ((int)len <= chars) {
+			xml_str(name, out);
+		} else {
+			char *t = strndup(name, chars - 2);
+
+			if (t) {
+				xml_str(t, out);
+				fputs("..", out);
+				free(t);
+			}
+		}
+	}
+	fputs("</text></g>\n", out);
+}
+
+static void title_of(struct svg_ctx *c, const struct report_grp *g,
+		     uint32_t v, char *buf, size_t len)
+{
+	struct report *r = c->r;
+	const uint64_t *ctr = kcc_forest_ctr(&g->kccf.f, v);
+	struct sbuf sb = { 0 };
+	size_t n;
+	uint32_t j;
+
+	report__path(r, g, v, &sb);
+	n = snprintf(buf, len, "%s [%s]", sb.err ? "?" : (char *)sb.p, g->name);
+	sbuf__exit(&sb);
+	for (j = 0; j < r->nr_ctrs && n < len; j++) {
+		if (j == KCC_CTR_CALLS && !r->calls_valid)
+			n += snprintf(buf + n, len - n, " | %s: -", r->desc[j].name);
+		else
+			n += snprintf(buf + n, len - n, " | %s: %" PRIu64,
+				      r->desc[j].name, ctr[j]);
+	}
+	if (n < len && g->total[r->sort])
+		snprintf(buf + n, len - n, " | %.2f%% of %s",
+			 100.0 * ctr[r->sort] / g->total[r->sort],
+			 r->desc[r->sort].name);
+}
+
+static uint32_t max_depth(const struct report_grp *g)
+{
+	const struct kcc_forest *f = &g->kccf.f;
+	uint32_t *lv, v, m = 0;
+
+	lv = malloc(((size_t)f->count + 1) * sizeof(*lv));
+	if (!lv)
+		return 64;
+	for (v = 0; v < f->count; v++) {
+		uint32_t p = kcc_forest_node(f, v)->parent;
+
+		lv[v] = kcc_is_root_parent(p) ? 0 : lv[p] + 1;
+		if (lv[v] > m)
+			m = lv[v];
+	}
+	free(lv);
+	return m;
+}
+
+static int svg_group(struct svg_ctx *c, struct report_grp *g, double x0,
+		     uint32_t base_depth)
+{
+	const struct kcc_forest *f = &g->kccf.f;
+	uint32_t n = f->count, i, sp = 0, *stack, *fill;
+	double *xs;
+	char *title;
+	int ret = -ENOMEM;
+
+	c->first = calloc((size_t)n + 2, sizeof(uint32_t));
+	c->kids = malloc(((size_t)n + 1) * sizeof(uint32_t));
+	fill = malloc(((size_t)n + 2) * sizeof(uint32_t));
+	stack = malloc(((size_t)n + 1) * sizeof(uint32_t));
+	xs = malloc(((size_t)n + 1) * sizeof(double));
+	title = malloc(8192);
+	if (!c->first || !c->kids || !fill || !stack || !xs || !title)
+		goto cleanup;
+	for (i = 0; i < n; i++) {
+		uint32_t p = kcc_forest_node(f, i)->parent;
+
+		c->first[kcc_is_root_parent(p) ? n : p]++;
+	}
+	for (i = 0, sp = 0; i <= n; i++) {
+		uint32_t k = c->first[i];
+
+		c->first[i] = sp;
+		fill[i] = sp;
+		sp += k;
+	}
+	c->first[n + 1] = sp;
+	for (i = 0; i < n; i++) {
+		uint32_t p = kcc_forest_node(f, i)->parent;
+
+		c->kids[fill[kcc_is_root_parent(p) ? n : p]++] = i;
+	}
+
+	/* Roots side by side from x0, then each node's callers above it. */
+	{
+		double x = x0;
+
+		sp = 0;
+		for (i = c->first[n]; i < c->first[n + 1]; i++) {
+			uint32_t v = c->kids[i];
+
+			xs[v] = x;
+			x += kcc_forest_ctr(f, v)[c->r->sort] * c->scale;
+			stack[sp++] = v;
+		}
+	}
+	while (sp) {
+		uint32_t v = stack[--sp], j, d = kcc_forest_level(f, v);
+		const struct kcc_node *nd = kcc_forest_node(f, v);
+		double w = nd->ctr[c->r->sort] * c->scale, x = xs[v];
+
+		if (w < MIN_PX)
+			continue;
+		title_of(c, g, v, title, 8192);
+		frame(c, xs[v], w, base_depth + d, report__name(c->r, nd->label),
+		      title, "");
+		for (j = c->first[v]; j < c->first[v + 1]; j++) {
+			uint32_t u = c->kids[j];
+
+			xs[u] = x;
+			x += kcc_forest_ctr(f, u)[c->r->sort] * c->scale;
+			stack[sp++] = u;
+		}
+	}
+	ret = 0;
+cleanup:
+	free(c->first);
+	free(c->kids);
+	c->first = c->kids = NULL;
+	free(fill);
+	free(stack);
+	free(xs);
+	free(title);
+	return ret;
+}
+
+static const char svg_js[] =
+"<script type=\"text/ecmascript\"><![CDATA[\n"
+"'use strict';\n"
+"var details = document.getElementById('details');\n"
+"var frames = document.querySelectorAll('g.f');\n"
+"var W = " "1200" ";\n"
+"function info(g) { return g.querySelector('title').textContent; }\n"
+"function fit(g) {\n"
+"  var r = g.querySelector('rect'), t = g.querySelector('text');\n"
+"  var w = +r.getAttribute('width'), name = g.getAttribute('data-name');\n"
+"  t.setAttribute('x', +r.getAttribute('x') + 3);\n"
+"  var n = Math.floor((w - 6) / 7);\n"
+"  t.textContent = n < 3 ? '' : (name.length <= n ? name : name.slice(0, n - 2) + '..');\n"
+"}\n"
+"function zoom(g) {\n"
+"  var r = g.querySelector('rect');\n"
+"  var x0 = +r.getAttribute('data-x'), w0 = +r.getAttribute('data-w');\n"
+"  var y0 = +r.getAttribute('y'), s = (W - 20) / w0;\n"
+"  frames.forEach(function (h) {\n"
+"    var q = h.querySelector('rect'), x = +q.getAttribute('data-x');\n"
+"    var w = +q.getAttribute('data-w'), y = +q.getAttribute('y');\n"
+"    var inside = x >= x0 - 1e-6 && x + w <= x0 + w0 + 1e-6;\n"
+"    var below = y >= y0;\n"
+"    if ((inside || (below && x <= x0 && x + w >= x0 + w0)) && w * s >= 0.3) {\n"
+"      h.style.display = '';\n"
+"      var nx = 10 + Math.max(0, (x - x0) * s), nw = Math.min(w * s, W - 20);\n"
+"      q.setAttribute('x', nx); q.setAttribute('width', nw); fit(h);\n"
+"    } else {\n"
+"      h.style.display = 'none';\n"
+"    }\n"
+"  });\n"
+"}\n"
+"function reset() {\n"
+"  frames.forEach(function (h) {\n"
+"    var q = h.querySelector('rect');\n"
+"    h.style.display = '';\n"
+"    q.setAttribute('x', q.getAttribute('data-x'));\n"
+"    q.setAttribute('width', q.getAttribute('data-w')); fit(h);\n"
+"  });\n"
+"}\n"
+"frames.forEach(function (g) {\n"
+"  var r = g.querySelector('rect');\n"
+"  r.setAttribute('data-x', r.getAttribute('x'));\n"
+"  r.setAttribute('data-w', r.getAttribute('width'));\n"
+"  g.setAttribute('data-name', info(g).split(' [')[0].split(';')[0]);\n"
+"  g.addEventListener('mouseover', function () { details.textContent = info(g); });\n"
+"  g.addEventListener('mouseout', function () { details.textContent = ' '; });\n"
+"  g.addEventListener('click', function () {\n"
+"    if (g.classList.contains('fall')) reset(); else zoom(g);\n"
+"  });\n"
+"});\n"
+"]]></script>\n";
+
+int report__svg(struct report *r, FILE *out)
+{
+	struct svg_ctx c = { .r = r, .out = out };
+	uint64_t total = 0;
+	uint32_t gi, depth = 0;
+	double x;
+	int ret = 0;
+	char title[512];
+
+	for (gi = 0; gi < r->nr_groups; gi++) {
+		uint32_t d = max_depth(&r->groups[gi]);
+
+		total += r->groups[gi].total[r->sort];
+		if (d > depth)
+			depth = d;
+	}
+	/* all, then groups (when several), then routines and callers */
+	depth += 2 + (r->nr_groups > 1);
+	c.height = PAD_TOP + PAD_BOTTOM + depth * FRAME_H;
+	c.scale = total ? (SVG_W - 20) / (double)total : 0;
+
+	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+		"<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%u\" viewBox=\"0 0 %d %u\">\n",
+		(int)SVG_W, c.height, (int)SVG_W, c.height);
+	fprintf(out, "<style>text { font-family: monospace; font-size: 12px; fill: #000; pointer-events: none; }\n"
+		"g.f:hover rect { stroke: #000; stroke-width: 0.5; cursor: pointer; }\n"
+		"#title { font-size: 16px; } #details { font-size: 12px; }</style>\n");
+	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"#f8f8f0\"/>\n");
+	fprintf(out, "<text id=\"title\" x=\"10\" y=\"20\">kcc k-CCF flame graph: ");
+	xml_str(r->o.name, out);
+	fprintf(out, " (k = ");
+	if (r->k == KCC_K_INF)
+		fprintf(out, "inf");
+	else
+		fprintf(out, "%u", r->k);
+	fprintf(out, ", width: ");
+	xml_str(r->desc[r->sort].name, out);
+	fprintf(out, ", routine at the bottom, its callers above)</text>\n");
+	fprintf(out, "<text id=\"details\" x=\"10\" y=\"38\"> </text>\n");
+
+	snprintf(title, sizeof(title), "all | %s: %" PRIu64,
+		 r->desc[r->sort].name, total);
+	frame(&c, 10, SVG_W - 20, 0, "all", title, " fall");
+	x = 10;
+	for (gi = 0; gi < r->nr_groups && !ret; gi++) {
+		struct report_grp *g = &r->groups[gi];
+		double w = g->total[r->sort] * c.scale;
+
+		if (r->nr_groups > 1 && w >= MIN_PX) {
+			snprintf(title, sizeof(title), "%s | %s: %" PRIu64,
+				 g->name, r->desc[r->sort].name,
+				 g->total[r->sort]);
+			frame(&c, x, w, 1, g->name, title, "");
+		}
+		ret = svg_group(&c, g, x, 1 + (r->nr_groups > 1));
+		x += w;
+	}
+	fputs(svg_js, out);
+	fputs("</svg>\n", out);
+	return ret;
+}
