@@ -98,6 +98,39 @@ check: $(O)/san/kcc $(O)/san/kccread $(TEST_BINS)
 		KCC_TESTBIN=$(abspath $(O)/san/selftests) \
 		KDIR="$(KDIR)" sh selftests/run_tests.sh
 
+# Userspace tests only: the kernel build and guest tests skip.
+.PHONY: check-user
+check-user: export KCC_USER_ONLY := 1
+check-user: check
+
+# ---- fuzzing (clang libFuzzer): the stream and profile parsers ----------
+FUZZ_CC	  ?= clang
+FUZZ_TIME ?= 20
+FUZZ_SRCS := $(wildcard fuzz/*_fuzz.c)
+FUZZ_BINS := $(patsubst fuzz/%.c,$(O)/fuzz/%,$(FUZZ_SRCS))
+
+$(O)/fuzz/%: fuzz/%.c $(LBR_SRCS) $(UTIL_SRCS) $(HDRS)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  FUZZ    $@")
+	$(Q)$(FUZZ_CC) -std=gnu11 -g -O1 -Iinclude/uapi -Ilbr -Iuser/util \
+		-D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all -o $@ $< $(LBR_SRCS) $(UTIL_SRCS) $(LDLIBS)
+
+# Bounded: FUZZ_TIME seconds per target, seeded with streams and profiles
+# made from the selftest traces.
+.PHONY: fuzz
+fuzz: $(FUZZ_BINS) $(O)/kcc
+	$(Q)mkdir -p $(O)/fuzz/corpus-stream $(O)/fuzz/corpus-profile
+	$(Q)for k in 1 2 3; do \
+		$(O)/kcc record --trace selftests/kcc/data/fig2.trace -k $$k \
+			--threads 2 --stream -o $(O)/fuzz/corpus-stream/fig2-k$$k && \
+		$(O)/kcc record --trace selftests/kcc/data/fig2.trace -k $$k \
+			-o $(O)/fuzz/corpus-profile/fig2-k$$k || exit 1; done
+	$(Q)$(O)/fuzz/stream_fuzz -max_total_time=$(FUZZ_TIME) -max_len=16384 \
+		-rss_limit_mb=2048 $(O)/fuzz/corpus-stream
+	$(Q)$(O)/fuzz/profile_fuzz -max_total_time=$(FUZZ_TIME) -max_len=16384 \
+		-rss_limit_mb=2048 $(O)/fuzz/corpus-profile
+
 .PHONY: demo
 demo:
 	$(Q)sh scripts/demo.sh $(O)
@@ -125,16 +158,33 @@ trace-rt: $(TRACE_RT)
 
 eval: $(O)/kcc $(TRACE_RT)
 	$(Q)KCC=$(abspath $(O)/kcc) KCC_TRACE_RT=$(abspath $(TRACE_RT)) \
-		sh eval/run.sh $(EVAL_ARGS)
+		KCC_EVAL_OUT=$(abspath $(O)/eval) sh eval/run.sh $(EVAL_ARGS)
 
 # ---- kernel module -------------------------------------------------------
 KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 		   $(lastword $(sort $(wildcard /usr/src/linux-headers-*-amd64))))
 
+# kcc.ko is built in a copy of its sources under $(O)/module, so that
+# builds with different O= never share objects.  Plain `make` builds it
+# too when a kernel build tree exists.
+KMOD_SRCS := Kbuild $(wildcard kmod/*.[ch] kmod/wrapper/*.h lbr/*.[ch]) \
+	     include/uapi/linux/kcc.h
+
 .PHONY: module
-module:
+module: $(O)/module/kcc.ko
+
+$(O)/module/kcc.ko: $(KMOD_SRCS)
 	$(Q)test -n "$(KDIR)" || { echo "kcc: no kernel headers (set KDIR)" >&2; exit 1; }
-	$(Q)$(MAKE) -C $(KDIR) M=$(CURDIR) $(if $(Q),,V=1) W=1 modules
+	$(if $(Q),@echo "  KBUILD  $@")
+	$(Q)rm -rf $(O)/module
+	$(Q)sh selftests/guest/build_module.sh $(KDIR) $(O)/module
+
+all: $(if $(wildcard $(KDIR)/Makefile),module)
+
+# Guest suite figures: per-sample processing cost of kcc.ko under TCG.
+.PHONY: bench-guest
+bench-guest:
+	$(Q)sh selftests/guest/bench.sh
 
 .PHONY: install
 install: $(O)/kcc

@@ -318,7 +318,7 @@ static int __init kcc_init(void)
 	}
 
 	mutex_init(&kcc_g.lock);
-	spin_lock_init(&kcc_g.ev_lock);
+	raw_spin_lock_init(&kcc_g.ev_lock);
 	init_waitqueue_head(&kcc_g.wait);
 	INIT_WORK(&kcc_g.work, kcc_work_fn);
 

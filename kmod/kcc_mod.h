@@ -188,7 +188,7 @@ struct kcc_global {
 	bool lbr;			/* an LBR event could be created */
 	u32 lbr_depth;
 
-	spinlock_t ev_lock;		/* tracepoint probes -> worker */
+	raw_spinlock_t ev_lock;		/* tracepoint probes -> worker */
 	bool ev_on;
 	u32 nr_ev;
 	u64 ev_lost;

@@ -97,6 +97,7 @@ static struct kcc_rrec *kcc_ring_reserve(struct kcc_ring *r, u32 need,
 					 u64 *base)
 {
 	u64 head = r->head;
+	/* Pairs with the consumer's release: its reads of the space are done. */
 	u64 tail = smp_load_acquire(&r->tail);
 	u32 off = head & (r->size - 1);
 	u32 contig = r->size - off;
@@ -121,6 +122,7 @@ static struct kcc_rrec *kcc_ring_reserve(struct kcc_ring *r, u32 need,
 static void kcc_ring_commit(struct kcc_ring *r, u64 base,
 			    struct kcc_rrec *rec)
 {
+	/* Pairs with the consumer's acquire: the record is written first. */
 	smp_store_release(&r->head, base + rec->size);
 }
 
@@ -287,7 +289,8 @@ int kcc_push_task(const struct kcc_sample *smp)
 			       &base);
 	if (rec) {
 		kcc_rrec_fill_task(rec);
-		memcpy(&rec->s, smp, smp->size);
+		/* The arrays follow rec->s: copy through the record's bytes. */
+		memcpy((u8 *)rec + offsetof(struct kcc_rrec, s), smp, smp->size);
 		rec->size = offsetof(struct kcc_rrec, s) + smp->size;
 		kcc_ring_commit(ring, base, rec);
 		ret = 0;
@@ -332,6 +335,7 @@ void kcc_drain_rings(struct kcc_session *s)
 		for (l = 0; l < KCC_NR_LVL; l++) {
 			struct kcc_ring *r = &c->ring[l];
 			u64 tail = r->tail;
+			/* Pairs with kcc_ring_commit(): records are complete. */
 			u64 head = smp_load_acquire(&r->head);
 
 			while (tail != head) {
@@ -341,6 +345,7 @@ void kcc_drain_rings(struct kcc_session *s)
 				if (rec->kind == KCC_RREC_SAMPLE && s)
 					kcc_task_apply(s, rec);
 				tail += rec->size;
+				/* Pairs with kcc_ring_reserve(): space is free. */
 				smp_store_release(&r->tail, tail);
 			}
 		}

@@ -266,10 +266,10 @@ long kcc_configure(struct file *file, const struct kcc_config *cfg)
 	INIT_LIST_HEAD(&s->procs);
 	kcc_counters_zero(s);
 	WRITE_ONCE(kcc_g.gen, kcc_g.gen + 1);
-	spin_lock_irq(&kcc_g.ev_lock);
+	raw_spin_lock_irq(&kcc_g.ev_lock);
 	kcc_g.nr_ev = 0;
 	kcc_g.ev_on = true;
-	spin_unlock_irq(&kcc_g.ev_lock);
+	raw_spin_unlock_irq(&kcc_g.ev_lock);
 	kcc_g.sess = s;
 	return 0;
 }
@@ -319,10 +319,10 @@ void kcc_reset(struct kcc_session *s)
 void kcc_session_destroy(struct kcc_session *s)
 {
 	kcc_stop(s);
-	spin_lock_irq(&kcc_g.ev_lock);
+	raw_spin_lock_irq(&kcc_g.ev_lock);
 	kcc_g.ev_on = false;
 	kcc_g.nr_ev = 0;
-	spin_unlock_irq(&kcc_g.ev_lock);
+	raw_spin_unlock_irq(&kcc_g.ev_lock);
 	kcc_drain_rings(NULL);
 	kcc_tasks_free_all(s);
 	WRITE_ONCE(kcc_g.gen, kcc_g.gen + 1);

@@ -7,8 +7,9 @@
  * the worker about exits and execs.
  *
  * All of it is touched by the worker (or a reader) with kcc_g.lock held.
- * The tracepoint probes only append to a small spinlocked queue: they run
- * in the exiting or exec'ing task with preemption off and must not sleep.
+ * The tracepoint probes only append to a small queue under a raw
+ * spinlock: they run in the exiting or exec'ing task with preemption off
+ * and must not sleep, even on PREEMPT_RT.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -29,8 +30,9 @@
 static void kcc_tev_push(u32 kind, u32 pid, u64 start)
 {
 	unsigned long flags;
+	bool kick = false;
 
-	spin_lock_irqsave(&kcc_g.ev_lock, flags);
+	raw_spin_lock_irqsave(&kcc_g.ev_lock, flags);
 	if (!kcc_g.ev_on) {
 		/* No session. */
 	} else if (kcc_g.nr_ev < KCC_TEV_MAX) {
@@ -38,12 +40,13 @@ static void kcc_tev_push(u32 kind, u32 pid, u64 start)
 		kcc_g.ev[kcc_g.nr_ev].pid = pid;
 		kcc_g.ev[kcc_g.nr_ev].start = start;
 		kcc_g.nr_ev++;
-		if (kcc_g.nr_ev == KCC_TEV_MAX / 2)
-			kcc_kick();
+		kick = kcc_g.nr_ev == KCC_TEV_MAX / 2;
 	} else {
 		kcc_g.ev_lost++;
 	}
-	spin_unlock_irqrestore(&kcc_g.ev_lock, flags);
+	raw_spin_unlock_irqrestore(&kcc_g.ev_lock, flags);
+	if (kick)
+		kcc_kick();
 }
 
 static void kcc_probe_exit(KCC_TP_EXIT_PROTO)
@@ -125,11 +128,11 @@ u32 kcc_task_grab_events(struct kcc_tev *ev)
 	unsigned long flags;
 	u32 n;
 
-	spin_lock_irqsave(&kcc_g.ev_lock, flags);
+	raw_spin_lock_irqsave(&kcc_g.ev_lock, flags);
 	n = kcc_g.nr_ev;
 	memcpy(ev, kcc_g.ev, n * sizeof(*ev));
 	kcc_g.nr_ev = 0;
-	spin_unlock_irqrestore(&kcc_g.ev_lock, flags);
+	raw_spin_unlock_irqrestore(&kcc_g.ev_lock, flags);
 	return n;
 }
 

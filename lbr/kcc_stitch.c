@@ -200,10 +200,8 @@ static u32 kcc_stitch_overlap(struct kcc_stitch *st, const struct kcc_sample *s,
 		found = len;
 		matches++;
 	}
-	if (matches > 1) {
+	if (matches > 1)
 		st->join_ambiguous++;
-		return 0;
-	}
 	return found;
 }
 

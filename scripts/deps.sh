@@ -6,7 +6,9 @@
 set -eu
 
 PKGS="make gcc libc6-dev git python3 kmod cpio busybox-static \
-qemu-system-x86 linux-headers-amd64 linux-image-amd64"
+qemu-system-x86 linux-headers-amd64 linux-image-amd64 \
+linux-image-6.12-amd64 linux-headers-6.12-amd64 \
+libdw-dev libelf-dev zlib1g-dev clang golang-go libxml2-utils binutils"
 
 missing=""
 for p in $PKGS; do

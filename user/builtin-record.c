@@ -56,6 +56,7 @@ static void record_usage(void)
 "  -o FILE           output profile ('-': stdout, not a terminal)\n"
 "  --trace TRACE     no module: the stream of call trace TRACE\n"
 "  --threads N       with --trace: spread top-level calls over N threads\n"
+"  --stream          with --trace: write the bare stream /dev/kcc would give\n"
 "  -h, --help        this help\n"
 "\n"
 "EXAMPLES\n"
@@ -90,7 +91,7 @@ static void on_signal(int sig)
 
 enum {
 	OPT_SOURCE = 256, OPT_DURATION, OPT_BURST_RR, OPT_DEVICE, OPT_TRACE,
-	OPT_THREADS,
+	OPT_THREADS, OPT_STREAM,
 };
 
 struct record_opts {
@@ -100,6 +101,7 @@ struct record_opts {
 	const char *trace;
 	uint32_t threads;
 	uint32_t duration;
+	bool stream;		/* --trace: the bare stream, as the device gives */
 	char **cmd;
 };
 
@@ -167,6 +169,16 @@ static int record_trace(const struct record_opts *ro)
 	if (ret) {
 		fprintf(stderr, "kcc: %s: cannot make a stream: %s\n", ro->trace,
 			strerror(-ret));
+		goto cleanup;
+	}
+	if (ro->stream) {
+		FILE *out = strcmp(ro->output, "-") ? fopen(ro->output, "w") : stdout;
+
+		if (!out || fwrite(b.p, 1, b.len, out) != b.len ||
+		    (out != stdout && fclose(out))) {
+			fprintf(stderr, "kcc: %s: write error\n", ro->output);
+			ret = -EIO;
+		}
 		goto cleanup;
 	}
 	ret = profile__add_stream(&p, b.p, b.len, ro->trace);
@@ -309,6 +321,7 @@ int cmd_record(int argc, char **argv)
 		{ "device", required_argument, NULL, OPT_DEVICE },
 		{ "trace", required_argument, NULL, OPT_TRACE },
 		{ "threads", required_argument, NULL, OPT_THREADS },
+		{ "stream", no_argument, NULL, OPT_STREAM },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -393,6 +406,9 @@ int cmd_record(int argc, char **argv)
 			if (parse_u32(optarg, &ro.threads) || !ro.threads ||
 			    ro.threads > 1024)
 				return usage_error(CMD, "bad --threads '%s': expected 1..1024", optarg);
+			break;
+		case OPT_STREAM:
+			ro.stream = true;
 			break;
 		case 'h':
 			record_usage();

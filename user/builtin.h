@@ -28,6 +28,9 @@ int cmd_report(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+int cmd_synth(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
 
 /*
  * Report a usage error of @cmd ("kcc ccf") with a pointer to its help;

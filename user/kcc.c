@@ -27,6 +27,9 @@ static const struct cmd cmds[] = {
 	{ "diff", cmd_diff, "k-contexts that gained or lost between profiles" },
 	{ "merge", cmd_merge, "combine profiles into one" },
 	{ "dump", cmd_dump, "canonical per-task k-SF dump of a stream or profile" },
+	{ "eval", cmd_eval, "accuracy of sampled k-CCFs against a trace" },
+	{ "synth", cmd_synth, "simulated LBR samples of a random program" },
+	{ "replay", cmd_replay, "stitch a sample file into a k-SF or k-CCF" },
 };
 
 #define NR_CMDS (sizeof(cmds) / sizeof(cmds[0]))
@@ -50,6 +53,8 @@ static void usage(FILE *out)
 		"   kcc ccf -k 2 trace.txt          2-contexts with their call counts\n"
 		"   kcc hcct --phi 0.05 trace.txt   contexts above 5%% of all calls\n"
 		"   kcc trace convert -o t.bin t.txt\n"
+		"   kcc record -- ./app && kcc report   profile a command, top k-contexts\n"
+		"   kcc report --format svg -o f.svg     flame graph of kcc.data\n"
 		"\n"
 		"See 'kcc <command> --help' for the options of a command.\n");
 }

@@ -8,8 +8,8 @@
 # Usage: build_progs.sh DIR
 #
 # Every progs/*.c is one program; they include <linux/kcc.h> from
-# include/uapi.  The workload of kcc_fp needs frame pointers and no tail
-# calls to be walked by the fp source; the other programs get the same
+# include/uapi.  The workload of kcc_fp needs frame pointers, in leaf
+# functions too, and no tail calls to be walked by the fp source; the other programs get the same
 # flags so that any of them can serve as a workload.
 # Exit status: 0 built, 1 a program failed to build, 4 no static libc.
 set -u
@@ -24,7 +24,7 @@ dir=$1
 mkdir -p "$dir" || exit 1
 CC=${CC:-gcc}
 CFLAGS="-static -O1 -g -D_GNU_SOURCE -fno-omit-frame-pointer \
--fno-optimize-sibling-calls -Wall -Wextra -Wno-unused-parameter -Werror \
+-mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra -Wno-unused-parameter -Werror \
 -I$top/include/uapi -I$top/selftests/guest/progs"
 
 probe="$dir/.probe"

@@ -61,6 +61,9 @@ root=$(mktemp -d "${TMPDIR:-/tmp}/kcc-initramfs.XXXXXX") || exit 1
 trap 'rm -rf "$root"' EXIT
 trap 'exit 130' INT TERM
 
+# mktemp made it 0700: the guest's root directory must be searchable
+# by the unprivileged users of the tests.
+chmod 0755 "$root" &&
 mkdir -p "$root/bin" "$root/dev" "$root/proc" "$root/sys" "$root/tmp" \
 	"$root/t" "$root/data" &&
 cp "$busybox" "$root/bin/busybox" &&

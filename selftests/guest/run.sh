@@ -130,7 +130,8 @@ elif [ $rc -ne 0 ]; then
 fi
 # Kernel problems from the start of the tests on; the test programs'
 # own lines (TAP, diagnostics, blobs) are not kernel messages.
-bad=$(sed -n '/^kcc-guest: kernel /,$p' "$tmp/clean.log" |
+# (The console may prefix the first guest line with escape sequences.)
+bad=$(sed -n '/kcc-guest: kernel [0-9]/,$p' "$tmp/clean.log" |
 	grep -v -E '^(ok |not ok |# |kcc-guest:|KCC-BLOB-|[A-Za-z0-9+/=]{76}$)' |
 	grep -n -E 'BUG:|WARNING:|Oops|KASAN|lockdep|UBSAN|leak|Call Trace' |
 	head -n 10)
@@ -147,7 +148,7 @@ if ! grep -q '^KCC-GUEST-RESULT: pass' "$tmp/clean.log"; then
 fi
 
 # The guest's test output, then its blobs.
-sed -n '/^kcc-guest: kernel /,/^kcc-guest: kernel log:/p' "$tmp/clean.log" |
+sed -n '/kcc-guest: kernel [0-9]/,/^kcc-guest: kernel log:/p' "$tmp/clean.log" |
 	grep -a -v -E '^(KCC-BLOB-|[A-Za-z0-9+/=]{1,76}$)'
 if [ -n "$blobs" ]; then
 	mkdir -p "$blobs" || exit 1

@@ -11,6 +11,10 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 
 echo "TAP version 13"
+if [ -n "${KCC_USER_ONLY:-}" ]; then
+	echo "1..0 # SKIP KCC_USER_ONLY: userspace tests only (make check-user)"
+	exit 4
+fi
 if [ -z "${KDIR:-}" ]; then
 	echo "1..0 # SKIP KDIR is empty: no kernel headers to build against"
 	exit 4

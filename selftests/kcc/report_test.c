@@ -494,7 +494,7 @@ int main(void)
 	struct profile p;
 
 	ksft_print_header();
-	ksft_set_plan(NR_RANDOM + 3 + 5 + 2 + 2);
+	ksft_set_plan(NR_RANDOM + 4 + 5 + 2 + 2);
 	test_random();
 
 	if (fig2(&t) || make_profile(&p, &t, 2, 2, 5, &st))

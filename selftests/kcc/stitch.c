@@ -420,23 +420,41 @@ static void test_check(void)
 
 /* ---- the property: stitched and joined = exact ------------------------ */
 
+/*
+ * Why joining is exact when it is unambiguous: when the burst covers the
+ * window since the previous sample (window < LBR depth), the true overlap
+ * L (burst length minus window) always qualifies, so a unique qualifying
+ * L is the true one and each call is counted by the first burst that
+ * holds it only.  When several L qualify (a loop whose call/return
+ * records repeat over the whole LBR: no record tells the shifts apart),
+ * the burst is counted whole, so the excess is exactly the calls in the
+ * overlaps of the ambiguous bursts.  Both facts are checked below, the
+ * second on every trace.
+ */
 struct prop {
 	struct stitcher sr;
+	struct lbrsim *sim;
 	u64 burst_calls;	/* call records over all bursts */
-	int err;
+	u64 overlap_calls;	/* call records in ambiguous bursts' overlaps */
 };
 
 static int prop_emit(void *arg, const struct kcc_sample *s)
 {
-	struct prop *p = arg;
 	const struct kcc_branch *b = kcc_sample_branches(s);
+	struct prop *p = arg;
+	u64 amb = p->sr.st.join_ambiguous;
 	u32 i;
+	int ret;
 
 	if (kcc_sample_check(s, s->size) != (int)s->size)
 		return -EINVAL;
 	for (i = 0; i < s->nr_branches; i++)
 		p->burst_calls += b[i].kind == KCC_BR_CALL;
-	return stitcher__sample(&p->sr, s);
+	ret = stitcher__sample(&p->sr, s);
+	if (p->sr.st.join_ambiguous != amb)
+		for (i = p->sim->sample_window; i < s->nr_branches; i++)
+			p->overlap_calls += b[i].kind == KCC_BR_CALL;
+	return ret;
 }
 
 /* Routine-level label of a simulated address: the ref.h label. */
@@ -447,38 +465,69 @@ static u64 prop_relabel(void *arg, u64 label)
 	return r == LBRSIM_NONE ? ~0ull : ref_label(r);
 }
 
+/*
+ * Every node of @a with calls has its root path in @b; with @ge, b's
+ * calls there are at least a's.
+ */
+static bool paths_in(const struct kcc_forest *a, const struct kcc_forest *b,
+		     bool ge)
+{
+	u32 *map = ref_alloc(((size_t)a->count + 1) * sizeof(*map)), i;
+	bool ok = true;
+
+	for (i = 0; i < a->count && ok; i++) {
+		const struct kcc_node *n = kcc_forest_node(a, i);
+		u32 bp = kcc_is_root_parent(n->parent) ? n->parent :
+			 map[n->parent];
+
+		map[i] = bp == KCC_NIL ? KCC_NIL :
+			 kcc_forest_find(b, bp, n->label);
+		if (!n->ctr[KCC_CTR_CALLS])
+			continue;
+		if (map[i] == KCC_NIL)
+			ok = false;
+		else if (ge && kcc_forest_ctr(b, map[i])[KCC_CTR_CALLS] <
+			 n->ctr[KCC_CTR_CALLS])
+			ok = false;
+	}
+	free(map);
+	return ok;
+}
+
 struct prop_run {
 	u32 k;
 	u32 period;
-	u32 lbr_depth;
 	bool no_join;
 	/* results */
-	bool equal;
+	bool equal;		/* relabelled k-SF dumps equal the exact one */
+	bool dominates;		/* same paths, counts >= exact */
 	u64 calls;		/* calls the stitcher counted */
 	u64 burst_calls;
+	u64 overlap_calls;
 	u64 ambiguous;
 	u64 errors;
-	u64 uncovered;
 	u64 joined;
+	u64 uncovered;
 };
 
 static void prop_run(struct prop_run *pr, const struct ref_trace *t, u64 seed)
 {
 	struct lbrsim_opts so = {
-		.period = pr->period, .lbr_depth = pr->lbr_depth,
+		.period = pr->period, .lbr_depth = KCC_INJECT_MAX_BRANCHES,
 		.stack_depth = KCC_INJECT_MAX_STACK, .seed = seed,
 	};
 	struct stitcher_opts o = { .k = pr->k, .no_join = pr->no_join };
-	struct prop p = { .err = 0 };
-	struct pool rel;
+	struct prop p = { .burst_calls = 0 };
 	struct ref_ksf exact;
 	struct lbrsim sim;
+	struct pool rel;
 	char *a, *b;
 	int ret;
 
 	if (stitcher__init(&p.sr, &o) ||
 	    lbrsim__init(&sim, t->nr, &so, prop_emit, &p))
 		ksft_exit_fail_msg("out of memory\n");
+	p.sim = &sim;
 	ret = lbrsim__run(&sim, t->ev, t->n);
 	if (!ret)
 		ret = lbrsim__finish(&sim);
@@ -494,8 +543,11 @@ static void prop_run(struct prop_run *pr, const struct ref_trace *t, u64 seed)
 	if (!a || !b)
 		ksft_exit_fail_msg("out of memory\n");
 	pr->equal = !strcmp(a, b);
+	pr->dominates = paths_in(&exact.f, &rel.f, true) &&
+			paths_in(&rel.f, &exact.f, false);
 	pr->calls = p.sr.st.ksf.calls;
 	pr->burst_calls = p.burst_calls;
+	pr->overlap_calls = p.overlap_calls;
 	pr->ambiguous = p.sr.st.join_ambiguous;
 	pr->errors = p.sr.st.stitch_errors;
 	pr->joined = p.sr.st.bursts_joined;
@@ -508,17 +560,28 @@ static void prop_run(struct prop_run *pr, const struct ref_trace *t, u64 seed)
 	stitcher__exit(&p.sr);
 }
 
-#define PROP_TRACES	240
+/* Counted = exact + the overlaps of ambiguous bursts, on the same paths. */
+static bool prop_accounts(const struct prop_run *pr, const struct ref_trace *t)
+{
+	return !pr->errors && pr->dominates &&
+	       pr->calls == t->calls + pr->overlap_calls &&
+	       (pr->ambiguous || pr->equal);
+}
+
+#define PROP_WANT	200	/* unambiguous traces wanted per setting */
+#define PROP_MAX	1000	/* traces tried at most */
+#define PROP_NOJOIN	100	/* traces also run without joining */
 
 static void test_property(void)
 {
 	static const u32 ks[] = { 1, 2, 3, 4, 7, KCC_K_INF };
-	u32 eq = 0, over = 0, noj_exact = 0, big = 0, big_eq = 0, i;
-	u64 rng = 0x5717c4ull, ambiguous = 0, errors = 0, joined = 0;
-	u64 calls = 0;
+	u32 n1 = 0, acc1 = 0, un1 = 0, eq1 = 0;
+	u32 n2 = 0, acc2 = 0, un2 = 0, eq2 = 0, cov2 = 0;
+	u32 nj = 0, over = 0, i;
+	u64 rng = 0x5717c4ull, amb = 0, joins = 0;
 
-	for (i = 0; i < PROP_TRACES; i++) {
-		struct prop_run pr = { 0 }, nj = { 0 };
+	for (i = 0; i < PROP_MAX && (un1 < PROP_WANT || un2 < PROP_WANT); i++) {
+		struct prop_run pr = { 0 };
 		struct ref_trace t;
 		struct ref_gen g;
 		u64 seed = ref_rand(&rng);
@@ -527,71 +590,87 @@ static void test_property(void)
 		ref_gen_trace(&t, &g, &rng);
 		pr.k = ks[ref_below(&rng, sizeof(ks) / sizeof(ks[0]))];
 
-		/* Period 1 call, 64 records: every window is covered. */
+		/* Period 1 call: every window is a few returns and a call. */
 		pr.period = 1;
-		pr.lbr_depth = KCC_INJECT_MAX_BRANCHES;
 		prop_run(&pr, &t, seed);
-		if (pr.equal && pr.calls == t.calls && !pr.errors)
-			eq++;
+		n1++;
+		/* A window of 64 returns or more holds no call to miss. */
+		if (prop_accounts(&pr, &t))
+			acc1++;
 		else
-			ksft_print_msg("trace %u (k=%u, %" PRIu64 " calls): stitched %" PRIu64 " calls, equal %d, ambiguous %" PRIu64 ", errors %" PRIu64 "\n",
-				       i, pr.k, t.calls, pr.calls, pr.equal,
-				       pr.ambiguous, pr.errors);
-		ambiguous += pr.ambiguous;
-		errors += pr.errors;
-		joined += pr.joined;
-		calls += t.calls;
+			ksft_print_msg("trace %u (k=%u, %" PRIu64 " calls): counted %" PRIu64 ", ambiguous %" PRIu64 " with %" PRIu64 " overlap calls, equal %d, dominates %d, errors %" PRIu64 "\n",
+				       i, pr.k, (u64)t.calls, pr.calls,
+				       pr.ambiguous, pr.overlap_calls,
+				       pr.equal, pr.dominates, pr.errors);
+		if (!pr.ambiguous) {
+			un1++;
+			eq1 += pr.equal && pr.calls == t.calls;
+		}
+		amb += pr.ambiguous;
+		joins += pr.joined;
 
 		/* The same without joining: once per burst holding a call. */
-		nj = pr;
-		nj.no_join = true;
-		prop_run(&nj, &t, seed);
-		if (nj.calls == nj.burst_calls && nj.calls >= t.calls &&
-		    (nj.calls > t.calls || t.calls <= 1))
-			over++;
-		else if (nj.calls == t.calls)
-			noj_exact++;
+		if (i < PROP_NOJOIN) {
+			struct prop_run q = pr;
+
+			q.no_join = true;
+			prop_run(&q, &t, seed);
+			nj++;
+			over += q.calls == q.burst_calls && q.dominates &&
+				(q.calls > t.calls || t.calls <= 1);
+		}
 
 		/*
-		 * Periods of 2..8 calls with a shallower program: a window
-		 * holds at most 8 calls and 48 returns, the 64-record LBR
-		 * covers it.
+		 * Periods of 2..8 calls over a program at most 40 deep: a
+		 * window holds at most 8 calls and 48 returns, and the
+		 * 64-record LBR covers it.
 		 */
 		ref_trace_free(&t);
+		if (un2 >= PROP_WANT)
+			continue;
 		g.maxd = g.maxd > 40 ? 40 : g.maxd;
 		ref_gen_trace(&t, &g, &rng);
 		pr.period = 2 + ref_below(&rng, 7);
-		pr.no_join = false;
 		prop_run(&pr, &t, seed);
-		if (!pr.uncovered) {
-			big++;
-			if (pr.equal && pr.calls == t.calls && !pr.errors)
-				big_eq++;
-			else
-				ksft_print_msg("trace %u (k=%u, period %u): stitched %" PRIu64 " of %" PRIu64 " calls, equal %d, ambiguous %" PRIu64 "\n",
-					       i, pr.k, pr.period, pr.calls,
-					       t.calls, pr.equal, pr.ambiguous);
+		n2++;
+		cov2 += !pr.uncovered;
+		if (prop_accounts(&pr, &t) && !pr.uncovered)
+			acc2++;
+		else
+			ksft_print_msg("trace %u (k=%u, period %u): counted %" PRIu64 " of %" PRIu64 ", ambiguous %" PRIu64 " with %" PRIu64 " overlap calls, equal %d, dominates %d, uncovered %" PRIu64 "\n",
+				       i, pr.k, pr.period, pr.calls,
+				       (u64)t.calls, pr.ambiguous,
+				       pr.overlap_calls, pr.equal,
+				       pr.dominates, pr.uncovered);
+		if (!pr.ambiguous) {
+			un2++;
+			eq2 += pr.equal && pr.calls == t.calls;
 		}
 		ref_trace_free(&t);
 	}
-	ksft_print_msg("%" PRIu64 " calls, %" PRIu64 " joins, %" PRIu64 " ambiguous, %" PRIu64 " stitch errors\n",
-		       calls, joined, ambiguous, errors);
-	ksft_test_result(eq == PROP_TRACES,
-			 "period 1, LBR 64: stitched+joined+relabelled k-SF = exact k-SF (%u/%u traces)\n",
-			 eq, PROP_TRACES);
-	ksft_test_result(!errors, "simulated samples never fail to stitch\n");
-	ksft_test_result(over + noj_exact == PROP_TRACES && over >= PROP_TRACES * 9 / 10,
-			 "no joining: each call counted once per burst holding it (%u/%u overcount)\n",
-			 over, PROP_TRACES);
-	ksft_test_result(big >= 200 && big_eq == big,
-			 "periods 2..8, covering LBR: k-SF = exact (%u/%u covered traces)\n",
-			 big_eq, big);
+	ksft_print_msg("%u traces: %" PRIu64 " joins, %" PRIu64 " ambiguous; unambiguous traces: %u (period 1), %u (periods 2..8)\n",
+		       i, joins, amb, un1, un2);
+	ksft_test_result(acc1 == n1,
+			 "period 1: counted = exact + ambiguous overlaps, same paths (%u/%u traces)\n",
+			 acc1, n1);
+	ksft_test_result(un1 >= PROP_WANT && eq1 == un1,
+			 "period 1: unambiguous joins give exactly the k-SF of the trace (%u/%u traces)\n",
+			 eq1, un1);
+	ksft_test_result(nj && over == nj,
+			 "no joining: each call counted once per burst holding it (%u/%u traces)\n",
+			 over, nj);
+	ksft_test_result(cov2 == n2 && acc2 == n2,
+			 "periods 2..8, covering LBR: counted = exact + ambiguous overlaps (%u/%u traces)\n",
+			 acc2, n2);
+	ksft_test_result(un2 >= PROP_WANT && eq2 == un2,
+			 "periods 2..8: unambiguous joins give exactly the k-SF of the trace (%u/%u traces)\n",
+			 eq2, un2);
 }
 
 int main(void)
 {
 	ksft_print_header();
-	ksft_set_plan(39);
+	ksft_set_plan(40);
 	test_anchor();
 	test_below_bottom();
 	test_truncated();

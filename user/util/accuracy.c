@@ -20,14 +20,15 @@
  * @w has f->count entries; returns the total, *max the largest.
  */
 static uint64_t item_weights(const struct kcc_forest *f, uint32_t k,
-			     bool inclusive, uint64_t *w, uint64_t *max)
+			     uint32_t ctr, bool inclusive, uint64_t *w,
+			     uint64_t *max)
 {
 	uint64_t total = 0;
 	uint32_t i;
 
 	*max = 0;
 	for (i = 0; i < f->count; i++)
-		w[i] = kcc_forest_ctr(f, i)[KCC_CTR_CALLS];
+		w[i] = kcc_forest_ctr(f, i)[ctr];
 	/*
 	 * A k-CCF node's count includes its children's; a CCT's counts are
 	 * exclusive already.  Children come after their parent and their
@@ -38,7 +39,7 @@ static uint64_t item_weights(const struct kcc_forest *f, uint32_t k,
 	if (!inclusive && k != KCC_K_INF) {
 		for (i = 0; i < f->count; i++) {
 			const struct kcc_node *n = kcc_forest_node(f, i);
-			uint64_t c = n->ctr[KCC_CTR_CALLS];
+			uint64_t c = n->ctr[ctr];
 
 			if (kcc_is_root_parent(n->parent))
 				continue;
@@ -51,6 +52,32 @@ static uint64_t item_weights(const struct kcc_forest *f, uint32_t k,
 			*max = w[i];
 	}
 	return total;
+}
+
+/* @map[i]: the node of @to with the label path of node i of @from. */
+static void map_nodes(const struct kcc_forest *to,
+		      const struct kcc_forest *from, uint32_t *map)
+{
+	uint32_t i;
+
+	for (i = 0; i < from->count; i++) {
+		const struct kcc_node *n = kcc_forest_node(from, i);
+		uint32_t p = kcc_is_root_parent(n->parent) ? n->parent :
+			     map[n->parent];
+
+		map[i] = KCC_NIL;
+		if (p == KCC_NIL)
+			continue;
+		/* inv_k makes every root a KCC_ROOT_TOP: try both kinds. */
+		if (kcc_is_root_parent(p)) {
+			map[i] = kcc_forest_find(to, KCC_ROOT_TOP, n->label);
+			if (map[i] == KCC_NIL)
+				map[i] = kcc_forest_find(to, KCC_ROOT_SLAB,
+							 n->label);
+		} else {
+			map[i] = kcc_forest_find(to, p, n->label);
+		}
+	}
 }
 
 int accuracy__compare(const struct kcc_forest *exact,
@@ -66,7 +93,7 @@ int accuracy__compare(const struct kcc_forest *exact,
 	int ret = -ENOMEM;
 
 	memset(acc, 0, sizeof(*acc));
-	if (o->nr_t > ACC_MAX_T)
+	if (o->nr_t > ACC_MAX_T || o->approx_ctr > approx->nmetrics)
 		return -EINVAL;
 	for (j = 0; j < o->nr_t; j++)
 		if (!(o->t[j] > 0 && o->t[j] <= 1))
@@ -79,9 +106,10 @@ int accuracy__compare(const struct kcc_forest *exact,
 	if (!we || !hot_e || !wa || !map)
 		goto cleanup;
 
-	acc->weight_exact = item_weights(exact, o->k, inclusive, we, &maxe);
-	acc->weight_approx = item_weights(approx, o->k, inclusive, wa,
-					  &maxa);
+	acc->weight_exact = item_weights(exact, o->k, KCC_CTR_CALLS, inclusive,
+					  we, &maxe);
+	acc->weight_approx = item_weights(approx, o->k, o->approx_ctr,
+					   inclusive, wa, &maxa);
 	if (!acc->weight_exact) {
 		ret = -EINVAL;
 		goto cleanup;
@@ -91,25 +119,7 @@ int accuracy__compare(const struct kcc_forest *exact,
 	for (i = 0; i < approx->count; i++)
 		acc->items_approx += wa[i] != 0;
 
-	/* Approximate node -> exact node with the same label path. */
-	for (i = 0; i < approx->count; i++) {
-		const struct kcc_node *n = kcc_forest_node(approx, i);
-		uint32_t p = kcc_is_root_parent(n->parent) ? n->parent :
-			     map[n->parent];
-
-		map[i] = KCC_NIL;
-		if (p == KCC_NIL)
-			continue;
-		/* inv_k makes every root a KCC_ROOT_TOP: try both kinds. */
-		if (kcc_is_root_parent(p)) {
-			map[i] = kcc_forest_find(exact, KCC_ROOT_TOP, n->label);
-			if (map[i] == KCC_NIL)
-				map[i] = kcc_forest_find(exact, KCC_ROOT_SLAB,
-							 n->label);
-		} else {
-			map[i] = kcc_forest_find(exact, p, n->label);
-		}
-	}
+	map_nodes(exact, approx, map);
 
 	if (acc->weight_approx) {
 		double sum = 0;
@@ -151,4 +161,38 @@ cleanup:
 	free(wa);
 	free(map);
 	return ret;
+}
+
+int64_t accuracy__diff(const struct kcc_forest *exact,
+		       const struct kcc_forest *approx, uint32_t approx_ctr)
+{
+	size_t ne = exact->count ? exact->count : 1;
+	size_t na = approx->count ? approx->count : 1;
+	uint32_t *to_e = malloc(na * sizeof(*to_e));
+	uint32_t *to_a = malloc(ne * sizeof(*to_a));
+	int64_t diff = 0;
+	uint32_t i;
+
+	if (!to_e || !to_a || approx_ctr > approx->nmetrics) {
+		diff = approx_ctr > approx->nmetrics ? -EINVAL : -ENOMEM;
+		goto cleanup;
+	}
+	map_nodes(exact, approx, to_e);
+	map_nodes(approx, exact, to_a);
+	for (i = 0; i < approx->count; i++) {
+		uint64_t c = kcc_forest_ctr(approx, i)[approx_ctr];
+
+		if (to_e[i] == KCC_NIL)
+			diff += c != 0;
+		else
+			diff += c != kcc_forest_ctr(exact, to_e[i])[KCC_CTR_CALLS];
+	}
+	/* Paths of the exact forest the approximation lacks altogether. */
+	for (i = 0; i < exact->count; i++)
+		if (to_a[i] == KCC_NIL)
+			diff += kcc_forest_ctr(exact, i)[KCC_CTR_CALLS] != 0;
+cleanup:
+	free(to_e);
+	free(to_a);
+	return diff;
 }

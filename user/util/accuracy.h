@@ -42,6 +42,8 @@
 struct acc_opts {
 	uint32_t k;		/* call edges of the forests (KCC_K_INF: CCTs) */
 	uint32_t flags;		/* ACC_* */
+	uint32_t approx_ctr;	/* counter of @approx to use: KCC_CTR_CALLS,
+				 * or KCC_CTR_SAMPLES for stack sampling */
 	uint32_t nr_t;		/* thresholds in t[] */
 	double t[ACC_MAX_T];	/* hot-edge thresholds, 0 < T <= 1 */
 };
@@ -59,7 +61,7 @@ struct accuracy {
 };
 
 /*
- * Compare @approx with @exact on counter KCC_CTR_CALLS.  Both forests
+ * Compare @approx (counter o->approx_ctr) with @exact (KCC_CTR_CALLS).  Both forests
  * must store every node after its parent (true of anything built without
  * kcc_forest_del(), such as inv_k's output).  Returns 0, -EINVAL for bad
  * options or an exact forest of weight 0, -ENOMEM.  An empty approximate
@@ -68,5 +70,14 @@ struct accuracy {
 int accuracy__compare(const struct kcc_forest *exact,
 		      const struct kcc_forest *approx,
 		      const struct acc_opts *o, struct accuracy *acc);
+
+/*
+ * Bit-for-bit comparison: the number of label paths whose count differs
+ * between @exact (KCC_CTR_CALLS) and @approx (counter @approx_ctr), a
+ * path missing on one side counting as 0 there.  Same node order rule.
+ * Returns the count, or -ENOMEM.
+ */
+int64_t accuracy__diff(const struct kcc_forest *exact,
+		       const struct kcc_forest *approx, uint32_t approx_ctr);
 
 #endif /* KCC_ACCURACY_H */

@@ -442,23 +442,20 @@ static uint32_t gen_skewed(uint64_t *rng, uint32_t n)
 
 static void gen_graph(struct gen_routine *g, uint32_t nr, uint64_t *rng)
 {
-	uint32_t r, j;
+	uint32_t r, j, runs;
 
 	for (r = 0; r < nr; r++) {
 		struct gen_routine *x = &g[r];
-		uint32_t kind = below(rng, 100);
 
-		/* A quarter of the routines are leaves. */
-		x->ncallees = r == 0 ? 1 + below(rng, GEN_MAX_CALLEES) :
-			      kind < 25 ? 0 : 1 + below(rng, GEN_MAX_CALLEES);
-		x->p_call = 200 + below(rng, 350);
-		x->chain = r + 1 < nr && kind >= 90;
+		/* A quarter of the routines are leaves; r0 is a main loop. */
+		x->ncallees = r == 0 ? GEN_MAX_CALLEES :
+			      below(rng, 4) == 0 ? 0 :
+			      1 + below(rng, GEN_MAX_CALLEES);
+		x->p_call = r == 0 ? 990 : 200 + below(rng, 350);
 		for (j = 0; j < x->ncallees; j++) {
 			uint32_t how = below(rng, 100);
 
-			if (x->chain && j == 0)
-				x->callee[j] = r + 1;
-			else if (how < 10)		/* direct recursion */
+			if (r && how < 10)		/* direct recursion */
 				x->callee[j] = r;
 			else if (how < 25)		/* anything: cycles */
 				x->callee[j] = below(rng, nr);
@@ -467,8 +464,17 @@ static void gen_graph(struct gen_routine *g, uint32_t nr, uint64_t *rng)
 			else
 				x->callee[j] = below(rng, nr);
 		}
-		if (x->chain && !x->ncallees)
-			x->chain = false;
+	}
+	/* Runs of 5..40 routines each calling the next: deep chains. */
+	for (runs = nr / 16; runs > 0; runs--) {
+		uint32_t from = 1 + below(rng, nr), len = 5 + below(rng, 36);
+
+		for (r = from; r < nr - 1 && r < from + len; r++) {
+			if (!g[r].ncallees)
+				g[r].ncallees = 1;
+			g[r].callee[0] = r + 1;
+			g[r].chain = true;
+		}
 	}
 }
 

@@ -347,6 +347,7 @@ int profile__add_objects(struct profile *p, uint32_t run)
 
 		if (profile__obj(p, run, m))
 			continue;
+		memset(&so, 0, sizeof(so));
 		if (stat(m->path, &st) || symobj__load(&so, m->path)) {
 			symobj__exit(&so);
 			memset(&so, 0, sizeof(so));
@@ -425,7 +426,8 @@ static void put(FILE *out, const void *p, size_t n)
 {
 	static const uint8_t zero[8];
 
-	fwrite(p, 1, n, out);
+	if (n)
+		fwrite(p, 1, n, out);
 	if (pad8(n) != n)
 		fwrite(zero, 1, pad8(n) - n, out);
 }

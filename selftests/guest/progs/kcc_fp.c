@@ -49,10 +49,21 @@ static uint64_t now_ms(void)
 	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
 }
 
+/*
+ * GCC 12 sets up no frame in a leaf function that needs no stack, even
+ * with -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer; a sample
+ * there would skip wl_b's caller.  One call makes wl_b a non-leaf.
+ */
+WL void wl_nop(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
+
 WL void wl_b(unsigned long n)
 {
 	unsigned long i;
 
+	wl_nop();
 	for (i = 0; i < n; i++)
 		sink += i * i;
 }
@@ -85,8 +96,8 @@ extern char __start_kcc_wl[], __stop_kcc_wl[];
 
 /* ---- labels to routines ------------------------------------------------ */
 
-enum { R_NONE, R_MAIN, R_A, R_B, R_C, R_NR };
-static const char *const rname[R_NR] = { "-", "wl_main", "wl_a", "wl_b", "wl_c" };
+enum { R_NONE, R_MAIN, R_A, R_B, R_C, R_NOP, R_NR };
+static const char *const rname[R_NR] = { "-", "wl_main", "wl_a", "wl_b", "wl_c", "wl_nop" };
 static uintptr_t rstart[R_NR];
 
 static int routine(uint64_t label)
@@ -104,6 +115,7 @@ static int routine(uint64_t label)
 /* What one run's stream says about the workload. */
 struct tally {
 	pid_t tgid;		/* process of interest, 0: any */
+	uint32_t k;		/* of the stream */
 	uint64_t hot;		/* samples in wl_main -> wl_a -> wl_b */
 	uint64_t cold;		/* samples in wl_main -> wl_c -> wl_b */
 	uint64_t other_b;	/* samples in wl_b under something else */
@@ -114,32 +126,49 @@ struct tally {
 	uint32_t bad_parent;
 };
 
+/*
+ * With a finite k, the top region of a slab tree (levels below k under a
+ * KCC_NODE_ROOT_SLAB root) repeats counters of the bottom region of the
+ * tree above; a node at level >= k, or in a tree starting at depth 0,
+ * has its whole k-context above it in its own tree.  Count those only.
+ */
 static void tally_task(const struct gtask *t, void *arg)
 {
+	uint32_t nr = t->rec->nr_nodes, i;
 	struct tally *ty = arg;
-	uint32_t i;
+	uint32_t *level, *slab;
 
 	if (ty->tgid && t->rec->tgid != (uint32_t)ty->tgid)
 		return;
 	ty->tasks++;
 	if (t->rec->flags & KCC_TASK_EXITED)
 		ty->exited++;
-	for (i = 0; i < t->rec->nr_nodes; i++) {
+	level = calloc(nr + 1, sizeof(*level));
+	slab = calloc(nr + 1, sizeof(*slab));
+	for (i = 0; i < nr; i++) {
 		const struct kcc_rec_node *n = gtask_node(t, i);
 		uint64_t s = gtask_ctr(t, i)[KCC_CTR_SAMPLES];
 		int r1, r2 = R_NONE, r3 = R_NONE;
 
-		ty->samples += s;
-		if (!s)
+		if (n->parent < nr) {
+			if (n->parent >= i) {
+				ty->bad_parent++;
+				continue;
+			}
+			level[i] = level[n->parent] + 1;
+			slab[i] = slab[n->parent];
+		} else {
+			slab[i] = n->parent == KCC_NODE_ROOT_SLAB;
+		}
+		if (!s || (slab[i] && level[i] < ty->k))
 			continue;
+		ty->samples += s;
 		r1 = routine(n->label);
-		if (n->parent < t->rec->nr_nodes) {
+		if (n->parent < nr) {
 			const struct kcc_rec_node *p = gtask_node(t, n->parent);
 
-			if (n->parent >= i)
-				ty->bad_parent++;
 			r2 = routine(p->label);
-			if (p->parent < t->rec->nr_nodes)
+			if (p->parent < nr)
 				r3 = routine(gtask_node(t, p->parent)->label);
 		}
 		if (r1 != R_B)
@@ -151,6 +180,8 @@ static void tally_task(const struct gtask *t, void *arg)
 		else
 			ty->other_b += s;
 	}
+	free(level);
+	free(slab);
 }
 
 static void tally_map(const struct kcc_rec_map *m, void *arg)
@@ -262,6 +293,7 @@ static int profile(int fd, struct kcc_config *cfg, const struct spec *sp,
 	if (!*why) {
 		memset(ty, 0, sizeof(*ty));
 		ty->tgid = cfg->target == KCC_TARGET_PID ? cfg->pid : 0;
+		ty->k = ((const struct kcc_stream_header *)buf)->k;
 		kcc_stream_walk(buf, len, tally_task, tally_map, ty);
 		ret = 0;
 	}
@@ -451,6 +483,7 @@ int main(int argc, char **argv)
 	rstart[R_A] = (uintptr_t)wl_a;
 	rstart[R_B] = (uintptr_t)wl_b;
 	rstart[R_C] = (uintptr_t)wl_c;
+	rstart[R_NOP] = (uintptr_t)wl_nop;
 
 	fd = kcc_open(O_RDWR);
 	if (fd < 0)

@@ -1,0 +1,217 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# static-checks.sh - the static checks of kcc, one per argument:
+#
+#   sparse      sparse over kcc.ko (make C=2 against KDIR, in a copy of the
+#               sources); a sparse warning in kmod/ or lbr/ is a finding
+#   checkpatch  checkpatch.pl --strict on kmod/, lbr/ and
+#               include/uapi/linux/kcc.h; checkpatch.pl, spelling.txt and
+#               const_structs.checkpatch come from Debian's linux-source-6.1
+#               tarball (no Debian package installs them), unpacked once
+#               into $KCC_KERNEL_CACHE/checkpatch-<version>
+#   cppcheck    cppcheck on user/ (warning, style, performance,
+#               portability) with scripts/cppcheck.supp
+#   clang-tidy  clang-analyzer-* and bugprone-* on user/, with the checks
+#               listed in TIDY_OFF below turned off
+#   all         all of the above (the default)
+#
+# Usage: static-checks.sh [-K KDIR] [CHECK...]
+#
+# Findings are printed as "file:line: message", then one summary line per
+# check on stderr with its time.  Exit status: 0 clean, 1 findings,
+# 2 usage, 4 a tool is missing (with the Debian package to install).
+set -u
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+kdir=${KDIR:-}
+cache=${KCC_KERNEL_CACHE:-/var/cache/kcc/kernels}
+
+# bugprone-easily-swappable-parameters: fires on every (a, b) of one type.
+# bugprone-reserved-identifier: kcc.h's __reserved fields are the uapi
+#   convention (include/uapi/linux/*.h), not a libc clash.
+# clang-analyzer-security.insecureAPI.DeprecatedOrUnsafeBufferHandling:
+#   asks for the C11 Annex K *_s functions, which glibc does not have.
+# bugprone-narrowing-conversions: kernel-style code converts sizes on
+#   purpose; the compiler's -Wextra covers the dangerous cases.
+TIDY_OFF="-bugprone-easily-swappable-parameters,-bugprone-reserved-identifier,\
+-clang-analyzer-security.insecureAPI.DeprecatedOrUnsafeBufferHandling,\
+-bugprone-narrowing-conversions"
+
+# checkpatch types ignored per file, each for a reason:
+# kmod/wrapper/*.h are where kernel-version differences belong (STYLE.md);
+#   "LINUX_VERSION_CODE >= KERNEL_VERSION(...)" is their idiom, which
+#   checkpatch also takes for a constant on the left.
+# lbr/kcc_shim.h maps the kernel types onto <stdint.h> for userspace: the
+#   uintN_t names are the point of that branch.
+checkpatch_ignore() {
+	case $1 in
+	kmod/wrapper/*) echo "LINUX_VERSION_CODE,CONSTANT_COMPARISON" ;;
+	lbr/kcc_shim.h) echo "PREFER_KERNEL_TYPES" ;;
+	esac
+}
+
+while getopts K:h opt; do
+	case $opt in
+	K) kdir=$OPTARG ;;
+	h) sed -n '4,26s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	*) echo "usage: $0 [-K KDIR] [sparse|checkpatch|cppcheck|clang-tidy|all]..." >&2
+	   exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -gt 0 ] || set -- all
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/kcc-static.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+
+missing=0
+found=0
+
+need() {	# need TOOL PACKAGE
+	command -v "$1" >/dev/null 2>&1 && return 0
+	echo "static-checks.sh: $1 not found (Debian: $2)" >&2
+	missing=1
+	return 1
+}
+
+summary() {	# summary CHECK FINDINGS START
+	echo "static-checks.sh: $1: $2 finding(s), $(( $(date +%s) - $3 )) s" >&2
+	[ "$2" -eq 0 ] || found=1
+}
+
+if [ -z "$kdir" ]; then
+	for d in /usr/src/linux-headers-*-amd64; do
+		[ -f "$d/Makefile" ] && kdir=$d
+	done
+fi
+
+check_sparse() {
+	start=$(date +%s)
+	need sparse sparse || return
+	if [ -z "$kdir" ] || [ ! -f "$kdir/Makefile" ]; then
+		echo "static-checks.sh: sparse: no kernel build tree (set KDIR)" >&2
+		missing=1
+		return
+	fi
+	mkdir -p "$tmp/sparse"
+	cp -R "$top/Kbuild" "$top/kmod" "$top/lbr" "$top/include" "$tmp/sparse/"
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL LC_ALL=C \
+		make -C "$kdir" M="$tmp/sparse" C=2 modules >"$tmp/sparse.log" 2>&1
+	rc=$?
+	# Only what sparse says about kcc's own files counts; the log names
+	# them by their path in the copy.
+	grep -E "^$tmp/sparse/[^:]+:[0-9]+:[0-9]+: (warning|error):" "$tmp/sparse.log" |
+		sed "s|^$tmp/sparse/||" | sort -u >"$tmp/sparse.out"
+	if [ $rc -ne 0 ]; then
+		echo "static-checks.sh: sparse: module build failed:" >&2
+		tail -n 20 "$tmp/sparse.log" >&2
+		echo "module build failed (make C=2, status $rc)" >>"$tmp/sparse.out"
+	fi
+	cat "$tmp/sparse.out"
+	summary sparse "$(wc -l <"$tmp/sparse.out")" "$start"
+}
+
+# checkpatch.pl and its data files from the linux-source tarball, cached.
+checkpatch_dir() {
+	if [ -n "${CHECKPATCH:-}" ]; then
+		dirname "$CHECKPATCH"
+		return 0
+	fi
+	ver=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null) || ver=
+	tarball=/usr/src/linux-source-6.1.tar.xz
+	if [ -z "$ver" ] || [ ! -r "$tarball" ]; then
+		echo "static-checks.sh: checkpatch: linux-source-6.1 is not installed" >&2
+		return 1
+	fi
+	dir=$cache/checkpatch-$ver
+	if [ ! -f "$dir/checkpatch.pl" ]; then
+		mkdir -p "$dir.tmp" || return 1
+		tar -xJf "$tarball" -C "$dir.tmp" --strip-components=2 \
+			linux-source-6.1/scripts/checkpatch.pl \
+			linux-source-6.1/scripts/spelling.txt \
+			linux-source-6.1/scripts/const_structs.checkpatch || return 1
+		rm -rf "$dir" && mv "$dir.tmp" "$dir" || return 1
+	fi
+	echo "$dir"
+}
+
+check_checkpatch() {
+	start=$(date +%s)
+	need perl perl || return
+	dir=$(checkpatch_dir) || { missing=1; return; }
+	: >"$tmp/checkpatch.out"
+	for f in "$top"/kmod/*.[ch] "$top"/kmod/*/*.[ch] "$top"/lbr/*.[ch] \
+		 "$top"/include/uapi/linux/kcc.h; do
+		[ -f "$f" ] || continue
+		rel=${f#"$top"/}
+		# --no-tree: not inside a kernel tree; --terse: one line per
+		# finding, "file:line: LEVEL: message"; --showfile keeps the
+		# given name.
+		ign=$(checkpatch_ignore "$rel")
+		(cd "$top" && perl "$dir/checkpatch.pl" --strict --no-tree --terse \
+			--show-types --showfile --no-summary ${ign:+--ignore "$ign"} \
+			-f "$rel") |
+			grep -E '^[^:]+:[0-9]+: ' >>"$tmp/checkpatch.out"
+	done
+	cat "$tmp/checkpatch.out"
+	summary checkpatch "$(wc -l <"$tmp/checkpatch.out")" "$start"
+}
+
+user_sources() {
+	ls "$top"/user/*.c "$top"/user/util/*.c 2>/dev/null
+}
+
+check_cppcheck() {
+	start=$(date +%s)
+	need cppcheck cppcheck || return
+	# shellcheck disable=SC2046
+	(cd "$top" && cppcheck --quiet --std=c11 --language=c \
+		--enable=warning,style,performance,portability \
+		--inline-suppr --suppressions-list=scripts/cppcheck.supp \
+		-D__linux__ -D__x86_64__ -D_GNU_SOURCE \
+		-Iinclude/uapi -Ilbr -Iuser/util -Iuser \
+		--template='{file}:{line}: {severity}: {message} [{id}]' \
+		$(cd "$top" && ls user/*.c user/util/*.c)) >"$tmp/cppcheck.out" 2>&1
+	grep -E '^[^:]+:[0-9]+: ' "$tmp/cppcheck.out" | sort -u >"$tmp/cppcheck.f"
+	cat "$tmp/cppcheck.f"
+	summary cppcheck "$(wc -l <"$tmp/cppcheck.f")" "$start"
+}
+
+check_clang_tidy() {
+	start=$(date +%s)
+	need clang-tidy clang-tidy || return
+	: >"$tmp/tidy.out"
+	for f in $(user_sources); do
+		rel=${f#"$top"/}
+		(cd "$top" && clang-tidy --quiet \
+			--checks="-*,clang-analyzer-*,bugprone-*,$TIDY_OFF" \
+			"$rel" -- -std=gnu11 -D_GNU_SOURCE -Iinclude/uapi -Ilbr \
+			-Iuser/util -Iuser) 2>/dev/null |
+			grep -E '^[^ ]+:[0-9]+:[0-9]+: (warning|error):' |
+			sed "s|^$top/||" >>"$tmp/tidy.out"
+	done
+	sort -u "$tmp/tidy.out" >"$tmp/tidy.f"
+	cat "$tmp/tidy.f"
+	summary clang-tidy "$(wc -l <"$tmp/tidy.f")" "$start"
+}
+
+for c in "$@"; do
+	case $c in
+	sparse) check_sparse ;;
+	checkpatch) check_checkpatch ;;
+	cppcheck) check_cppcheck ;;
+	clang-tidy) check_clang_tidy ;;
+	all)
+		check_sparse
+		check_checkpatch
+		check_cppcheck
+		check_clang_tidy
+		;;
+	*) echo "static-checks.sh: unknown check '$c'" >&2; exit 2 ;;
+	esac
+done
+[ $found -ne 0 ] && exit 1
+[ $missing -ne 0 ] && exit 4
+exit 0

@@ -1,0 +1,304 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# report.sh - kcc record --trace / kccread / kcc report / diff / merge /
+# dump end to end, from call traces whose k-CCF is known by hand
+# (selftests/kcc/data/fig2.k*.expected, Figure 2 of the k-CCF paper):
+# the exclusive counts of the folded output are derived from the
+# expected inclusive ones; folded, JSON and pprof totals must equal the
+# text report's; the SVG must be well-formed XML; merge(A, A) doubles,
+# diff(A, A) is empty; bad input and bad command lines fail cleanly.
+#
+# Any sanitizer report on stderr is a failure, whatever the exit status.
+
+KSFT_SKIP=4
+D=selftests/kcc/data
+
+echo "TAP version 13"
+if [ -z "$KCC" ] || [ ! -x "$KCC" ]; then
+	echo "1..0 # SKIP no kcc binary (set KCC)"
+	exit $KSFT_SKIP
+fi
+KCCREAD=${KCCREAD:-$(dirname "$KCC")/kccread}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/kcc-report.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+echo "1..51"
+n=0
+failed=0
+result() {	# result STATUS DESCRIPTION
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $n $2"
+	else
+		failed=1
+		echo "not ok $n $2"
+	fi
+}
+skip() {
+	n=$((n + 1))
+	echo "ok $n # SKIP $1"
+}
+run() {
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+}
+sanitized() {
+	grep -Eq 'Sanitizer|runtime error:' "$tmp/err"
+}
+show() {
+	echo "# exit status $rc; stdout:"
+	sed 's/^/#   /' "$tmp/out" | head -n 20
+	echo "# stderr:"
+	sed 's/^/#   /' "$tmp/err" | head -n 20
+}
+# expect STATUS ERR-SUBSTRING DESCRIPTION -- CMD...
+expect() {
+	want=$1
+	pat=$2
+	desc=$3
+	shift 4
+	run "$@"
+	if [ $rc -eq "$want" ] && ! sanitized &&
+	   { [ -z "$pat" ] || grep -qF -- "$pat" "$tmp/err"; }; then
+		result 0 "$desc"
+	else
+		echo "# expected status $want and '$pat' on stderr"
+		show
+		result 1 "$desc"
+	fi
+}
+
+# Exclusive counts from an expected inclusive k-CCF ("count TAB path",
+# outermost caller first): a path's count less those of the paths that
+# extend it by one more caller.
+exclusive() {
+	awk -F '\t' '
+		{ c[$2] += $1 }
+		END {
+			for (p in c) {
+				e = c[p]
+				for (q in c)
+					if (substr(q, length(q) - length(p)) == ";" p &&
+					    split(q, a, ";") == split(p, b, ";") + 1)
+						e -= c[q]
+				if (e > 0)
+					print p " " e
+			}
+		}' "$1" | LC_ALL=C sort
+}
+
+fold_sum() {
+	awk '{ s += $NF } END { print s + 0 }' "$1"
+}
+
+# ---- golden: fig2 through record --trace and report ------------------------
+
+expect 0 "" "record --trace fig2 -k 3 --threads 2" -- \
+	"$KCC" record --trace "$D/fig2.trace" -k 3 --threads 2 -o "$tmp/f.kcc"
+for k in 0 1 2 3; do
+	exclusive "$D/fig2.k$k.expected" >"$tmp/want"
+	run "$KCC" report --k "$k" --sort calls --format folded "$tmp/f.kcc"
+	LC_ALL=C sort "$tmp/out" >"$tmp/got"
+	if [ $rc -eq 0 ] && ! sanitized && cmp -s "$tmp/want" "$tmp/got"; then
+		result 0 "fig2 k=$k: folded calls equal the hand-computed k-CCF"
+	else
+		diff "$tmp/want" "$tmp/got" | sed 's/^/# /'
+		show
+		result 1 "fig2 k=$k: folded calls equal the hand-computed k-CCF"
+	fi
+done
+
+# Events: the generator charges routine id + 1 (r=1, a=2, b=3, c=4).
+run "$KCC" report --k 0 --format folded "$tmp/f.kcc"
+printf 'a 4\nb 9\nc 8\nr 1\n' >"$tmp/want"
+LC_ALL=C sort "$tmp/out" >"$tmp/got"
+cmp -s "$tmp/want" "$tmp/got" && ! sanitized
+result $? "fig2 k=0: misses per routine = calls x weight"
+
+# --routine: every 2-context of b with its activations (inclusive).
+run "$KCC" report --k 2 --sort calls --routine b "$tmp/f.kcc"
+awk '!/^#/ { print $2, $NF }' "$tmp/out" >"$tmp/got"
+printf '3 b\n3 a\n2 c\n1 r\n' >"$tmp/want"
+cmp -s "$tmp/want" "$tmp/got" && [ $rc -eq 0 ] && ! sanitized
+result $? "--routine b lists b's callers with their counts"
+expect 1 "no routine named" "--routine of an unknown routine: exit 1" -- \
+	"$KCC" report --routine nosuch "$tmp/f.kcc"
+expect 1 "above the recorded k" "--k above the recorded k: exit 1" -- \
+	"$KCC" report --k 5 "$tmp/f.kcc"
+
+# ---- totals agree between formats ---------------------------------------
+
+run "$KCC" report --k 2 "$tmp/f.kcc"
+cp "$tmp/out" "$tmp/text"
+total=$(sed -n 's/^# total:.* cache-misses \([0-9]*\).*/\1/p' "$tmp/text")
+[ "$total" = 22 ]
+result $? "text total of misses is the constructed 22 (got $total)"
+run "$KCC" report --k 2 --format folded "$tmp/f.kcc"
+[ "$(fold_sum "$tmp/out")" = "$total" ]
+result $? "folded total equals the text report's"
+awk '!/^#/ && NF { s += $3 } END { exit !(s == '"${total:-0}"') }' "$tmp/text"
+result $? "text top-list rows add up to the total"
+run "$KCC" report --k 1 --percent-limit 15 "$tmp/f.kcc"
+[ "$(grep -cv '^#' "$tmp/out")" -eq 3 ]
+result $? "--percent-limit 15 keeps the 3 contexts above 15%"
+
+run "$KCC" report --k 2 --format json "$tmp/f.kcc"
+if command -v python3 >/dev/null; then
+	python3 - "$tmp/out" "$total" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+i = d["metrics"].index("cache-misses")
+g = d["groups"][0]
+s = sum(c["self"][i] for c in g["contexts"])
+sys.exit(0 if s == g["total"][i] == int(sys.argv[2]) else 1)
+EOF
+	result $? "JSON parses; its self counts add up to the total"
+else
+	skip "no python3 to parse JSON"
+fi
+
+expect 0 "" "pprof output written" -- \
+	"$KCC" report --k 2 --format pprof -o "$tmp/f.pb.gz" "$tmp/f.kcc"
+if command -v go >/dev/null; then
+	HOME=$tmp GOPATH=$tmp/go GOCACHE=$tmp/gocache GOFLAGS=-mod=mod \
+		go tool pprof -top -sample_index=cache-misses "$tmp/f.pb.gz" \
+		>"$tmp/pp" 2>&1
+	grep -q "of $total total" "$tmp/pp"
+	result $? "go tool pprof reads it; total $total misses"
+	HOME=$tmp GOCACHE=$tmp/gocache go tool pprof -raw "$tmp/f.pb.gz" >"$tmp/pp" 2>&1
+	grep -q "calls/count cache-misses/count" "$tmp/pp"
+	result $? "go tool pprof -raw lists the three sample types"
+else
+	skip "no go tool pprof (golang-go)"
+	skip "no go tool pprof (golang-go)"
+fi
+
+expect 0 "" "svg output written" -- \
+	"$KCC" report --k 2 --format svg -o "$tmp/f.svg" "$tmp/f.kcc"
+if command -v xmllint >/dev/null; then
+	xmllint --noout "$tmp/f.svg" 2>"$tmp/err"
+	result $? "svg is well-formed XML"
+else
+	skip "no xmllint (libxml2-utils)"
+fi
+grep -q '<script' "$tmp/f.svg" && grep -q 'mouseover' "$tmp/f.svg" &&
+	! grep -q 'href=' "$tmp/f.svg"
+result $? "svg embeds its script and references nothing outside"
+chrome=$(command -v chromium || command -v chromium-browser || true)
+if [ -n "$chrome" ]; then
+	timeout 60 "$chrome" --headless --no-sandbox --disable-gpu \
+		--screenshot="$tmp/flame.png" --window-size=1200,300 \
+		"file://$tmp/f.svg" >/dev/null 2>&1
+	[ -s "$tmp/flame.png" ]
+	result $? "headless chromium renders the svg"
+	[ -n "$KCC_ARTIFACTS" ] && cp "$tmp/flame.png" "$KCC_ARTIFACTS/"
+else
+	skip "no chromium for a screenshot"
+fi
+
+# ---- views --------------------------------------------------------------
+
+run "$KCC" report --k inf --similar 60 --sort calls "$tmp/f.kcc"
+[ $rc -eq 1 ] && grep -q "above the recorded" "$tmp/err"
+result $? "--k inf on a k=3 profile is refused"
+run "$KCC" report --k 3 --hot 0.25 --sort calls "$tmp/f.kcc"
+# calls >= floor(0.25 * 8) = 2: b 3, a;b 3, c 2, a 2, c;a;b 2, c;a;b... by hand
+awk '!/^#/ { print $2 }' "$tmp/out" | sort | uniq -c | awk '{ s += $1 } END { print s }' >"$tmp/got"
+[ $rc -eq 0 ] && [ "$(cat "$tmp/got")" = 6 ] && ! sanitized
+result $? "--hot 0.25 keeps the 6 contexts called at least twice"
+run "$KCC" report --k 1 --similar 50 --sort calls "$tmp/f.kcc"
+[ $rc -eq 0 ] && ! sanitized && grep -q ' b$' "$tmp/out"
+result $? "--similar 50 prints the pruned trees"
+
+# ---- merge and diff -------------------------------------------------------
+
+expect 0 "" "merge A A" -- "$KCC" merge -o "$tmp/aa.kcc" "$tmp/f.kcc" "$tmp/f.kcc"
+"$KCC" report --k 2 --format folded "$tmp/f.kcc" >"$tmp/a.f"
+"$KCC" report --k 2 --format folded "$tmp/aa.kcc" >"$tmp/aa.f"
+awk '{ $NF = 2 * $NF; print }' "$tmp/a.f" | cmp -s - "$tmp/aa.f"
+result $? "merge(A, A) doubles every folded count"
+"$KCC" record --trace "$D/fig2.trace" -k 3 -o "$tmp/b.kcc" 2>/dev/null
+printf 'call r\ncall b\nreturn\nreturn\n' >"$tmp/t2"
+"$KCC" record --trace "$tmp/t2" -k 3 -o "$tmp/c.kcc" 2>/dev/null
+"$KCC" merge -o "$tmp/bc.kcc" "$tmp/b.kcc" "$tmp/c.kcc" 2>/dev/null
+"$KCC" merge -o "$tmp/cb.kcc" "$tmp/c.kcc" "$tmp/b.kcc" 2>/dev/null
+"$KCC" report --format folded "$tmp/bc.kcc" >"$tmp/bc.f"
+"$KCC" report --format folded "$tmp/cb.kcc" >"$tmp/cb.f"
+cmp -s "$tmp/bc.f" "$tmp/cb.f" && [ -s "$tmp/bc.f" ]
+result $? "merge(B, C) and merge(C, B) report the same"
+run "$KCC" diff "$tmp/f.kcc" "$tmp/f.kcc"
+[ $rc -eq 0 ] && [ "$(grep -cv '^#' "$tmp/out")" -eq 0 ]
+result $? "diff(A, A) is empty"
+run "$KCC" diff "$tmp/f.kcc" "$tmp/aa.kcc"
+[ $rc -eq 0 ] && [ "$(grep -cv '^#' "$tmp/out")" -eq 0 ]
+result $? "diff(A, merge(A, A)) is empty: shares are normalised"
+run "$KCC" diff --k 1 "$tmp/f.kcc" "$tmp/c.kcc"
+grep -q '^ *+.*r;b$' "$tmp/out" && grep -q '^ *-.*a;b$' "$tmp/out"
+result $? "diff shows r;b gained and a;b lost"
+expect 1 "has k 2 and 3 counters" "merge refuses profiles of different k" -- \
+	sh -c "'$KCC' record --trace '$tmp/t2' -k 2 -o '$tmp/k2.kcc' && '$KCC' merge -o '$tmp/x.kcc' '$tmp/f.kcc' '$tmp/k2.kcc'"
+
+# ---- kccread and bare streams -----------------------------------------------
+
+"$KCC" record --trace "$D/fig2.trace" -k 3 --stream -o "$tmp/f.stream"
+expect 0 "" "kccread a saved stream" -- "$KCCREAD" -o "$tmp/r.kcc" "$tmp/f.stream"
+"$KCC" report --format folded "$tmp/r.kcc" >"$tmp/r.f" 2>/dev/null
+"$KCC" report --format folded "$tmp/f.stream" >"$tmp/s.f" 2>/dev/null
+cmp -s "$tmp/r.f" "$tmp/s.f" && [ "$(fold_sum "$tmp/r.f")" = 22 ]
+result $? "report of kccread's profile = report of the bare stream"
+run "$KCC" dump "$tmp/f.stream"
+[ $rc -eq 0 ] && grep -q '^task 0 1000 1000 trace k=3' "$tmp/out" &&
+	grep -q '^top ' "$tmp/out" && grep -q '^slab ' "$tmp/out"
+result $? "kcc dump prints each task's k-SF canonically"
+expect 1 "already a profile" "kccread of a profile: exit 1" -- "$KCCREAD" -o "$tmp/x" "$tmp/f.kcc"
+if [ ! -e /dev/kcc ]; then
+	expect 1 "module loaded" "kccread without the module says so" -- "$KCCREAD" -o "$tmp/x"
+else
+	skip "/dev/kcc exists here"
+fi
+expect 2 "unknown option" "kccread bad option: exit 2" -- "$KCCREAD" --bogus
+
+# ---- bad input ---------------------------------------------------------------
+
+size=$(wc -c <"$tmp/f.kcc")
+head -c $((size - 24)) "$tmp/f.kcc" >"$tmp/trunc.kcc"
+expect 1 "offset" "truncated profile: exit 1, names the offset" -- "$KCC" report "$tmp/trunc.kcc"
+head -c 300 "$tmp/f.stream" >"$tmp/trunc.stream"
+expect 1 "trunc.stream: offset" "truncated stream: exit 1, names file and offset" -- \
+	"$KCC" report "$tmp/trunc.stream"
+head -c 4096 /dev/urandom >"$tmp/junk"
+expect 1 "not a kcc" "random bytes: exit 1" -- "$KCC" report "$tmp/junk"
+expect 1 "No such file" "missing file: exit 1" -- "$KCC" report "$tmp/nonexistent"
+i=0
+bad=0
+while [ $i -lt 30 ]; do
+	cp "$tmp/f.kcc" "$tmp/c"
+	off=$(( (i * 97) % size ))
+	printf '\377' | dd of="$tmp/c" bs=1 seek=$off conv=notrunc 2>/dev/null
+	run "$KCC" report "$tmp/c"
+	{ [ $rc -eq 0 ] || [ $rc -eq 1 ]; } && ! sanitized || bad=$((bad + 1))
+	i=$((i + 1))
+done
+[ $bad -eq 0 ]
+result $? "30 corrupted profiles: exit 0 or 1, no sanitizer report"
+
+# ---- command lines -------------------------------------------------------------
+
+for sub in record report diff merge dump; do
+	run "$KCC" $sub --help
+	[ $rc -eq 0 ] && grep -q EXAMPLES "$tmp/out"
+	result $? "kcc $sub --help: exit 0, EXAMPLES"
+done
+expect 2 "exactly one of" "record without a target: exit 2" -- "$KCC" record
+expect 2 "period only" "record -F: exit 2 with the reason" -- "$KCC" record -F 99 -- true
+expect 2 "bad -k" "record -k 0: exit 2" -- "$KCC" record -k 0 -- true
+if [ ! -e /dev/kcc ]; then
+	expect 1 "module loaded" "record without the module: exit 1, says why" -- \
+		"$KCC" record --device /dev/kcc -o "$tmp/x" -- true
+else
+	skip "/dev/kcc exists here"
+fi
+
+exit $failed

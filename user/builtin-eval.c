@@ -1,0 +1,508 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * builtin-eval.c - kcc eval: how close sampled profiles come to the exact
+ * k-CCF of a trace (Documentation/fidelity.rst).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/kcc.h>
+
+#include "accuracy.h"
+#include "builtin.h"
+#include "ccf.h"
+#include "evalsim.h"
+#include "trace.h"
+
+#define CMD "kcc eval"
+#define MAX_LIST 16
+
+static void eval_usage(void)
+{
+	printf(
+"usage: kcc eval [options] TRACE...\n"
+"\n"
+"Replay each TRACE (an exact call/return trace: text, binary, or the\n"
+"files of the kcc tracing runtime) through simulated sampling, build the\n"
+"k-CCF each profiling method would report, and compare it with the exact\n"
+"k-CCF: degree of overlap and hot-edge coverage (Zhuang et al., PLDI'06,\n"
+"Section 3) over k-contexts, and the share of calls each method had to\n"
+"trace or replay.\n"
+"\n"
+"Methods: stack (sampled stack walking), static (static bursting),\n"
+"adaptive (adaptive bursting with re-enablement), lbr (kcc, bursts\n"
+"stitched one by one), lbr-join (kcc, overlapping bursts joined: its\n"
+"default), lbr-ab (kcc with adaptive bursting).\n"
+"\n"
+"Options:\n"
+"  -k LIST              context lengths (default 1,2,3,5)\n"
+"  -m, --methods LIST   methods (default all, in the order above)\n"
+"  -p, --period N       calls per sample, on average (default 1000)\n"
+"  --jitter PCT         each period drawn within +-PCT%% (default 50)\n"
+"  -d, --lbr-depth N    LBR records per burst, 0..64 (default 32)\n"
+"  --stack-depth N      frames per stack walk, 1..512 (default 127)\n"
+"  -b, --burst N        calls per burst of static/adaptive (default 16)\n"
+"  --rr N               adaptive: re-enable 1 burst in N (default 20)\n"
+"  --table N            adaptive: history entries, power of 2 (default 2048)\n"
+"  --sig-depth N        adaptive: frames per signature (default 8)\n"
+"  --miss-rate N        the sampled event: each call of a routine adds\n"
+"                       its rate of events, drawn per routine in 0..N, as\n"
+"                       cache misses would (default 16); 0: the event is\n"
+"                       the call itself\n"
+"  --seed N             seed of layouts, rates and schedules (default 1)\n"
+"  -T LIST              hot-edge thresholds (default 0.1,0.05)\n"
+"  --inclusive          items are all k-CCF nodes with their full counts\n"
+"                       instead of k-contexts\n"
+"  --sweep P=LIST       repeat for each value of parameter P: period,\n"
+"                       depth, burst or rr\n"
+"  --name NAME          program name in the output (default: the file's)\n"
+"  --tsv                tab-separated values with a header line\n"
+"  --check-exact        instead: at period 1 with a full stack, check that\n"
+"                       lbr (one record a burst) and stack give the exact\n"
+"                       k-CCF bit for bit; exit 1 if not\n"
+"  -h, --help           this help\n"
+"\n"
+"EXAMPLES\n"
+"  kcc eval -k 2,3 trace.bin\n"
+"  kcc eval --tsv --sweep period=100,1000,10000 -m lbr-join,stack t.bin\n"
+"  kcc eval --check-exact -k 1,2,3,5 trace.bin\n");
+}
+
+enum {
+	OPT_JITTER = 256,
+	OPT_STACK_DEPTH,
+	OPT_RR,
+	OPT_TABLE,
+	OPT_SIG_DEPTH,
+	OPT_MISS_RATE,
+	OPT_SEED,
+	OPT_INCLUSIVE,
+	OPT_SWEEP,
+	OPT_NAME,
+	OPT_TSV,
+	OPT_CHECK,
+};
+
+struct eval {
+	struct evalsim_opts so;
+	struct acc_opts ao;
+	uint32_t ks[MAX_LIST], nk;
+	uint32_t methods[EM_NR], nm;
+	const char *sweep;		/* NULL, "period", "depth", ... */
+	uint32_t sweep_v[MAX_LIST], nsweep;
+	const char *name;
+	bool tsv;
+	bool check;
+};
+
+/* "1,2,3" into @v; 0 or -EINVAL. */
+static int parse_list(const char *s, uint32_t *v, uint32_t *n)
+{
+	char buf[256], *tok, *save;
+
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	*n = 0;
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (*n == MAX_LIST || parse_u32(tok, &v[*n]))
+			return -EINVAL;
+		(*n)++;
+	}
+	return *n ? 0 : -EINVAL;
+}
+
+static int parse_methods(struct eval *e, const char *s)
+{
+	char buf[256], *tok, *save;
+	int m;
+
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	e->nm = 0;
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		m = evalsim__method(tok);
+		if (m < 0 || e->nm == EM_NR)
+			return -EINVAL;
+		e->methods[e->nm++] = m;
+	}
+	return e->nm ? 0 : -EINVAL;
+}
+
+static int parse_thresholds(struct eval *e, const char *s)
+{
+	char buf[256], *tok, *save;
+	double t;
+
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	e->ao.nr_t = 0;
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (e->ao.nr_t == ACC_MAX_T || parse_double(tok, &t) ||
+		    !(t > 0 && t <= 1))
+			return -EINVAL;
+		e->ao.t[e->ao.nr_t++] = t;
+	}
+	return e->ao.nr_t ? 0 : -EINVAL;
+}
+
+static const char *program_name(const char *path, char *buf, size_t size)
+{
+	char *dot;
+
+	snprintf(buf, size, "%s", path);
+	snprintf(buf, size, "%s", basename(buf));
+	dot = strchr(buf, '.');
+	if (dot && dot != buf)
+		*dot = '\0';
+	return buf;
+}
+
+static void print_header(const struct eval *e)
+{
+	uint32_t j;
+
+	if (e->tsv) {
+		printf("program\tk\tmethod\tperiod\tdepth\tburst\trr");
+		printf("\toverlap");
+		for (j = 0; j < e->ao.nr_t; j++)
+			printf("\thot@%g", e->ao.t[j]);
+		printf("\treplayed_pct\tsamples\tbursts\tjoined\tskipped\tstitch_errors\titems_exact\titems_approx\n");
+		return;
+	}
+	printf("%-10s %3s %-9s", "program", "k", "method");
+	if (e->sweep)
+		printf(" %8s", e->sweep);
+	printf(" %8s", "overlap");
+	for (j = 0; j < e->ao.nr_t; j++) {
+		char h[24];
+
+		snprintf(h, sizeof(h), "hot@%g", e->ao.t[j]);
+		printf(" %8s", h);
+	}
+	printf(" %9s %9s\n", "replayed%", "samples");
+}
+
+static void print_row(const struct eval *e, const char *prog, uint32_t k,
+		      enum evalsim_method m, const struct evalsim_opts *so,
+		      const struct evalsim_result *r,
+		      const struct accuracy *acc, uint32_t sweep_v)
+{
+	double rep = r->calls ? 100.0 * r->replayed / r->calls : 0;
+	uint32_t j;
+
+	if (e->tsv) {
+		printf("%s\t%u\t%s\t%u\t%u\t%u\t%u\t%.4f", prog, k,
+		       evalsim_method_name[m], so->period, so->lbr_depth,
+		       so->burst, so->rr_inv, 100 * acc->overlap);
+		for (j = 0; j < e->ao.nr_t; j++)
+			printf("\t%.4f", 100 * acc->cover[j]);
+		printf("\t%.4f\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\n",
+		       rep, r->samples, r->bursts, r->joined, r->skipped,
+		       r->stitch_errors, acc->items_exact, acc->items_approx);
+		return;
+	}
+	printf("%-10s %3u %-9s", prog, k, evalsim_method_name[m]);
+	if (e->sweep)
+		printf(" %8u", sweep_v);
+	printf(" %7.2f%%", 100 * acc->overlap);
+	for (j = 0; j < e->ao.nr_t; j++)
+		printf(" %7.2f%%", 100 * acc->cover[j]);
+	printf(" %8.3f%% %9" PRIu64 "\n", rep, r->samples);
+}
+
+static int set_sweep(struct evalsim_opts *so, const char *p, uint32_t v)
+{
+	if (!strcmp(p, "period"))
+		so->period = v;
+	else if (!strcmp(p, "depth"))
+		so->lbr_depth = v;
+	else if (!strcmp(p, "burst"))
+		so->burst = v;
+	else if (!strcmp(p, "rr"))
+		so->rr_inv = v;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int eval_trace(struct eval *e, const char *path)
+{
+	char nbuf[256];
+	const char *prog = e->name ? e->name :
+			   program_name(path, nbuf, sizeof(nbuf));
+	uint32_t ki, mi, si, nsweep = e->sweep ? e->nsweep : 1;
+	struct trace t;
+	int ret;
+
+	ret = trace__init(&t);
+	if (ret)
+		return ret;
+	ret = trace__read(&t, path, false);
+	if (ret)
+		goto out;
+	if (!t.calls) {
+		fprintf(stderr, "kcc: %s: no calls to evaluate\n",
+			trace__display_name(path));
+		ret = -EINVAL;
+		goto out;
+	}
+	for (ki = 0; ki < e->nk; ki++) {
+		struct ccf_opts co = { .k = e->ks[ki] };
+		struct ccf exact;
+
+		ret = ccf__build(&exact, &t, &co);
+		if (ret) {
+			fprintf(stderr, "kcc: %s: k-CCF: %s\n",
+				trace__display_name(path), strerror(-ret));
+			goto out;
+		}
+		for (mi = 0; mi < e->nm; mi++) {
+			for (si = 0; si < nsweep; si++) {
+				struct evalsim_opts so = e->so;
+				struct acc_opts ao = e->ao;
+				struct evalsim_result r;
+				struct accuracy acc;
+				uint32_t m = e->methods[mi];
+
+				so.k = e->ks[ki];
+				if (e->sweep)
+					set_sweep(&so, e->sweep, e->sweep_v[si]);
+				ret = evalsim__run(&t, m, &so, &r);
+				if (ret) {
+					fprintf(stderr, "kcc: %s: %s: %s\n",
+						trace__display_name(path),
+						evalsim_method_name[m],
+						strerror(-ret));
+					ccf__exit(&exact);
+					goto out;
+				}
+				ao.k = so.k;
+				ao.approx_ctr = r.ctr;
+				ret = accuracy__compare(&exact.kccf.f, &r.kccf.f,
+							&ao, &acc);
+				if (!ret)
+					print_row(e, prog, so.k, m, &so, &r, &acc,
+						  e->sweep ? e->sweep_v[si] : 0);
+				evalsim__exit(&r);
+				fflush(stdout);
+				if (ret) {
+					ccf__exit(&exact);
+					goto out;
+				}
+			}
+		}
+		ccf__exit(&exact);
+	}
+out:
+	trace__exit(&t);
+	return ret;
+}
+
+/*
+ * At period 1 every call is sampled: with a full stack walk, one record
+ * per burst (the call itself) puts each call in its exact context, and
+ * a stack sample at each call counts each context's calls: both must
+ * equal the exact k-CCF, node for node and count for count.
+ */
+static int check_exact(struct eval *e, const char *path)
+{
+	static const enum evalsim_method ms[] = { EM_LBR, EM_STACK };
+	struct trace t;
+	uint32_t ki, mi;
+	int ret, bad = 0;
+
+	ret = trace__init(&t);
+	if (ret)
+		return ret;
+	ret = trace__read(&t, path, false);
+	if (ret)
+		goto out;
+	for (ki = 0; ki < e->nk; ki++) {
+		struct ccf_opts co = { .k = e->ks[ki] };
+		struct ccf exact;
+
+		ret = ccf__build(&exact, &t, &co);
+		if (ret)
+			goto out;
+		for (mi = 0; mi < 2; mi++) {
+			struct evalsim_opts so = e->so;
+			struct evalsim_result r;
+			int64_t diff;
+
+			so.k = e->ks[ki];
+			so.period = 1;
+			so.jitter = 0;
+			so.lbr_depth = 1;
+			so.max_rate = 0;
+			so.stack_depth = KCC_INJECT_MAX_STACK;
+			ret = evalsim__run(&t, ms[mi], &so, &r);
+			if (ret) {
+				ccf__exit(&exact);
+				goto out;
+			}
+			diff = accuracy__diff(&exact.kccf.f, &r.kccf.f, r.ctr);
+			printf("%s k=%u %s: %" PRId64 " of %u contexts differ, %" PRIu64 " samples, %" PRIu64 " stitch errors\n",
+			       trace__display_name(path), so.k,
+			       evalsim_method_name[ms[mi]], diff,
+			       exact.kccf.f.count, r.samples, r.stitch_errors);
+			bad |= diff != 0 || r.stitch_errors;
+			evalsim__exit(&r);
+		}
+		ccf__exit(&exact);
+	}
+	ret = bad ? 1 : 0;
+out:
+	trace__exit(&t);
+	return ret;
+}
+
+int cmd_eval(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "methods", required_argument, NULL, 'm' },
+		{ "period", required_argument, NULL, 'p' },
+		{ "jitter", required_argument, NULL, OPT_JITTER },
+		{ "lbr-depth", required_argument, NULL, 'd' },
+		{ "stack-depth", required_argument, NULL, OPT_STACK_DEPTH },
+		{ "burst", required_argument, NULL, 'b' },
+		{ "rr", required_argument, NULL, OPT_RR },
+		{ "table", required_argument, NULL, OPT_TABLE },
+		{ "sig-depth", required_argument, NULL, OPT_SIG_DEPTH },
+		{ "miss-rate", required_argument, NULL, OPT_MISS_RATE },
+		{ "seed", required_argument, NULL, OPT_SEED },
+		{ "inclusive", no_argument, NULL, OPT_INCLUSIVE },
+		{ "sweep", required_argument, NULL, OPT_SWEEP },
+		{ "name", required_argument, NULL, OPT_NAME },
+		{ "tsv", no_argument, NULL, OPT_TSV },
+		{ "check-exact", no_argument, NULL, OPT_CHECK },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct eval e = {
+		.so = {
+			.period = 1000, .jitter = 50, .lbr_depth = 32,
+			.stack_depth = 127, .burst = 16, .rr_inv = 20,
+			.table = 2048, .sig_depth = 8, .seed = 1,
+			.max_rate = 16,
+		},
+		.ao = { .nr_t = 2, .t = { 0.1, 0.05 } },
+		.ks = { 1, 2, 3, 5 }, .nk = 4,
+	};
+	uint32_t v, i;
+	char *eq;
+	int c, ret;
+
+	for (i = 0; i < EM_NR; i++)
+		e.methods[i] = i;
+	e.nm = EM_NR;
+
+	while ((c = getopt_long(argc, argv, ":k:m:p:d:b:T:h", opts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'k':
+			if (parse_list(optarg, e.ks, &e.nk))
+				return usage_error(CMD, "bad -k list '%s'", optarg);
+			for (i = 0; i < e.nk; i++)
+				if (!e.ks[i] || e.ks[i] > KCC_K_MAX)
+					return usage_error(CMD, "k must be 1..%u", KCC_K_MAX);
+			break;
+		case 'm':
+			if (parse_methods(&e, optarg))
+				return usage_error(CMD, "bad method list '%s'", optarg);
+			break;
+		case 'T':
+			if (parse_thresholds(&e, optarg))
+				return usage_error(CMD, "bad threshold list '%s' (0 < T <= 1, at most %d)",
+						   optarg, ACC_MAX_T);
+			break;
+		case 'h':
+			eval_usage();
+			return KCC_EXIT_OK;
+		case OPT_INCLUSIVE:
+			e.ao.flags |= ACC_INCLUSIVE;
+			break;
+		case OPT_NAME:
+			e.name = optarg;
+			break;
+		case OPT_TSV:
+			e.tsv = true;
+			break;
+		case OPT_CHECK:
+			e.check = true;
+			break;
+		case OPT_SWEEP:
+			eq = strchr(optarg, '=');
+			if (!eq)
+				return usage_error(CMD, "bad --sweep '%s' (P=LIST)", optarg);
+			*eq = '\0';
+			if (set_sweep(&e.so, optarg, 1) ||
+			    parse_list(eq + 1, e.sweep_v, &e.nsweep))
+				return usage_error(CMD, "bad --sweep '%s=%s'", optarg, eq + 1);
+			e.sweep = optarg;
+			break;
+		case 'p': case 'd': case 'b': case OPT_JITTER:
+		case OPT_STACK_DEPTH: case OPT_RR: case OPT_TABLE:
+		case OPT_SIG_DEPTH: case OPT_MISS_RATE: case OPT_SEED:
+			if (parse_u32(optarg, &v))
+				return usage_error(CMD, "bad number '%s'", optarg);
+			if (c == 'p')
+				e.so.period = v;
+			else if (c == 'd')
+				e.so.lbr_depth = v;
+			else if (c == 'b')
+				e.so.burst = v;
+			else if (c == OPT_JITTER)
+				e.so.jitter = v;
+			else if (c == OPT_STACK_DEPTH)
+				e.so.stack_depth = v;
+			else if (c == OPT_RR)
+				e.so.rr_inv = v;
+			else if (c == OPT_TABLE)
+				e.so.table = v;
+			else if (c == OPT_SIG_DEPTH)
+				e.so.sig_depth = v;
+			else if (c == OPT_MISS_RATE)
+				e.so.max_rate = v;
+			else
+				e.so.seed = v;
+			break;
+		default:
+			return usage_bad_option(CMD, c, argv);
+		}
+	}
+	if (!e.so.period || e.so.jitter > 99 || !e.so.seed)
+		return usage_error(CMD, "need period >= 1, jitter 0..99, seed >= 1");
+	if (e.so.lbr_depth > KCC_INJECT_MAX_BRANCHES)
+		return usage_error(CMD, "LBR depth must be 0..%u", KCC_INJECT_MAX_BRANCHES);
+	if (!e.so.stack_depth || e.so.stack_depth > KCC_INJECT_MAX_STACK)
+		return usage_error(CMD, "stack depth must be 1..%u", KCC_INJECT_MAX_STACK);
+	if (!e.so.rr_inv || !e.so.table || (e.so.table & (e.so.table - 1)))
+		return usage_error(CMD, "need --rr >= 1 and --table a power of two");
+	for (i = 0; e.sweep && i < e.nsweep; i++)
+		if (!e.sweep_v[i] ||
+		    (!strcmp(e.sweep, "depth") && e.sweep_v[i] > KCC_INJECT_MAX_BRANCHES))
+			return usage_error(CMD, "bad --sweep value %u", e.sweep_v[i]);
+	if (optind >= argc)
+		return usage_error(CMD, "no trace given");
+
+	if (!e.check)
+		print_header(&e);
+	for (i = optind; i < (uint32_t)argc; i++) {
+		ret = e.check ? check_exact(&e, argv[i]) : eval_trace(&e, argv[i]);
+		if (ret)
+			return KCC_EXIT_ERROR;
+	}
+	return KCC_EXIT_OK;
+}

@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * evalsim.c - the profiling methods of kcc eval over an exact trace (see
+ * evalsim.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "evalsim.h"
+#include "ksfdump.h"
+#include "lbrsim.h"
+#include "samples.h"
+
+/* Label of a frame no routine holds (truncated walk): no symtab id. */
+#define EVAL_UNKNOWN	0xfffffffeull
+
+#define EVAL_POOL_MIN	4096u
+
+const char *const evalsim_method_name[EM_NR] = {
+	[EM_STACK]	= "stack",
+	[EM_STATIC]	= "static",
+	[EM_ADAPTIVE]	= "adaptive",
+	[EM_LBR]	= "lbr",
+	[EM_LBR_JOIN]	= "lbr-join",
+	[EM_LBR_AB]	= "lbr-ab",
+};
+
+int evalsim__method(const char *name)
+{
+	int m;
+
+	for (m = 0; m < EM_NR; m++)
+		if (!strcmp(name, evalsim_method_name[m]))
+			return m;
+	return -EINVAL;
+}
+
+void evalsim__exit(struct evalsim_result *r)
+{
+	pool__exit(&r->kccf);
+}
+
+/* ---- the sampling schedule ------------------------------------------ */
+
+struct schedule {
+	uint64_t rng;
+	uint32_t period;
+	uint32_t jitter;	/* percent */
+};
+
+static uint32_t sched_next(struct schedule *s)
+{
+	uint32_t j = (uint32_t)((uint64_t)s->period * s->jitter / 100);
+
+	if (!j)
+		return s->period;
+	/* xorshift64: the same seed gives every method the same samples. */
+	s->rng ^= s->rng << 13;
+	s->rng ^= s->rng >> 7;
+	s->rng ^= s->rng << 17;
+	return s->period - j + (uint32_t)(s->rng % (2 * (uint64_t)j + 1));
+}
+
+static int no_emit(void *arg, const struct kcc_sample *s)
+{
+	return 0;
+}
+
+/*
+ * The events a call of each routine adds, as lbrsim draws them from the
+ * seed (all 1 when the event is the call), and the period in events that
+ * gives one sample every o->period calls on average over @t, so that a
+ * period means the same sampling cost whatever the event.
+ */
+static int event_rates(const struct trace *t, const struct evalsim_opts *o,
+		       uint32_t **rates, uint32_t *ev_period)
+{
+	struct lbrsim_opts lo = {
+		.period = 1, .stack_depth = 1, .max_rate = o->max_rate,
+		.seed = o->seed,
+	};
+	uint32_t nr = symtab__nr(&t->syms) ? symtab__nr(&t->syms) : 1, i;
+	uint64_t events = 0, calls = 0, p;
+	struct lbrsim sim;
+	int ret;
+
+	ret = lbrsim__init(&sim, nr, &lo, no_emit, NULL);
+	if (ret)
+		return ret;
+	*rates = malloc(nr * sizeof(**rates));
+	if (!*rates) {
+		lbrsim__exit(&sim);
+		return -ENOMEM;
+	}
+	for (i = 0; i < nr; i++)
+		(*rates)[i] = sim.rt[i].rate;
+	lbrsim__exit(&sim);
+	for (p = 0; p < t->nr; p++) {
+		if (t->ev[p] == TRACE_RET)
+			continue;
+		calls++;
+		events += (*rates)[t->ev[p]];
+	}
+	p = calls ? (o->period * events + calls / 2) / calls : o->period;
+	*ev_period = p < 1 ? 1 : p > 0x7fffffff ? 0x7fffffff : (uint32_t)p;
+	return 0;
+}
+
+/* inv_k of the k-SF @src into @dst, grown until nothing is dropped. */
+static int build_kccf(struct pool *dst, const struct kcc_forest *src,
+		      uint32_t k)
+{
+	uint32_t cap = src->count < EVAL_POOL_MIN / 2 ? EVAL_POOL_MIN :
+		       2 * src->count;
+	int ret;
+
+	for (;;) {
+		ret = ksf__pool_init(dst, cap, src->nmetrics);
+		if (ret)
+			return ret;
+		ret = kcc_inv_k(src, k, k, &dst->f, NULL);
+		if (ret != -ENOSPC || cap >= 0x80000000u)
+			break;
+		pool__exit(dst);
+		cap *= 2;
+	}
+	if (ret)
+		pool__exit(dst);
+	return ret;
+}
+
+/* ---- LBR and stack sampling: lbrsim, then the lbr/ stitcher ---------- */
+
+struct lbr_run {
+	struct lbrsim sim;
+	struct stitcher sr;
+	struct schedule sched;
+	struct evalsim_result *r;
+};
+
+static int lbr_emit(void *arg, const struct kcc_sample *s)
+{
+	struct lbr_run *lr = arg;
+	uint64_t before = lr->sr.st.bursts_replayed;
+	const struct kcc_branch *br = kcc_sample_branches(s);
+	uint32_t i;
+	int ret;
+
+	ret = stitcher__sample(&lr->sr, s);
+	if (lr->sr.st.bursts_replayed != before)
+		for (i = 0; i < s->nr_branches; i++)
+			lr->r->replayed += br[i].kind == KCC_BR_CALL;
+	/* The next sample comes after a period drawn afresh. */
+	lr->sim.o.period = sched_next(&lr->sched);
+	return ret;
+}
+
+static uint64_t to_routine(void *arg, uint64_t label)
+{
+	uint32_t r = lbrsim__routine_of(arg, label);
+
+	return r == LBRSIM_NONE ? EVAL_UNKNOWN : r;
+}
+
+static int lbr_run(const struct trace *t, enum evalsim_method m,
+		   const struct evalsim_opts *o, struct evalsim_result *r)
+{
+	struct stitcher_opts so = {
+		.k = o->k,
+		.rr_inv = m == EM_LBR_AB ? o->rr_inv : 0,
+		.table = o->table,
+		.sig_depth = o->sig_depth,
+		.seed = o->seed,
+		.no_join = m == EM_LBR,
+	};
+	struct lbrsim_opts lo = {
+		.lbr_depth = m == EM_STACK ? 0 : o->lbr_depth,
+		.stack_depth = o->stack_depth,
+		.max_rate = o->max_rate,
+		.seed = o->seed,
+	};
+	struct lbr_run *lr;
+	struct pool rel = { 0 };
+	uint32_t *rates, ev_period;
+	int ret;
+
+	ret = event_rates(t, o, &rates, &ev_period);
+	if (ret)
+		return ret;
+	free(rates);
+	lr = calloc(1, sizeof(*lr));
+	if (!lr)
+		return -ENOMEM;
+	lr->r = r;
+	lr->sched.rng = o->seed;
+	lr->sched.period = ev_period;
+	lr->sched.jitter = o->jitter;
+	lo.period = sched_next(&lr->sched);
+
+	ret = stitcher__init(&lr->sr, &so);
+	if (ret)
+		goto free_lr;
+	ret = lbrsim__init(&lr->sim, symtab__nr(&t->syms) ? symtab__nr(&t->syms) : 1,
+			   &lo, lbr_emit, lr);
+	if (ret)
+		goto exit_stitcher;
+	ret = lbrsim__run(&lr->sim, t->ev, t->nr);
+	if (!ret)
+		ret = lbrsim__finish(&lr->sim);
+	if (ret)
+		goto exit_sim;
+
+	r->samples = lr->sim.samples;
+	r->calls = lr->sim.calls;
+	r->bursts = lr->sr.st.bursts_replayed;
+	r->skipped = lr->sr.st.bursts_skipped;
+	r->joined = lr->sr.st.bursts_joined;
+	r->stitch_errors = lr->sr.st.stitch_errors;
+	r->ctr = m == EM_STACK ? KCC_CTR_SAMPLES : KCC_CTR_CALLS;
+
+	/* Addresses to routines, merging what they split, then inv_k. */
+	ret = ksf__relabel(&rel, &lr->sr.pool.f, to_routine, &lr->sim);
+	if (!ret)
+		ret = build_kccf(&r->kccf, &rel.f, o->k);
+	pool__exit(&rel);
+exit_sim:
+	lbrsim__exit(&lr->sim);
+exit_stitcher:
+	stitcher__exit(&lr->sr);
+free_lr:
+	free(lr);
+	return ret;
+}
+
+/* ---- static and adaptive bursting over the exact trace ---------------- */
+
+struct burst_run {
+	struct pool p;
+	struct kcc_ksf s;
+	struct kcc_frame *kstack;
+	uint32_t *ex;		/* the exact stack, routine ids */
+	uint64_t *sig;		/* the walked stack, innermost first */
+	struct kcc_burst b;
+	void *bmem;
+};
+
+static void burst_free(struct burst_run *br)
+{
+	pool__exit(&br->p);
+	free(br->kstack);
+	free(br->ex);
+	free(br->sig);
+	free(br->bmem);
+}
+
+static int burst_run(const struct trace *t, enum evalsim_method m,
+		     const struct evalsim_opts *o, struct evalsim_result *r)
+{
+	struct schedule sched = {
+		.rng = o->seed, .jitter = o->jitter,
+	};
+	uint64_t depth = 0, pending = 0, i, next;
+	uint32_t cap = t->max_depth + 2, left = 0, w = 1;
+	struct burst_run br = { 0 };
+	uint32_t *rates = NULL;
+	size_t bsize;
+	int ret;
+
+	if (t->max_depth > 0xfffffff0u)
+		return -E2BIG;
+	ret = event_rates(t, o, &rates, &sched.period);
+	if (ret)
+		return ret;
+	ret = -ENOMEM;
+	br.kstack = calloc(cap, sizeof(*br.kstack));
+	br.ex = calloc(cap, sizeof(*br.ex));
+	br.sig = calloc(o->stack_depth ? o->stack_depth : 1, sizeof(*br.sig));
+	if (!br.kstack || !br.ex || !br.sig)
+		goto cleanup;
+	ret = ksf__pool_init(&br.p, EVAL_POOL_MIN, 0);
+	if (ret)
+		goto cleanup;
+	ret = kcc_ksf_init(&br.s, &br.p.f, o->k, br.kstack, cap);
+	if (ret)
+		goto cleanup;
+	if (m == EM_ADAPTIVE) {
+		bsize = kcc_burst_mem_size(o->table);
+		ret = -ENOMEM;
+		br.bmem = calloc(1, bsize);
+		if (!br.bmem)
+			goto cleanup;
+		ret = kcc_burst_init(&br.b, br.bmem, bsize, o->table,
+				     o->rr_inv, o->sig_depth, o->seed);
+		if (ret)
+			goto cleanup;
+	}
+
+	next = sched_next(&sched);
+	for (i = 0; i < t->nr; i++) {
+		uint32_t e = t->ev[i], n, j;
+		bool truncated;
+
+		if (e == TRACE_RET) {
+			depth--;
+			if (left)
+				kcc_ksf_return(&br.s);
+			continue;
+		}
+		br.ex[depth++] = e;
+		r->calls++;
+		if (left) {
+			kcc_ksf_call_w(&br.s, e, w);
+			r->replayed++;
+			if (!--left)
+				kcc_ksf_clear_stack(&br.s);
+		}
+		pending += rates[e];
+		if (pending < next)
+			continue;
+		pending = 0;
+		next = sched_next(&sched);
+		r->samples++;
+		if (left)
+			continue;	/* a sample inside a burst: no new one */
+
+		/* Walk the stack, decide, anchor, and trace the next calls. */
+		n = depth < o->stack_depth ? (uint32_t)depth : o->stack_depth;
+		truncated = depth > n;
+		for (j = 0; j < n; j++)
+			br.sig[j] = br.ex[depth - 1 - j];
+		w = m == EM_STATIC ? 1 : kcc_burst_decide(&br.b, br.sig, n);
+		if (!w) {
+			r->skipped++;
+			continue;
+		}
+		if (br.p.f.capacity - br.p.f.count < 2 * (n + 2 + o->burst)) {
+			uint64_t c = 2 * (uint64_t)br.p.f.capacity +
+				     2 * (n + 2 + o->burst);
+
+			ret = ksf__pool_grow(&br.p, c > 0xfffff000u ?
+					     0xfffff000u : (uint32_t)c);
+			if (ret)
+				goto cleanup;
+		}
+		kcc_ksf_clear_stack(&br.s);
+		if (truncated)
+			kcc_ksf_enter(&br.s, EVAL_UNKNOWN);
+		for (j = n; j > 0; j--)
+			kcc_ksf_enter(&br.s, br.sig[j - 1]);
+		left = o->burst;
+		r->bursts++;
+	}
+	r->ctr = KCC_CTR_CALLS;
+	ret = build_kccf(&r->kccf, &br.p.f, o->k);
+cleanup:
+	burst_free(&br);
+	free(rates);
+	return ret;
+}
+
+int evalsim__run(const struct trace *t, enum evalsim_method m,
+		 const struct evalsim_opts *o, struct evalsim_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	if (m >= EM_NR || !o->k || !o->period || o->jitter > 99 ||
+	    !o->seed || !o->stack_depth)
+		return -EINVAL;
+	if (m == EM_STATIC || m == EM_ADAPTIVE)
+		return burst_run(t, m, o, r);
+	return lbr_run(t, m, o, r);
+}
