@@ -9,6 +9,8 @@
 #   make eval       k-CCF accuracy of sampled profiles on real programs
 #   make module     kcc.ko against KDIR (default: the installed headers)
 #   make demo       the main job (see README.md)
+#   make static     sparse, checkpatch --strict, cppcheck, clang-tidy
+#   make fuzz-guest /dev/kcc fuzzer on the debug kernel (FUZZ_ITER, FUZZ_SEED)
 #
 # Quiet unless V=1.  DESTDIR and prefix are honoured by make install.
 
@@ -161,8 +163,11 @@ eval: $(O)/kcc $(TRACE_RT)
 		KCC_EVAL_OUT=$(abspath $(O)/eval) sh eval/run.sh $(EVAL_ARGS)
 
 # ---- kernel module -------------------------------------------------------
+# The -rt and -cloud header trees (scripts/kernels.sh) are flavours to
+# test, not the default.
 KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
-		   $(lastword $(sort $(wildcard /usr/src/linux-headers-*-amd64))))
+		   $(lastword $(sort $(filter-out %-rt-amd64 %-cloud-amd64, \
+		   $(wildcard /usr/src/linux-headers-*-amd64)))))
 
 # kcc.ko is built in a copy of its sources under $(O)/module, so that
 # builds with different O= never share objects.  Plain `make` builds it
@@ -185,6 +190,35 @@ all: $(if $(wildcard $(KDIR)/Makefile),module)
 .PHONY: bench-guest
 bench-guest:
 	$(Q)sh selftests/guest/bench.sh
+
+# ---- reliability: kernel flavours, debug kernel, guest fuzzing, static --
+# (Documentation/testing.rst)
+FUZZ_SEED ?= 1
+FUZZ_ITER ?= 1000
+KERNELS	  ?= 6.1 6.12 6.12-rt debug
+
+.PHONY: kernels
+kernels:
+	$(Q)sh scripts/kernels.sh provide $(KERNELS)
+
+# The guest suite on every flavour (make check boots 6.1 and 6.12 only).
+.PHONY: guest-kernels
+guest-kernels:
+	$(Q)KCC_GUEST_KERNELS="$(KERNELS)" sh selftests/kcc/guest.sh
+
+.PHONY: fuzz-guest
+fuzz-guest:
+	$(Q)sh scripts/guest-progs.sh -f debug -t 1500 \
+		kcc_fuzz:-s,$(FUZZ_SEED),-n,$(FUZZ_ITER)
+
+.PHONY: adv-guest
+adv-guest:
+	$(Q)sh scripts/guest-progs.sh -f debug -t 1500 adv_recursion \
+		adv_threads adv_fork adv_exec adv_exit
+
+.PHONY: static
+static:
+	$(Q)sh scripts/static-checks.sh $(if $(KDIR),-K $(KDIR))
 
 .PHONY: install
 install: $(O)/kcc

@@ -67,7 +67,7 @@ END {
 		printf "<g transform=\"translate(%d,%d)\">\n", ox, mt
 		printf "<text x=\"%d\" y=\"-6\" text-anchor=\"middle\" font-size=\"12\">%s</text>\n", pw / 2, pname[p]
 		printf "<rect width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#333\"/>\n", pw, ph
-		for (t = y0; t <= 100; t += (100 - y0 > 40 ? 20 : 10)) {
+		for (t = 100; t >= y0; t -= (100 - y0 > 50 ? 20 : 10)) {
 			printf "<line x1=\"0\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", pw, ypos(t), ypos(t)
 			printf "<text x=\"-4\" y=\"%.1f\" text-anchor=\"end\">%d%%</text>\n", ypos(t) + 4, t
 		}

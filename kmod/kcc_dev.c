@@ -101,6 +101,17 @@ static struct kcc_session *kcc_own(struct file *file)
 	return s;
 }
 
+/*
+ * The session any privileged opener may look at (STATUS, read(), poll):
+ * control belongs to its owner, but a profile can be read by anyone
+ * allowed to open the device, which is what lets kccread read a session
+ * that kcc record or autostart=1 set up.
+ */
+static struct kcc_session *kcc_view(void)
+{
+	return kcc_g.sess ? kcc_g.sess : ERR_PTR(-EINVAL);
+}
+
 static long kcc_ioc_configure(struct file *file, void __user *u)
 {
 	struct kcc_config c;
@@ -155,11 +166,9 @@ static long kcc_ioc_status(struct file *file, void __user *u)
 	if (usize < 0)
 		return usize;
 	mutex_lock(&kcc_g.lock);
-	s = kcc_own(file);
+	s = kcc_view();
 	if (IS_ERR(s)) {
 		mutex_unlock(&kcc_g.lock);
-		if (PTR_ERR(s) != -EINVAL)
-			return PTR_ERR(s);
 		/* No session: an idle status. */
 		memset(&st, 0, sizeof(st));
 		return kcc_copy_out(u, usize, &st, sizeof(st));
@@ -302,7 +311,7 @@ static ssize_t kcc_read(struct file *file, char __user *ubuf, size_t count,
 		size_t len;
 
 		mutex_lock(&kcc_g.lock);
-		s = kcc_own(file);
+		s = kcc_view();
 		if (IS_ERR(s)) {
 			mutex_unlock(&kcc_g.lock);
 			return PTR_ERR(s);
@@ -332,7 +341,7 @@ static __poll_t kcc_poll(struct file *file, poll_table *wait)
 	poll_wait(file, &kcc_g.wait, wait);
 	mutex_lock(&kcc_g.lock);
 	s = kcc_g.sess;
-	if (s && s->owner == file &&
+	if (s &&
 	    (s->processed != s->last_processed ||
 	     s->state != KCC_STATE_RUNNING))
 		mask = EPOLLIN | EPOLLRDNORM;

@@ -33,6 +33,10 @@ static bool selftest;
 module_param(selftest, bool, 0444);
 MODULE_PARM_DESC(selftest, "check the lbr core on the k-CCF paper's example at load time");
 
+static bool autostart;
+module_param(autostart, bool, 0444);
+MODULE_PARM_DESC(autostart, "start a system-wide session with the defaults at load (read it with kccread /dev/kcc)");
+
 bool kcc_param_inject;
 module_param_named(inject, kcc_param_inject, bool, 0444);
 MODULE_PARM_DESC(inject, "accept KCC_IOC_INJECT (synthetic samples, tests only; default 0)");
@@ -307,6 +311,35 @@ err_t:
 	return -ENOMEM;
 }
 
+/*
+ * autostart=1: a system-wide session with the module defaults, owned by
+ * no file, so insmod, kccread and kcc report are all it takes.  Files can
+ * read it but not control it; rmmod ends it.  A failure is reported and
+ * leaves the module loaded without a session.
+ */
+static void __init kcc_autostart(void)
+{
+	struct kcc_config c = {
+		.size = sizeof(c),
+		.source = KCC_SOURCE_AUTO,
+		.target = KCC_TARGET_ALL,
+	};
+	long ret;
+
+	mutex_lock(&kcc_g.lock);
+	ret = kcc_configure(NULL, &c);
+	if (!ret) {
+		ret = kcc_start(kcc_g.sess);
+		if (ret)
+			kcc_session_destroy(kcc_g.sess);
+	}
+	mutex_unlock(&kcc_g.lock);
+	if (ret)
+		pr_err("autostart failed: %ld\n", ret);
+	else
+		pr_info("autostart: system-wide session running\n");
+}
+
 static int __init kcc_init(void)
 {
 	int ret;
@@ -340,6 +373,8 @@ static int __init kcc_init(void)
 	pr_info("ready: lbr %s (depth %u), inject %s\n",
 		kcc_g.lbr ? "available" : "not available", kcc_g.lbr_depth,
 		kcc_param_inject ? "on" : "off");
+	if (autostart)
+		kcc_autostart();
 	return 0;
 
 err_dev:
@@ -356,10 +391,15 @@ err_rings:
 static void __exit kcc_exit(void)
 {
 	kcc_dev_exit();
-	/* Open files pin the module: no session can be left. */
+	/*
+	 * Open files pin the module, so the only session left is the one
+	 * autostart=1 made, which no file owns.
+	 */
 	mutex_lock(&kcc_g.lock);
-	if (WARN_ON_ONCE(kcc_g.sess))
+	if (kcc_g.sess) {
+		WARN_ON_ONCE(kcc_g.sess->owner);
 		kcc_session_destroy(kcc_g.sess);
+	}
 	mutex_unlock(&kcc_g.lock);
 	kcc_tp_exit();
 	kcc_rings_sync();

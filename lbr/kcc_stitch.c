@@ -171,7 +171,8 @@ static bool kcc_branch_eq(const struct kcc_branch *a, const struct kcc_branch *b
 
 /*
  * Step 3's overlap: the L oldest records of the new burst that the
- * previous burst already replayed, 0 when none or when several L fit.
+ * previous burst already replayed (the only one that qualifies, or with
+ * KCC_JOIN_LONGEST the longest), 0 for none.
  * @start_depth: k-SF depth of the anchored stack before the oldest record.
  */
 static u32 kcc_stitch_overlap(struct kcc_stitch *st, const struct kcc_sample *s,
@@ -200,8 +201,11 @@ static u32 kcc_stitch_overlap(struct kcc_stitch *st, const struct kcc_sample *s,
 		found = len;
 		matches++;
 	}
-	if (matches > 1)
+	if (matches > 1) {
 		st->join_ambiguous++;
+		if (st->join_policy != KCC_JOIN_LONGEST)
+			return 0;
+	}
 	return found;
 }
 

@@ -36,13 +36,21 @@
  *      kcc_ksf_call_w() with the burst's weight, a return kcc_ksf_return().
  *      Records already replayed by the previous burst of the same task
  *      (the windows overlap) are entered without counting.
- *      Joining: the oldest L records of the new burst must equal the
- *      newest L records of the previous one (last[]) and, when neither
- *      stack walk was truncated, the stack depth after those L records
- *      must be the depth of the previous sample.  The overlap is used
- *      only when exactly one L >= 1 qualifies; several are counted in
- *      join_ambiguous and the whole burst is counted.  A burst that was
- *      skipped or did not fit its stack is never joined with, and
+ *      Joining: L qualifies when the oldest L records of the new burst
+ *      equal the newest L records of the previous one (last[]) and,
+ *      when neither stack walk was truncated, the stack depth after
+ *      those L records is the depth of the previous sample.  By default
+ *      (KCC_JOIN_UNIQUE) the overlap is used only when exactly one L
+ *      qualifies; with several the burst counts in join_ambiguous and
+ *      is counted whole.  KCC_JOIN_LONGEST uses the longest qualifying
+ *      L instead: when bursts overlap (dense sampling) the true overlap
+ *      always qualifies and shorter ones qualify by coincidence whenever
+ *      a record recurs, so longest is exact unless the records repeat
+ *      over the whole overlap (a tight loop), where it counts too few;
+ *      when bursts are disjoint (the usual sampling periods) every join
+ *      is a coincidence, and unique joins fewer of them.  Measurements
+ *      are in Documentation/stitching.rst.  A burst that was skipped or
+ *      did not fit its stack is never joined with, and
  *      kcc_stitch_break() forgets the previous burst.
  *   4. charge: the sample's delta and one sample go to the context of the
  *      sampled routine (KCC_CTR_EVENTS, KCC_CTR_SAMPLES).
@@ -62,6 +70,10 @@
 
 /* Longest run of previous-burst records remembered for joining. */
 #define KCC_STITCH_JOIN_MAX	64
+
+/* kcc_stitch.join_policy: which overlap with the previous burst is used. */
+#define KCC_JOIN_UNIQUE		0	/* only when exactly one qualifies */
+#define KCC_JOIN_LONGEST	1	/* the longest that qualifies */
 
 /*
  * Adaptive bursting (Zhuang et al., PLDI'06, Section 5.3): a history
@@ -109,11 +121,12 @@ struct kcc_stitch {
 	u64 bursts_replayed;
 	u64 bursts_skipped;		/* adaptive bursting said no */
 	u64 bursts_joined;		/* overlapped the previous burst */
-	u64 join_ambiguous;		/* several overlaps possible: none used */
+	u64 join_ambiguous;		/* several overlaps qualified */
 	u64 branches;			/* records replayed (counted or not) */
 	u64 stitch_errors;		/* bursts that did not fit the stack */
 	u32 last_depth;			/* k-SF depth at the previous sample */
 	u32 last_flags;			/* its KCC_SAMPLE_* flags */
+	u32 join_policy;		/* KCC_JOIN_*, 0 after init */
 };
 
 /*

@@ -83,6 +83,9 @@ summary() {	# summary CHECK FINDINGS START
 
 if [ -z "$kdir" ]; then
 	for d in /usr/src/linux-headers-*-amd64; do
+		case $d in
+		*-rt-amd64 | *-cloud-amd64) continue ;;
+		esac
 		[ -f "$d/Makefile" ] && kdir=$d
 	done
 fi

@@ -56,11 +56,17 @@ static void eval_usage(void)
 "                       cache misses would (default 16); 0: the event is\n"
 "                       the call itself\n"
 "  --seed N             seed of layouts, rates and schedules (default 1)\n"
+"  --weight-calls       weight each burst by the calls since the previous\n"
+"                       sample (a second counter on retired calls would\n"
+"                       give them); LBR methods emulate the weight by\n"
+"                       replaying a burst once per period/16 calls\n"
+"  --trim N             LBR methods: leave the N newest records of each\n"
+"                       burst out, as if sampled N records earlier\n"
 "  -T LIST              hot-edge thresholds (default 0.1,0.05)\n"
 "  --inclusive          items are all k-CCF nodes with their full counts\n"
 "                       instead of k-contexts\n"
 "  --sweep P=LIST       repeat for each value of parameter P: period,\n"
-"                       depth, burst or rr\n"
+"                       depth, burst, rr or trim\n"
 "  --name NAME          program name in the output (default: the file's)\n"
 "  --tsv                tab-separated values with a header line\n"
 "  --check-exact        instead: at period 1 with a full stack, check that\n"
@@ -87,6 +93,8 @@ enum {
 	OPT_NAME,
 	OPT_TSV,
 	OPT_CHECK,
+	OPT_TRIM,
+	OPT_WEIGHT_CALLS,
 };
 
 struct eval {
@@ -178,7 +186,7 @@ static void print_header(const struct eval *e)
 		printf("\toverlap");
 		for (j = 0; j < e->ao.nr_t; j++)
 			printf("\thot@%g", e->ao.t[j]);
-		printf("\treplayed_pct\tsamples\tbursts\tjoined\tskipped\tstitch_errors\titems_exact\titems_approx\n");
+		printf("\treplayed_pct\tsamples\tbursts\tjoined\tskipped\tstitch_errors\titems_exact\titems_approx\tfalse_joins\n");
 		return;
 	}
 	printf("%-10s %3s %-9s", "program", "k", "method");
@@ -208,9 +216,10 @@ static void print_row(const struct eval *e, const char *prog, uint32_t k,
 		       so->burst, so->rr_inv, 100 * acc->overlap);
 		for (j = 0; j < e->ao.nr_t; j++)
 			printf("\t%.4f", 100 * acc->cover[j]);
-		printf("\t%.4f\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\n",
+		printf("\t%.4f\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\t%" PRIu64 "\n",
 		       rep, r->samples, r->bursts, r->joined, r->skipped,
-		       r->stitch_errors, acc->items_exact, acc->items_approx);
+		       r->stitch_errors, acc->items_exact, acc->items_approx,
+		       r->false_joins);
 		return;
 	}
 	printf("%-10s %3u %-9s", prog, k, evalsim_method_name[m]);
@@ -232,6 +241,8 @@ static int set_sweep(struct evalsim_opts *so, const char *p, uint32_t v)
 		so->burst = v;
 	else if (!strcmp(p, "rr"))
 		so->rr_inv = v;
+	else if (!strcmp(p, "trim"))
+		so->trim = v;
 	else
 		return -EINVAL;
 	return 0;
@@ -346,6 +357,7 @@ static int check_exact(struct eval *e, const char *path)
 			so.jitter = 0;
 			so.lbr_depth = 1;
 			so.max_rate = 0;
+			so.trim = 0;
 			so.stack_depth = KCC_INJECT_MAX_STACK;
 			ret = evalsim__run(&t, ms[mi], &so, &r);
 			if (ret) {
@@ -387,6 +399,8 @@ int cmd_eval(int argc, char **argv)
 		{ "name", required_argument, NULL, OPT_NAME },
 		{ "tsv", no_argument, NULL, OPT_TSV },
 		{ "check-exact", no_argument, NULL, OPT_CHECK },
+		{ "trim", required_argument, NULL, OPT_TRIM },
+		{ "weight-calls", no_argument, NULL, OPT_WEIGHT_CALLS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -442,6 +456,9 @@ int cmd_eval(int argc, char **argv)
 		case OPT_CHECK:
 			e.check = true;
 			break;
+		case OPT_WEIGHT_CALLS:
+			e.so.weight_calls = true;
+			break;
 		case OPT_SWEEP:
 			eq = strchr(optarg, '=');
 			if (!eq)
@@ -455,6 +472,7 @@ int cmd_eval(int argc, char **argv)
 		case 'p': case 'd': case 'b': case OPT_JITTER:
 		case OPT_STACK_DEPTH: case OPT_RR: case OPT_TABLE:
 		case OPT_SIG_DEPTH: case OPT_MISS_RATE: case OPT_SEED:
+		case OPT_TRIM:
 			if (parse_u32(optarg, &v))
 				return usage_error(CMD, "bad number '%s'", optarg);
 			if (c == 'p')
@@ -475,6 +493,8 @@ int cmd_eval(int argc, char **argv)
 				e.so.sig_depth = v;
 			else if (c == OPT_MISS_RATE)
 				e.so.max_rate = v;
+			else if (c == OPT_TRIM)
+				e.so.trim = v;
 			else
 				e.so.seed = v;
 			break;

@@ -43,7 +43,10 @@ static void replay_usage(void)
 "  --table E            history table entries, a power of 2 (default 4096)\n"
 "  --sig-depth S        stack entries in a context signature (default 8)\n"
 "  --seed X             seed of the bursting decisions (default 1)\n"
-"  --no-join            count every burst whole, overlapping or not\n"
+"  --join unique|longest|none\n"
+"                       overlap with the previous burst: used only when\n"
+"                       unique (default, as kcc.ko), the longest one (for\n"
+"                       dense sampling), or none (every burst whole)\n"
 "  --stats              print only the stitching statistics (key: value)\n"
 "  -h, --help           this help\n"
 "\n"
@@ -65,7 +68,7 @@ enum {
 	OPT_TABLE,
 	OPT_SIG_DEPTH,
 	OPT_SEED,
-	OPT_NO_JOIN,
+	OPT_JOIN,
 	OPT_STATS,
 };
 
@@ -79,13 +82,13 @@ struct namer {
 static uint64_t namer__label(void *arg, uint64_t label)
 {
 	struct namer *n = arg;
+	uint32_t id = 0, r = n->map ? addrmap__lookup(n->map, label) : LBRSIM_NONE;
 	const char *name = NULL;
 	char buf[24];
-	uint32_t id = 0, r;
 
 	if (label == KCC_LABEL_UNKNOWN) {
 		name = "[unknown]";
-	} else if (n->map && (r = addrmap__lookup(n->map, label)) != LBRSIM_NONE) {
+	} else if (r != LBRSIM_NONE) {
 		name = symtab__name(&n->map->names, r);
 	} else {
 		snprintf(buf, sizeof(buf), "0x%" PRIx64, label);
@@ -171,7 +174,7 @@ int cmd_replay(int argc, char **argv)
 		{ "table", required_argument, NULL, OPT_TABLE },
 		{ "sig-depth", required_argument, NULL, OPT_SIG_DEPTH },
 		{ "seed", required_argument, NULL, OPT_SEED },
-		{ "no-join", no_argument, NULL, OPT_NO_JOIN },
+		{ "join", required_argument, NULL, OPT_JOIN },
 		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -239,8 +242,13 @@ int cmd_replay(int argc, char **argv)
 						   optarg);
 			so.seed = seed;
 			break;
-		case OPT_NO_JOIN:
-			so.no_join = true;
+		case OPT_JOIN:
+			so.no_join = !strcmp(optarg, "none");
+			so.longest_join = !strcmp(optarg, "longest");
+			if (!so.no_join && !so.longest_join &&
+			    strcmp(optarg, "unique"))
+				return usage_error(CMD, "bad --join '%s': expected 'longest', 'unique' or 'none'",
+						   optarg);
 			break;
 		case OPT_STATS:
 			stats = true;

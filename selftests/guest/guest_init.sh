@@ -14,6 +14,8 @@
 #      that is not a helper (kcc_hold, kcc_bench)
 #   3. rmmod while a session runs and while the device is merely open:
 #      refused; rmmod once the holder is gone: succeeds
+#   4. insmod autostart=1: the stream of the system-wide session can be
+#      read by any opener; rmmod ends it
 #   4. kmemleak (when the kernel has it); the kernel log
 # After every program the kernel log since the previous check must be
 # free of BUG, WARNING, Oops, KASAN, lockdep, UBSAN and leak reports.
@@ -166,6 +168,24 @@ else
 	rmmod kcc
 	check $? "rmmod once /dev/kcc is closed"
 	dmesg_clean "rmmod with the device open"
+fi
+
+# autostart=1: the three-line path (insmod, read /dev/kcc, report).
+if insmod /kcc.ko autostart=1; then
+	ok "insmod kcc.ko autostart=1"
+	dmesg | grep -q "autostart: system-wide session running"
+	check $? "autostart session running"
+	i=0
+	while [ $i -lt 20000 ]; do i=$((i + 1)); done
+	cat /dev/kcc >/tmp/auto.kcc
+	[ "$(head -c 4 /tmp/auto.kcc)" = KCTS ] &&
+		[ "$(wc -c </tmp/auto.kcc)" -gt 256 ]
+	check $? "a second opener reads the autostarted session's stream"
+	rmmod kcc
+	check $? "rmmod ends the autostarted session"
+	dmesg_clean "autostart"
+else
+	not_ok "insmod kcc.ko autostart=1"
 fi
 
 if command -v kmemleak_check >/dev/null 2>&1; then

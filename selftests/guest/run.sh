@@ -114,8 +114,14 @@ if [ $rc -ne 0 ]; then
 	exit 1
 fi
 
-echo "run.sh: booting $kernel (TCG) with $ko, limit ${limit}s" >&2
-timeout "$limit" qemu-system-x86_64 -accel tcg -cpu max -m 1024 -smp 2 \
+# One TCG thread for both vCPUs: with a thread per vCPU, code the guest
+# kernel patches at run time (jump labels: perf's scheduler hooks flip
+# on every session start and stop) was seen executing stale int3 bytes on
+# the other vCPU under 6.12.  Single-threaded TCG keeps the two vCPUs
+# coherent; override with KCC_QEMU_ACCEL.
+accel=${KCC_QEMU_ACCEL:-tcg,thread=single}
+echo "run.sh: booting $kernel ($accel) with $ko, limit ${limit}s" >&2
+timeout "$limit" qemu-system-x86_64 -accel "$accel" -cpu max -m 1024 -smp 2 \
 	-nographic -no-reboot \
 	-kernel "$kernel" -initrd "$tmp/initrd.gz" \
 	-append "console=ttyS0 panic=-1 quiet oops=panic $append" </dev/null >"$log" 2>&1

@@ -327,15 +327,67 @@ static void test_join(void)
 	/*
 	 * A loop calling f twice per window: the new burst's two oldest
 	 * records and its four records both match the previous burst, with
-	 * the right depth: ambiguous, everything counted.
+	 * the right depth.  Longest: all four are the previous burst's, no
+	 * call is new.  Unique: ambiguous, everything counted.
 	 */
+	start(&sr, KCC_K_INF);
+	sr.st.join_policy = KCC_JOIN_LONGEST;
+	apply(&sr, MK(0, 7, sm, loop));
+	apply(&sr, MK(0, 7, sm, loop));
+	ok = sr.st.join_ambiguous == 1 && sr.st.bursts_joined == 1 &&
+	     dump_is(&sr, "top 1200 0 14 2\ntop 1200;2000 2 0 0\n");
+	ksft_test_result(ok, "two possible overlaps, longest policy: the longer is used\n");
+	stitcher__exit(&sr);
+
 	start(&sr, KCC_K_INF);
 	apply(&sr, MK(0, 7, sm, loop));
 	apply(&sr, MK(0, 7, sm, loop));
 	ok = sr.st.join_ambiguous == 1 && !sr.st.bursts_joined &&
 	     dump_is(&sr, "top 1200 0 14 2\ntop 1200;2000 4 0 0\n");
-	ksft_test_result(ok, "two possible overlaps: join_ambiguous, all counted\n");
+	ksft_test_result(ok, "two possible overlaps, unique policy: all counted\n");
 	stitcher__exit(&sr);
+
+	/*
+	 * A short coincidence.  f calls g twice: [call g, ret g, call g].
+	 * Then g returns and f calls h: the new burst's oldest record
+	 * (call g) equals the previous newest at the same depth (L = 1), and
+	 * the true overlap (L = 3) qualifies too.
+	 */
+	{
+		static const u64 s1[] = { 0x3010, 0x2207, 0x1105 };
+		static const struct br3 b1[] = {
+			{ 0x2202, 0x3000, C }, { 0x3ff0, 0x2207, R },
+			{ 0x2202, 0x3000, C },
+		};
+		static const u64 s2[] = { 0x4010, 0x2307, 0x1105 };
+		static const struct br3 b2[] = {
+			{ 0x2302, 0x4000, C }, { 0x3ff0, 0x2207, R },
+			{ 0x2202, 0x3000, C }, { 0x3ff0, 0x2207, R },
+			{ 0x2202, 0x3000, C },
+		};
+		static const char longest[] =
+			"top 1105;2207;3000 2 1 1\ntop 1105;2307;4000 1 1 1\n";
+		static const char unique[] =
+			"top 1105;2207;3000 2 1 1\ntop 1105;2307;3000 2 0 0\n"
+			"top 1105;2307;4000 1 1 1\n";
+
+		start(&sr, KCC_K_INF);
+		sr.st.join_policy = KCC_JOIN_LONGEST;
+		apply(&sr, MK(0, 1, s1, b1));
+		apply(&sr, MK(0, 1, s2, b2));
+		ok = sr.st.bursts_joined == 1 && sr.st.join_ambiguous == 1 &&
+		     sr.st.ksf.calls == 3 && dump_is(&sr, longest);
+		ksft_test_result(ok, "longest overlap wins over a shorter coincidence\n");
+		stitcher__exit(&sr);
+
+		start(&sr, KCC_K_INF);
+		apply(&sr, MK(0, 1, s1, b1));
+		apply(&sr, MK(0, 1, s2, b2));
+		ok = !sr.st.bursts_joined && sr.st.join_ambiguous == 1 &&
+		     sr.st.ksf.calls == 5 && dump_is(&sr, unique);
+		ksft_test_result(ok, "unique policy counts the coincidence twice\n");
+		stitcher__exit(&sr);
+	}
 
 	/*
 	 * Depth tells overlaps apart: records equal to the previous burst
@@ -366,6 +418,7 @@ static void test_check(void)
 	struct kcc_branch *b;
 	u32 size, why;
 	bool ok = true;
+	size_t len;
 
 	memcpy(&buf, MK(0, 1, st, br), sizeof(buf));
 	size = s->size;
@@ -384,9 +437,8 @@ static void test_check(void)
 			 why == (code),					\
 			 "kcc_sample_check refuses %s (why %u)\n", what, why); \
 } while (0)
+	len = size;
 	{
-		size_t len = size;
-
 		BAD("len below the header", KCC_SAMPLE_E_SHORT, len = 16);
 		len = size;
 		BAD("size below the header", KCC_SAMPLE_E_SHORT, s->size = 16);
@@ -421,15 +473,19 @@ static void test_check(void)
 /* ---- the property: stitched and joined = exact ------------------------ */
 
 /*
- * Why joining is exact when it is unambiguous: when the burst covers the
- * window since the previous sample (window < LBR depth), the true overlap
- * L (burst length minus window) always qualifies, so a unique qualifying
- * L is the true one and each call is counted by the first burst that
- * holds it only.  When several L qualify (a loop whose call/return
- * records repeat over the whole LBR: no record tells the shifts apart),
- * the burst is counted whole, so the excess is exactly the calls in the
- * overlaps of the ambiguous bursts.  Both facts are checked below, the
- * second on every trace.
+ * Why joining is exact: when the burst covers the window since the
+ * previous sample (window < LBR depth), the true overlap L always
+ * qualifies.  A unique qualifying L is therefore the true one, and each
+ * call is counted by the first burst that holds it only.  With several:
+ *
+ * - KCC_JOIN_LONGEST uses the longest.  A longer false L needs the
+ *   records to repeat over the whole overlap (a tight loop); then new
+ *   calls are taken for old ones: counts can only fall short, never
+ *   exceed, and only on traces with ambiguous joins.
+ * - KCC_JOIN_UNIQUE counts the whole burst: the excess is exactly the
+ *   calls in the overlaps of the ambiguous bursts.
+ *
+ * All of it is checked below on seeded random traces.
  */
 struct prop {
 	struct stitcher sr;
@@ -498,9 +554,11 @@ struct prop_run {
 	u32 k;
 	u32 period;
 	bool no_join;
+	bool longest;
 	/* results */
 	bool equal;		/* relabelled k-SF dumps equal the exact one */
 	bool dominates;		/* same paths, counts >= exact */
+	bool dominated;		/* no extra path, counts <= exact */
 	u64 calls;		/* calls the stitcher counted */
 	u64 burst_calls;
 	u64 overlap_calls;
@@ -516,7 +574,9 @@ static void prop_run(struct prop_run *pr, const struct ref_trace *t, u64 seed)
 		.period = pr->period, .lbr_depth = KCC_INJECT_MAX_BRANCHES,
 		.stack_depth = KCC_INJECT_MAX_STACK, .seed = seed,
 	};
-	struct stitcher_opts o = { .k = pr->k, .no_join = pr->no_join };
+	struct stitcher_opts o = {
+		.k = pr->k, .no_join = pr->no_join, .longest_join = pr->longest,
+	};
 	struct prop p = { .burst_calls = 0 };
 	struct ref_ksf exact;
 	struct lbrsim sim;
@@ -545,6 +605,7 @@ static void prop_run(struct prop_run *pr, const struct ref_trace *t, u64 seed)
 	pr->equal = !strcmp(a, b);
 	pr->dominates = paths_in(&exact.f, &rel.f, true) &&
 			paths_in(&rel.f, &exact.f, false);
+	pr->dominated = paths_in(&rel.f, &exact.f, true);
 	pr->calls = p.sr.st.ksf.calls;
 	pr->burst_calls = p.burst_calls;
 	pr->overlap_calls = p.overlap_calls;
@@ -560,7 +621,7 @@ static void prop_run(struct prop_run *pr, const struct ref_trace *t, u64 seed)
 	stitcher__exit(&p.sr);
 }
 
-/* Counted = exact + the overlaps of ambiguous bursts, on the same paths. */
+/* Unique policy: counted = exact + the overlaps of ambiguous bursts. */
 static bool prop_accounts(const struct prop_run *pr, const struct ref_trace *t)
 {
 	return !pr->errors && pr->dominates &&
@@ -568,19 +629,25 @@ static bool prop_accounts(const struct prop_run *pr, const struct ref_trace *t)
 	       (pr->ambiguous || pr->equal);
 }
 
-#define PROP_WANT	200	/* unambiguous traces wanted per setting */
-#define PROP_MAX	1000	/* traces tried at most */
-#define PROP_NOJOIN	100	/* traces also run without joining */
+/* Longest policy: exact unless ambiguous, and then never above exact. */
+static bool prop_longest(const struct prop_run *pr, const struct ref_trace *t)
+{
+	return !pr->errors && pr->dominated && pr->calls <= t->calls &&
+	       (pr->ambiguous || (pr->equal && pr->calls == t->calls));
+}
+
+#define PROP_TRACES	240
+#define PROP_EXACT	200	/* exact traces wanted per setting */
+#define PROP_OTHER	100	/* traces also run unique and unjoined */
 
 static void test_property(void)
 {
 	static const u32 ks[] = { 1, 2, 3, 4, 7, KCC_K_INF };
-	u32 n1 = 0, acc1 = 0, un1 = 0, eq1 = 0;
-	u32 n2 = 0, acc2 = 0, un2 = 0, eq2 = 0, cov2 = 0;
-	u32 nj = 0, over = 0, i;
-	u64 rng = 0x5717c4ull, amb = 0, joins = 0;
+	u32 ok1 = 0, eq1 = 0, ok2 = 0, eq2 = 0, cov2 = 0;
+	u32 uniq = 0, unjoined = 0, i;
+	u64 rng = 0x5717c4ull, amb = 0, joins = 0, calls = 0;
 
-	for (i = 0; i < PROP_MAX && (un1 < PROP_WANT || un2 < PROP_WANT); i++) {
+	for (i = 0; i < PROP_TRACES; i++) {
 		struct prop_run pr = { 0 };
 		struct ref_trace t;
 		struct ref_gen g;
@@ -592,32 +659,30 @@ static void test_property(void)
 
 		/* Period 1 call: every window is a few returns and a call. */
 		pr.period = 1;
+		pr.longest = true;
 		prop_run(&pr, &t, seed);
-		n1++;
-		/* A window of 64 returns or more holds no call to miss. */
-		if (prop_accounts(&pr, &t))
-			acc1++;
-		else
-			ksft_print_msg("trace %u (k=%u, %" PRIu64 " calls): counted %" PRIu64 ", ambiguous %" PRIu64 " with %" PRIu64 " overlap calls, equal %d, dominates %d, errors %" PRIu64 "\n",
+		ok1 += prop_longest(&pr, &t);
+		eq1 += pr.equal && pr.calls == t.calls;
+		if (!prop_longest(&pr, &t) || !pr.equal)
+			ksft_print_msg("trace %u (k=%u, %" PRIu64 " calls): counted %" PRIu64 ", ambiguous %" PRIu64 ", equal %d, dominated %d\n",
 				       i, pr.k, (u64)t.calls, pr.calls,
-				       pr.ambiguous, pr.overlap_calls,
-				       pr.equal, pr.dominates, pr.errors);
-		if (!pr.ambiguous) {
-			un1++;
-			eq1 += pr.equal && pr.calls == t.calls;
-		}
+				       pr.ambiguous, pr.equal, pr.dominated);
 		amb += pr.ambiguous;
 		joins += pr.joined;
+		calls += t.calls;
 
-		/* The same without joining: once per burst holding a call. */
-		if (i < PROP_NOJOIN) {
+		if (i < PROP_OTHER) {
 			struct prop_run q = pr;
 
+			q.longest = false;
+			prop_run(&q, &t, seed);
+			uniq += prop_accounts(&q, &t);
+
+			/* Without joining: once per burst holding a call. */
 			q.no_join = true;
 			prop_run(&q, &t, seed);
-			nj++;
-			over += q.calls == q.burst_calls && q.dominates &&
-				(q.calls > t.calls || t.calls <= 1);
+			unjoined += q.calls == q.burst_calls && q.dominates &&
+				    (q.calls > t.calls || t.calls <= 1);
 		}
 
 		/*
@@ -626,51 +691,46 @@ static void test_property(void)
 		 * 64-record LBR covers it.
 		 */
 		ref_trace_free(&t);
-		if (un2 >= PROP_WANT)
-			continue;
 		g.maxd = g.maxd > 40 ? 40 : g.maxd;
 		ref_gen_trace(&t, &g, &rng);
 		pr.period = 2 + ref_below(&rng, 7);
 		prop_run(&pr, &t, seed);
-		n2++;
 		cov2 += !pr.uncovered;
-		if (prop_accounts(&pr, &t) && !pr.uncovered)
-			acc2++;
-		else
-			ksft_print_msg("trace %u (k=%u, period %u): counted %" PRIu64 " of %" PRIu64 ", ambiguous %" PRIu64 " with %" PRIu64 " overlap calls, equal %d, dominates %d, uncovered %" PRIu64 "\n",
+		ok2 += prop_longest(&pr, &t);
+		eq2 += pr.equal && pr.calls == t.calls;
+		if (!prop_longest(&pr, &t) || !pr.equal)
+			ksft_print_msg("trace %u (k=%u, period %u): counted %" PRIu64 " of %" PRIu64 ", ambiguous %" PRIu64 ", equal %d, dominated %d, uncovered %" PRIu64 "\n",
 				       i, pr.k, pr.period, pr.calls,
-				       (u64)t.calls, pr.ambiguous,
-				       pr.overlap_calls, pr.equal,
-				       pr.dominates, pr.uncovered);
-		if (!pr.ambiguous) {
-			un2++;
-			eq2 += pr.equal && pr.calls == t.calls;
-		}
+				       (u64)t.calls, pr.ambiguous, pr.equal,
+				       pr.dominated, pr.uncovered);
 		ref_trace_free(&t);
 	}
-	ksft_print_msg("%u traces: %" PRIu64 " joins, %" PRIu64 " ambiguous; unambiguous traces: %u (period 1), %u (periods 2..8)\n",
-		       i, joins, amb, un1, un2);
-	ksft_test_result(acc1 == n1,
-			 "period 1: counted = exact + ambiguous overlaps, same paths (%u/%u traces)\n",
-			 acc1, n1);
-	ksft_test_result(un1 >= PROP_WANT && eq1 == un1,
-			 "period 1: unambiguous joins give exactly the k-SF of the trace (%u/%u traces)\n",
-			 eq1, un1);
-	ksft_test_result(nj && over == nj,
+	ksft_print_msg("period 1: %" PRIu64 " calls, %" PRIu64 " joins, %" PRIu64 " with several overlaps\n",
+		       calls, joins, amb);
+	ksft_test_result(ok1 == PROP_TRACES,
+			 "longest, period 1: exact unless an overlap was ambiguous, never above (%u/%u traces)\n",
+			 ok1, PROP_TRACES);
+	ksft_test_result(eq1 >= PROP_EXACT,
+			 "longest, period 1: stitched+joined+relabelled k-SF = exact k-SF on %u of %u traces\n",
+			 eq1, PROP_TRACES);
+	ksft_test_result(cov2 == PROP_TRACES && ok2 == PROP_TRACES,
+			 "longest, periods 2..8, covering LBR: exact unless ambiguous, never above (%u/%u traces)\n",
+			 ok2, PROP_TRACES);
+	ksft_test_result(eq2 >= PROP_EXACT,
+			 "longest, periods 2..8: k-SF = exact k-SF on %u of %u traces\n",
+			 eq2, PROP_TRACES);
+	ksft_test_result(uniq == PROP_OTHER,
+			 "unique (default): counted = exact + calls in ambiguous overlaps (%u/%u traces)\n",
+			 uniq, PROP_OTHER);
+	ksft_test_result(unjoined == PROP_OTHER,
 			 "no joining: each call counted once per burst holding it (%u/%u traces)\n",
-			 over, nj);
-	ksft_test_result(cov2 == n2 && acc2 == n2,
-			 "periods 2..8, covering LBR: counted = exact + ambiguous overlaps (%u/%u traces)\n",
-			 acc2, n2);
-	ksft_test_result(un2 >= PROP_WANT && eq2 == un2,
-			 "periods 2..8: unambiguous joins give exactly the k-SF of the trace (%u/%u traces)\n",
-			 eq2, un2);
+			 unjoined, PROP_OTHER);
 }
 
 int main(void)
 {
 	ksft_print_header();
-	ksft_set_plan(40);
+	ksft_set_plan(44);
 	test_anchor();
 	test_below_bottom();
 	test_truncated();

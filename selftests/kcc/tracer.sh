@@ -28,7 +28,7 @@ fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/kcc-tracer.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-echo "1..12"
+echo "1..13"
 
 n=0
 failed=0
@@ -206,6 +206,17 @@ mkdir "$tmp/none"
 rc=$?
 [ $rc -eq 1 ] && ! sanitized && grep -q "no \*.kft trace files" "$tmp/err"
 result $? "a directory without traces: exit 1 saying so"
+
+# The runtime's magic is looked for in regular files only: peeking at a
+# FIFO would eat the start of a text trace sent through it.
+mkfifo "$tmp/fifo"
+printf 'call r\ncall a\nreturn\nreturn\n' >"$tmp/fifo" &
+"$KCC" ccf -k 1 "$tmp/fifo" >"$tmp/got" 2>"$tmp/err"
+rc=$?
+wait
+printf '1\ta\n1\tr\n1\tr;a\n' >"$tmp/want1"
+[ $rc -eq 0 ] && ! sanitized && cmp -s "$tmp/want1" "$tmp/got"
+result $? "a text trace through a FIFO is read whole"
 
 # ---- fork: the child writes a file of its own ---------------------------------
 

@@ -137,20 +137,92 @@ struct lbr_run {
 	struct stitcher sr;
 	struct schedule sched;
 	struct evalsim_result *r;
+	uint64_t uncovered;	/* sim.uncovered at the previous sample */
+	uint64_t last_calls;	/* sim.calls at the previous sample */
+	uint32_t quantum;	/* weight_calls: calls per replay of a burst */
+	uint32_t trim;
+	uint64_t tstack[KCC_INJECT_MAX_STACK + 1];
+	struct sample_buf tb;
 };
+
+/*
+ * The sample as it would have been @n records earlier: the @n newest
+ * records are undone on the stack (a return puts its routine back on
+ * top, a call removes the frame it made) and left out of the burst.
+ */
+static const struct kcc_sample *trim_sample(struct lbr_run *lr,
+					    const struct kcc_sample *s)
+{
+	const struct kcc_branch *br = kcc_sample_branches(s);
+	uint32_t n = lr->trim < s->nr_branches ? lr->trim : s->nr_branches;
+	uint32_t m = s->nr_stack, flags = s->flags, i;
+	uint64_t *st = lr->tstack;
+
+	memcpy(st, kcc_sample_stack(s), m * sizeof(*st));
+	for (i = 0; i < n; i++) {
+		if (br[i].kind == KCC_BR_RET) {
+			if (m == KCC_INJECT_MAX_STACK) {
+				m--;
+				flags |= KCC_SAMPLE_TRUNCATED;
+			}
+			memmove(st + 1, st, m * sizeof(*st));
+			st[0] = br[i].from;
+			if (m)
+				st[1] = br[i].to;
+			m++;
+		} else if (m) {
+			memmove(st, st + 1, --m * sizeof(*st));
+		}
+	}
+	sample_buf__init(&lr->tb, flags, s->delta);
+	for (i = 0; i < m; i++)
+		sample_buf__push_stack(&lr->tb, st[i]);
+	for (i = n; i < s->nr_branches; i++)
+		sample_buf__push_branch(&lr->tb, br[i].from, br[i].to,
+					br[i].kind);
+	return &lr->tb.hdr;
+}
 
 static int lbr_emit(void *arg, const struct kcc_sample *s)
 {
 	struct lbr_run *lr = arg;
 	uint64_t before = lr->sr.st.bursts_replayed;
+	uint64_t joined = lr->sr.st.bursts_joined;
+	uint64_t times = 1, since = lr->sim.calls - lr->last_calls;
 	const struct kcc_branch *br = kcc_sample_branches(s);
 	uint32_t i;
 	int ret;
 
-	ret = stitcher__sample(&lr->sr, s);
+	lr->last_calls = lr->sim.calls;
+	if (lr->trim && s->nr_branches) {
+		s = trim_sample(lr, s);
+		br = kcc_sample_branches(s);
+	}
+	/*
+	 * Weighting by calls, emulated: the stitcher takes no weight, so a
+	 * burst standing for @since calls is replayed since / quantum times
+	 * (rounded), each burst counted on its own (no joining).
+	 */
+	if (lr->quantum && s->nr_branches)
+		times = (since + lr->quantum / 2) / lr->quantum;
+	ret = 0;
+	while (!ret && times--) {
+		ret = stitcher__sample(&lr->sr, s);
+		if (times)
+			kcc_stitch_break(&lr->sr.st);
+	}
 	if (lr->sr.st.bursts_replayed != before)
 		for (i = 0; i < s->nr_branches; i++)
 			lr->r->replayed += br[i].kind == KCC_BR_CALL;
+	/*
+	 * lbrsim has just counted this sample as uncovered when more
+	 * records passed since the previous one than the LBR holds: the
+	 * two bursts cannot share a record, so a join is a false one.
+	 */
+	if (lr->sr.st.bursts_joined != joined &&
+	    lr->sim.uncovered != lr->uncovered)
+		lr->r->false_joins++;
+	lr->uncovered = lr->sim.uncovered;
 	/* The next sample comes after a period drawn afresh. */
 	lr->sim.o.period = sched_next(&lr->sched);
 	return ret;
@@ -193,6 +265,10 @@ static int lbr_run(const struct trace *t, enum evalsim_method m,
 	if (!lr)
 		return -ENOMEM;
 	lr->r = r;
+	lr->trim = o->trim;
+	/* 16 replays for a mean period: weights within about 3%. */
+	if (o->weight_calls && m != EM_STACK)
+		lr->quantum = o->period / 16 ? o->period / 16 : 1;
 	lr->sched.rng = o->seed;
 	lr->sched.period = ev_period;
 	lr->sched.jitter = o->jitter;
@@ -260,7 +336,7 @@ static int burst_run(const struct trace *t, enum evalsim_method m,
 	struct schedule sched = {
 		.rng = o->seed, .jitter = o->jitter,
 	};
-	uint64_t depth = 0, pending = 0, i, next;
+	uint64_t depth = 0, pending = 0, i, next, since = 0;
 	uint32_t cap = t->max_depth + 2, left = 0, w = 1;
 	struct burst_run br = { 0 };
 	uint32_t *rates = NULL;
@@ -309,6 +385,7 @@ static int burst_run(const struct trace *t, enum evalsim_method m,
 		}
 		br.ex[depth++] = e;
 		r->calls++;
+		since++;
 		if (left) {
 			kcc_ksf_call_w(&br.s, e, w);
 			r->replayed++;
@@ -330,6 +407,15 @@ static int burst_run(const struct trace *t, enum evalsim_method m,
 		for (j = 0; j < n; j++)
 			br.sig[j] = br.ex[depth - 1 - j];
 		w = m == EM_STATIC ? 1 : kcc_burst_decide(&br.b, br.sig, n);
+		/*
+		 * A burst stands for the calls since the previous sample,
+		 * not for the events: without this, phases rich in events
+		 * are over-represented (Documentation/fidelity.rst).
+		 */
+		if (o->weight_calls)
+			w = (uint32_t)(since < 0xffffffffu / (w ? w : 1) ?
+				       w * since : 0xffffffffu);
+		since = 0;
 		if (!w) {
 			r->skipped++;
 			continue;

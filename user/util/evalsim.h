@@ -33,6 +33,7 @@
 #ifndef KCC_EVALSIM_H
 #define KCC_EVALSIM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ccf.h"
@@ -61,6 +62,13 @@ struct evalsim_opts {
 	uint32_t max_rate;	/* 0: the event is a call; else synthetic
 				 * per-routine event rates 0..max_rate */
 	uint64_t seed;		/* non-zero */
+	bool weight_calls;	/* weight each burst by the calls since
+				 * the previous sample (LBR methods: the
+				 * burst replayed once per period / 16
+				 * calls, the stitcher taking no weight) */
+	uint32_t trim;		/* LBR methods: leave out the newest records
+				 * of each burst, the sample taken that many
+				 * records earlier (a stitching experiment) */
 };
 
 struct evalsim_result {
@@ -73,6 +81,8 @@ struct evalsim_result {
 	uint64_t bursts;	/* bursts replayed */
 	uint64_t skipped;	/* bursts adaptive bursting skipped */
 	uint64_t joined;	/* bursts joined with the previous one */
+	uint64_t false_joins;	/* of which could not overlap it (lbrsim
+				 * saw more records in between than fit) */
 	uint64_t stitch_errors;
 };
 

@@ -614,6 +614,9 @@ bool ftrace_rt__match(const char *path)
 		return false;
 	if (S_ISDIR(sb.st_mode))
 		return true;
+	/* Peeking at a pipe would eat what the trace reader needs. */
+	if (!S_ISREG(sb.st_mode))
+		return false;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;

@@ -40,7 +40,11 @@ struct ftrace_stats {
 	uint64_t unnamed;	/* routines without a symbol */
 };
 
-/* Does @path look like a runtime trace: a .kft file or a directory? */
+/*
+ * Does @path look like a runtime trace: a regular file with the magic,
+ * or a directory?  Pipes are never opened here (and runtime traces are
+ * read from files only: they are mapped).
+ */
 bool ftrace_rt__match(const char *path);
 
 /*

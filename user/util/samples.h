@@ -99,6 +99,7 @@ struct stitcher_opts {
 	uint32_t sig_depth;	/* stack entries per signature */
 	uint64_t seed;		/* non-zero */
 	bool no_join;		/* forget every burst: no overlap is used */
+	bool longest_join;	/* KCC_JOIN_LONGEST rather than KCC_JOIN_UNIQUE */
 	uint32_t max_nodes;	/* fixed forest size, 0 to grow */
 };
 

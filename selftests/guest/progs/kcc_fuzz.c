@@ -7,12 +7,16 @@
  * Drives every entry point of the device: random ioctl commands (any
  * magic, number, direction, size), the commands of include/uapi/linux/kcc.h
  * with random struct sizes, flags and reserved bits, argument pointers
- * that are NULL, unmapped, in the kernel half, non-canonical or straddle a
+ * that are NULL, inaccessible, in the kernel half, non-canonical or straddle a
  * guard page; start/stop/reset storms; read() of every size and from bad
  * buffers; poll().  It asserts what kcc.h promises (unknown magic ->
  * ENOTTY, nonzero reserved -> EINVAL, bad pointers -> EFAULT, the sample
  * accounting, a well-formed stream) and, above all, survives: the host
  * judges the guest's kernel log (KASAN, lockdep, UBSAN, kmemleak, ...).
+ *
+ * Without -n it runs 200 iterations, a minute or two on the debug kernel
+ * under TCG, so that a guest suite running every program without
+ * arguments stays short; make fuzz-guest runs more (FUZZ_ITER).
  *
  * The first phase is single-threaded: SEED and ITER name one exact
  * sequence of calls, so a failure reproduces with the same arguments.
@@ -42,7 +46,7 @@
 enum ptr_class {
 	PTR_GOOD,		/* a valid buffer large enough */
 	PTR_NULL,
-	PTR_UNMAPPED,		/* a page that was munmap()ed */
+	PTR_UNMAPPED,		/* a page without access (PROT_NONE) */
 	PTR_GUARD_EDGE,		/* ends in a PROT_NONE page */
 	PTR_READONLY,		/* mapped read-only: kernel writes fault */
 	PTR_KERNEL,		/* kernel text / direct map */
@@ -51,7 +55,11 @@ enum ptr_class {
 	PTR_NR,
 };
 
-static char *unmapped;	/* a page that is not mapped any more */
+/*
+ * A PROT_NONE page, not an munmap()ed one: a hole would be reused by the
+ * next mmap() (a thread stack, malloc) and stop being bad.
+ */
+static char *unmapped;
 static const uint64_t kernel_ptrs[] = {
 	0xffffffff81000000ull, 0xffff888000000000ull, 0xffffffffff600000ull,
 	0xfffffffffffff000ull, 0xffffffffffffffffull,
@@ -72,7 +80,13 @@ struct ctx {
 	char *area;		/* [good: 4 pages][guard page][read-only page] */
 	char *inj;		/* one page of packed samples for INJECT */
 	struct stats st;
+	const char *volatile op; /* the call under way, for the watchdog */
 };
+
+/* Calls completed by all threads; the watchdog reports when it stalls. */
+static uint64_t progress;
+static struct ctx *ctxs[257];
+static unsigned int nr_ctxs;
 
 static int verbose;
 
@@ -409,8 +423,10 @@ static void op_random_cmd(struct ctx *x, int fd)
 			  ret ? strerror(errno) : "success");
 }
 
-/* Bad pointers: a command that must copy fails, with EFAULT when it has
- * no other reason to refuse (VERSION and STATUS have none). */
+/*
+ * Bad pointers: a command that must copy fails, with EFAULT when it has no
+ * other reason to refuse (VERSION and STATUS have none).
+ */
 static void op_fault(struct ctx *x, int fd)
 {
 	static const enum ptr_class bad[] = { PTR_NULL, PTR_UNMAPPED,
@@ -476,14 +492,16 @@ static void op_read(struct ctx *x, int fd)
 			  c, n);
 }
 
-/* Every read size from 0 up, from offset 0: each must be a prefix of
- * the same kind of stream, never more than asked. */
+/*
+ * Reads of every size up to 64, then of sizes 61 apart up to 8 KiB, each
+ * from offset 0: never more than asked, always the start of a stream.
+ */
 static void op_read_sizes(struct ctx *x, int fd)
 {
 	size_t len;
 	ssize_t n;
 
-	for (len = 0; len <= 300; len++) {
+	for (len = 0; len <= 8192; len += len < 64 ? 1 : 61) {
 		if (lseek(fd, 0, SEEK_SET) < 0 && errno != ESPIPE)
 			break;
 		x->st.calls++;
@@ -518,7 +536,7 @@ static void op_storm(struct ctx *x, int fd)
 {
 	static const unsigned long ctl[] = { KCC_IOC_START, KCC_IOC_STOP,
 					     KCC_IOC_RESET };
-	int i, n = 1 + rnd_below(&x->r, 32);
+	int i, n = 1 + rnd_below(&x->r, 16);
 
 	for (i = 0; i < n; i++) {
 		x->st.calls++;
@@ -573,33 +591,68 @@ static void op_one(struct ctx *x, int *fd)
 {
 	switch (rnd_below(&x->r, 40)) {
 	case 0 ... 11:
+		x->op = "struct ioctl";
 		op_struct(x, *fd);
 		break;
 	case 12 ... 17:
+		x->op = "random ioctl";
 		op_random_cmd(x, *fd);
 		break;
 	case 18 ... 19:
+		x->op = "bad-pointer ioctl";
 		op_fault(x, *fd);
 		break;
 	case 20 ... 27:
+		x->op = "read";
 		op_read(x, *fd);
 		break;
 	case 28:
+		x->op = "reads of every size";
 		op_read_sizes(x, *fd);
 		break;
 	case 29 ... 30:
+		x->op = "poll";
 		op_poll(x, *fd);
 		break;
 	case 31 ... 34:
+		x->op = "start/stop/reset storm";
 		op_storm(x, *fd);
 		break;
 	case 35:
+		x->op = "reopen";
 		op_reopen(x, fd);
 		break;
 	default:
+		x->op = "session start";
 		op_session(x, *fd);
 		break;
 	}
+	x->op = "between calls";
+	__atomic_add_fetch(&progress, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * A call that never returns is a kernel bug too (a lost wakeup, a
+ * deadlock): say which call every thread is in when nothing moved for
+ * 30 s, so the serial log tells more than "timed out".
+ */
+static void *watchdog(void *arg)
+{
+	uint64_t last = (uint64_t)-1, now;
+	unsigned int i;
+
+	for (;;) {
+		sleep(30);
+		now = __atomic_load_n(&progress, __ATOMIC_RELAXED);
+		if (now == last) {
+			tap_diag("watchdog: no call finished for 30 s (%llu done)",
+				 (unsigned long long)now);
+			for (i = 0; i < nr_ctxs; i++)
+				tap_diag("watchdog: thread %u in %s", i, ctxs[i]->op);
+		}
+		last = now;
+	}
+	return NULL;
 }
 
 static int ctx_init(struct ctx *x, uint64_t seed)
@@ -614,6 +667,9 @@ static int ctx_init(struct ctx *x, uint64_t seed)
 	    mprotect(x->area + 5 * PAGE, PAGE, PROT_READ))
 		return -1;
 	x->inj = malloc(PAGE);
+	x->op = "not started";
+	if (nr_ctxs < ARRAY_SIZE(ctxs))
+		ctxs[nr_ctxs++] = x;
 	return x->inj ? 0 : -1;
 }
 
@@ -683,13 +739,14 @@ static uint64_t parse_u64(const char *prog, const char *s)
 
 int main(int argc, char **argv)
 {
-	uint64_t seed = 1, iters = 10000, i, tasks, nodes;
+	uint64_t seed = 1, iters = 200, i, tasks, nodes;
 	unsigned int nthreads = 4, t;
 	struct kcc_status status;
 	struct kcc_version v;
 	struct worker *w;
 	struct ctx main_ctx;
 	struct stats st;
+	pthread_t wd;
 	char *buf = NULL;
 	const char *why;
 	int fd, opt, rc;
@@ -729,9 +786,8 @@ int main(int argc, char **argv)
 		snprintf(msg, sizeof(msg), "%s: %s", kcc_dev, strerror(errno));
 		tap_skip_all(msg);
 	}
-	unmapped = mmap(NULL, PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (unmapped == MAP_FAILED || munmap(unmapped, PAGE) ||
-	    ctx_init(&main_ctx, seed)) {
+	unmapped = mmap(NULL, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (unmapped == MAP_FAILED || ctx_init(&main_ctx, seed)) {
 		perror("kcc_fuzz: mmap");
 		return 1;
 	}
@@ -747,9 +803,16 @@ int main(int argc, char **argv)
 		   "KCC_IOC_VERSION: ABI %u.%u (want major %u)", v.major,
 		   v.minor, KCC_ABI_MAJOR);
 
+	if (pthread_create(&wd, NULL, watchdog, NULL) == 0)
+		pthread_detach(wd);
+
 	/* Phase 1: one thread, a sequence fixed by the seed. */
-	for (i = 0; i < iters; i++)
+	for (i = 0; i < iters; i++) {
 		op_one(&main_ctx, &fd);
+		if (iters >= 10 && (i + 1) % (iters / 10) == 0)
+			tap_diag("single-threaded phase: %llu/%llu",
+				 (unsigned long long)i + 1, (unsigned long long)iters);
+	}
 	report("single-threaded phase", &main_ctx.st);
 
 	/* Phase 2: threads on shared and private descriptors. */
@@ -779,9 +842,8 @@ int main(int argc, char **argv)
 		st.violations += w[t].x.st.violations;
 		if (!st.first[0] && w[t].x.st.first[0])
 			memcpy(st.first, w[t].x.st.first, sizeof(st.first));
-		ctx_fini(&w[t].x);
 	}
-	free(w);
+	/* w and the contexts stay: the watchdog may still look at them. */
 	report("concurrent phase", &st);
 
 	/* The device still answers and its accounting adds up. */

@@ -330,4 +330,155 @@ static inline const char *kcc_stream_check(const char *buf, size_t len,
 	}
 }
 
+/* ---- a sampling session on this process, and its end-of-run checks ----- */
+
+/*
+ * The defaults of the adversarial programs: the fallback source (no LBR in
+ * the guest), CPU-clock samples every 100 us of this process and its
+ * threads and children, and caps small enough that the workloads hit them.
+ */
+static inline void kcc_config_default(struct kcc_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->size = sizeof(*c);
+	c->k = 2;
+	c->source = KCC_SOURCE_AUTO;
+	c->target = KCC_TARGET_PID;
+	c->pid = getpid();
+	c->event_type = 1;		/* PERF_TYPE_SOFTWARE */
+	c->event_config = 0;		/* PERF_COUNT_SW_CPU_CLOCK */
+	c->sample_period = 100000;	/* ns of CPU time */
+	c->max_bytes = 4 << 20;
+	c->max_tasks = 64;
+	c->task_nodes = 256;
+	c->stack_depth = 32;
+}
+
+/* Open the device, configure and start: the descriptor, or -1 and errno. */
+static inline int kcc_session_open(const struct kcc_config *c)
+{
+	int fd = kcc_open(O_RDWR), err;
+
+	if (fd < 0)
+		return -1;
+	if (ioctl(fd, KCC_IOC_CONFIGURE, c) || ioctl(fd, KCC_IOC_START, 0)) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
+}
+
+/* The first session of a program: no device skips it all (exit 4). */
+static inline int kcc_session_start(const struct kcc_config *c)
+{
+	int fd = kcc_session_open(c);
+
+	if (fd < 0) {
+		char why[160];
+
+		snprintf(why, sizeof(why), "%s: %s", kcc_dev, strerror(errno));
+		if (errno == ENOENT || errno == ENODEV || errno == ENXIO)
+			tap_skip_all(why);
+		printf("TAP version 13\n1..1\nnot ok 1 configure and start: %s\n",
+		       why);
+		exit(1);
+	}
+	return fd;
+}
+
+#define KCC_SESSION_CHECKS	4
+
+/*
+ * Stop the session and check, as KCC_SESSION_CHECKS TAP results: the
+ * workload was sampled; samples = processed + sum(dropped) once drained;
+ * the caps of c hold in STATUS and in the stream (tasks <= max_tasks,
+ * bytes <= max_bytes, nodes of a task <= task_nodes); the stream is
+ * well-formed.
+ */
+static inline void kcc_session_check(int fd, const struct kcc_config *c)
+{
+	uint64_t tasks = 0, nodes = 0, max_nodes = 0;
+	struct kcc_status st;
+	const char *why;
+	char *buf = NULL;
+	long len;
+	int rc;
+
+	if (ioctl(fd, KCC_IOC_STOP, 0))
+		tap_diag("KCC_IOC_STOP: %s", strerror(errno));
+	rc = kcc_accounting_settles(fd, &st, 10000);
+	kcc_status_diag(&st);
+	tap_result(st.samples > 0, "the workload was sampled (%llu samples)",
+		   (unsigned long long)st.samples);
+	tap_result(rc == 0, "samples = processed + sum(dropped)%s",
+		   rc < 0 ? " (violated)" : rc > 0 ? " (did not settle in 10 s)" : "");
+
+	len = kcc_read_stream(fd, &buf, 0);
+	why = len < 0 ? strerror(-len) : kcc_stream_check(buf, len, &tasks, &nodes);
+	if (!why) {
+		/* the largest per-task node count, for the task_nodes cap */
+		const struct kcc_stream_header *h = (const void *)buf;
+		size_t off = h->header_size;
+
+		for (;;) {
+			const struct kcc_rec *r = (const void *)(buf + off);
+
+			if (r->type == KCC_REC_END)
+				break;
+			if (r->type == KCC_REC_TASK) {
+				const struct kcc_rec_task *t = (const void *)r;
+
+				if (t->nr_nodes > max_nodes)
+					max_nodes = t->nr_nodes;
+			}
+			off += r->size;
+		}
+	}
+	tap_result(st.tasks <= c->max_tasks && tasks <= c->max_tasks &&
+		   st.bytes <= c->max_bytes && max_nodes <= c->task_nodes,
+		   "caps hold: tasks %u/%llu in the stream (max %u), bytes %llu (max %llu), "
+		   "nodes of one task %llu (max %u)", st.tasks,
+		   (unsigned long long)tasks, c->max_tasks,
+		   (unsigned long long)st.bytes,
+		   (unsigned long long)c->max_bytes,
+		   (unsigned long long)max_nodes, c->task_nodes);
+	tap_result(!why, "stream of %ld bytes well-formed%s%s (%llu tasks, %llu nodes)",
+		   len, why ? ": " : "", why ? why : "",
+		   (unsigned long long)tasks, (unsigned long long)nodes);
+	free(buf);
+}
+
+/* Burn CPU for about ms milliseconds of wall time. */
+static inline void kcc_spin_ms(unsigned int ms)
+{
+	struct timespec a, b;
+	volatile uint64_t x = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do {
+		int i;
+
+		for (i = 0; i < 10000; i++)
+			x += i;
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	} while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
+}
+
+/* The common options of the adversarial programs: -d DEVICE, -h. */
+static inline void kcc_prog_args(int argc, char **argv, const char *help)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-d") && i + 1 < argc) {
+			kcc_dev = argv[++i];
+		} else {
+			fprintf(stderr, "usage: %s [-d DEVICE]\n%s\n", argv[0], help);
+			exit(strcmp(argv[i], "-h") ? 2 : 0);
+		}
+	}
+}
+
 #endif /* KCC_PROG_H */
