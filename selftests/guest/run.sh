@@ -114,11 +114,12 @@ if [ $rc -ne 0 ]; then
 	exit 1
 fi
 
-# One TCG thread for both vCPUs: with a thread per vCPU, code the guest
-# kernel patches at run time (jump labels: perf's scheduler hooks flip
-# on every session start and stop) was seen executing stale int3 bytes on
-# the other vCPU under 6.12.  Single-threaded TCG keeps the two vCPUs
-# coherent; override with KCC_QEMU_ACCEL.
+# One TCG thread for both vCPUs.  With a thread per vCPU, 6.12 guests
+# oopsed on an int3 in __schedule during session start/stop storms;
+# with a single thread the same suite runs clean.  The suspected cause
+# (not proven) is cross-vCPU code patching under multi-threaded TCG: the
+# jump labels of perf's scheduler hooks flip at every start and stop.
+# Override with KCC_QEMU_ACCEL (e.g. tcg) to reproduce.
 accel=${KCC_QEMU_ACCEL:-tcg,thread=single}
 echo "run.sh: booting $kernel ($accel) with $ko, limit ${limit}s" >&2
 timeout "$limit" qemu-system-x86_64 -accel "$accel" -cpu max -m 1024 -smp 2 \
