@@ -46,9 +46,8 @@ int main(int argc, char **argv)
 	}
 	kcc_prog_args(argc, argv, "Sample children that exec while sampled.");
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0) {
+	if (n <= 0)
 		tap_skip_all("/proc/self/exe unreadable");
-	}
 	self[n] = 0;
 	kcc_config_default(&c);
 	fd = kcc_session_start(&c);

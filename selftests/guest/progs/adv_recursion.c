@@ -11,6 +11,8 @@
 
 #include "kcc_prog.h"
 
+#define noinline	__attribute__((noinline))
+
 #define DEPTH		200000
 #define ROUNDS		3
 
@@ -20,7 +22,7 @@ static volatile uint64_t sink;
  * Not inlined, not a tail call (the add after the call), a frame each:
  * the user stack really is DEPTH frames deep at the bottom.
  */
-static __attribute__((noinline)) uint64_t descend(uint64_t n)
+static noinline uint64_t descend(uint64_t n)
 {
 	volatile uint64_t pad[4] = { n, n, n, n };
 
@@ -32,20 +34,20 @@ static __attribute__((noinline)) uint64_t descend(uint64_t n)
 }
 
 /* Three routines calling one another: contexts that differ at every k. */
-static __attribute__((noinline)) uint64_t ping(uint64_t n);
-static __attribute__((noinline)) uint64_t pong(uint64_t n)
+static noinline uint64_t ping(uint64_t n);
+static noinline uint64_t pong(uint64_t n)
 {
 	if (n % 1024 == 0)
 		kcc_spin_ms(1);
 	return n ? ping(n - 1) + 1 : 0;
 }
 
-static __attribute__((noinline)) uint64_t pang(uint64_t n)
+static noinline uint64_t pang(uint64_t n)
 {
 	return n ? pong(n - 1) + 2 : 0;
 }
 
-static __attribute__((noinline)) uint64_t ping(uint64_t n)
+static noinline uint64_t ping(uint64_t n)
 {
 	return n ? pang(n - 1) + 3 : 0;
 }
