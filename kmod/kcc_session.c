@@ -82,6 +82,9 @@ static int kcc_config_resolve(struct kcc_session *s, const struct kcc_config *in
 
 	if (in->flags & ~KCC_CFG_FLAGS_ALL || in->__reserved0)
 		return -EINVAL;
+	if ((in->flags & KCC_CFG_JOIN_UNIQUE) &&
+	    (in->flags & KCC_CFG_JOIN_LONGEST))
+		return -EINVAL;
 	for (i = 0; i < ARRAY_SIZE(in->__reserved); i++)
 		if (in->__reserved[i])
 			return -EINVAL;

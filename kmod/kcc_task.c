@@ -364,6 +364,12 @@ static struct kcc_task *kcc_task_new(struct kcc_session *s,
 				      (struct kcc_frame *)mem, s->stack_cap,
 				      (struct kcc_stitch_frame *)(mem + ssz),
 				      s->frames_cap, bsz ? &t->burst : NULL);
+	if (s->cfg.flags & KCC_CFG_JOIN_UNIQUE)
+		t->st.join_policy = KCC_JOIN_UNIQUE;
+	else if (s->cfg.flags & KCC_CFG_JOIN_LONGEST)
+		t->st.join_policy = KCC_JOIN_LONGEST;
+	else
+		t->st.join_policy = KCC_JOIN_NONE;
 	if (ret) {
 		/* A configuration the core refuses: checked at configure. */
 		WARN_ON_ONCE(1);

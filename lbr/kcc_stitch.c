@@ -183,6 +183,8 @@ static u32 kcc_stitch_overlap(struct kcc_stitch *st, const struct kcc_sample *s,
 	bool depth_known = !((s->flags | st->last_flags) & KCC_SAMPLE_TRUNCATED);
 	u32 depth = start_depth, found = 0, matches = 0, len, i;
 
+	if (st->join_policy == KCC_JOIN_NONE)
+		return 0;
 	for (len = 1; len <= max; len++) {
 		const struct kcc_branch *old = &br[r - len];
 

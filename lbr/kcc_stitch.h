@@ -74,6 +74,7 @@
 /* kcc_stitch.join_policy: which overlap with the previous burst is used. */
 #define KCC_JOIN_UNIQUE		0	/* only when exactly one qualifies */
 #define KCC_JOIN_LONGEST	1	/* the longest that qualifies */
+#define KCC_JOIN_NONE		2	/* never: every burst counts whole */
 
 /*
  * Adaptive bursting (Zhuang et al., PLDI'06, Section 5.3): a history

@@ -26,8 +26,8 @@ static void replay_usage(void)
 "Stitch the samples of SAMPLES (a sample file, '-' for stdin) onto a\n"
 "k-slab forest exactly as kcc.ko does for injected samples: each burst of\n"
 "call/return records is undone against its stack, anchored at absolute\n"
-"depth and replayed, overlapping bursts are joined, and each sample's\n"
-"event count is charged to its context.\n"
+"depth and replayed (overlapping bursts are joined only with --join),\n"
+"and each sample's event count is charged to its context.\n"
 "\n"
 "Options:\n"
 "  -k K                 slab height / context length: 1, 2, ... or inf\n"
@@ -44,9 +44,9 @@ static void replay_usage(void)
 "  --sig-depth S        stack entries in a context signature (default 8)\n"
 "  --seed X             seed of the bursting decisions (default 1)\n"
 "  --join unique|longest|none\n"
-"                       overlap with the previous burst: used only when\n"
-"                       unique (default, as kcc.ko), the longest one (for\n"
-"                       dense sampling), or none (every burst whole)\n"
+"                       overlap with the previous burst: none (default,\n"
+"                       as kcc.ko: every burst whole), used only when\n"
+"                       unique, or the longest one (dense sampling)\n"
 "  --stats              print only the stitching statistics (key: value)\n"
 "  -h, --help           this help\n"
 "\n"
@@ -179,7 +179,8 @@ int cmd_replay(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct stitcher_opts so = { .table = 4096, .sig_depth = 8, .seed = 1 };
+	struct stitcher_opts so = { .table = 4096, .sig_depth = 8, .seed = 1,
+				     .no_join = true };
 	const char *map_path = NULL, *path, *name;
 	bool have_k = false, ccf = false, stats = false;
 	struct addrmap map = { 0 };

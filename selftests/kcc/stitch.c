@@ -387,6 +387,16 @@ static void test_join(void)
 		     sr.st.ksf.calls == 5 && dump_is(&sr, unique);
 		ksft_test_result(ok, "unique policy counts the coincidence twice\n");
 		stitcher__exit(&sr);
+
+		/* kcc.ko's default: no overlap is even looked for. */
+		start(&sr, KCC_K_INF);
+		sr.st.join_policy = KCC_JOIN_NONE;
+		apply(&sr, MK(0, 1, s1, b1));
+		apply(&sr, MK(0, 1, s2, b2));
+		ok = !sr.st.bursts_joined && !sr.st.join_ambiguous &&
+		     sr.st.ksf.calls == 5 && dump_is(&sr, unique);
+		ksft_test_result(ok, "no-join policy counts every burst whole\n");
+		stitcher__exit(&sr);
 	}
 
 	/*
@@ -730,7 +740,7 @@ static void test_property(void)
 int main(void)
 {
 	ksft_print_header();
-	ksft_set_plan(44);
+	ksft_set_plan(45);
 	test_anchor();
 	test_below_bottom();
 	test_truncated();

@@ -258,7 +258,8 @@ int stitcher__init(struct stitcher *sr, const struct stitcher_opts *o)
 			      o->rr_inv ? &sr->burst : NULL);
 	if (ret)
 		goto fail;
-	sr->st.join_policy = o->longest_join ? KCC_JOIN_LONGEST : KCC_JOIN_UNIQUE;
+	sr->st.join_policy = o->no_join ? KCC_JOIN_NONE :
+			    o->longest_join ? KCC_JOIN_LONGEST : KCC_JOIN_UNIQUE;
 	return 0;
 fail:
 	stitcher__exit(sr);

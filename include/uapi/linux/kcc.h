@@ -62,7 +62,17 @@ struct kcc_version {
 /* ---- commands: session control ---------------------------------------- */
 
 #define KCC_CFG_KERNEL		(1u << 0)	/* reserved: kernel frames, not yet */
-#define KCC_CFG_FLAGS_ALL	0u		/* flags accepted today */
+/*
+ * Joining consecutive bursts of a task whose LBR windows overlap (only
+ * possible when samples are fewer than LBR-depth branches apart).  Off by
+ * default: records carry no time, so at ordinary periods every "overlap"
+ * found is a coincidence of repeated records and joining would lose
+ * calls.  UNIQUE joins only when a single overlap fits; LONGEST takes the
+ * longest that fits.  At most one of the two.
+ */
+#define KCC_CFG_JOIN_UNIQUE	(1u << 1)
+#define KCC_CFG_JOIN_LONGEST	(1u << 2)
+#define KCC_CFG_FLAGS_ALL	(KCC_CFG_JOIN_UNIQUE | KCC_CFG_JOIN_LONGEST)
 
 /*
  * A zero field means "the module default" (see the module parameters)

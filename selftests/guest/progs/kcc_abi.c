@@ -83,6 +83,11 @@ static void e_none(struct kcc_config *c) { }
 static void e_res0(struct kcc_config *c) { c->__reserved0 = 1; }
 static void e_res3(struct kcc_config *c) { c->__reserved[3] = 1ull << 63; }
 static void e_flags(struct kcc_config *c) { c->flags = KCC_CFG_KERNEL; }
+static void e_join(struct kcc_config *c) { c->flags = KCC_CFG_JOIN_LONGEST; }
+static void e_join2(struct kcc_config *c)
+{
+	c->flags = KCC_CFG_JOIN_UNIQUE | KCC_CFG_JOIN_LONGEST;
+}
 static void e_k65(struct kcc_config *c) { c->k = KCC_K_MAX + 1; }
 static void e_kbig(struct kcc_config *c) { c->k = KCC_K_INF - 1; }
 static void e_kinf(struct kcc_config *c) { c->k = KCC_K_INF; }
@@ -112,6 +117,8 @@ static void test_config(int fd)
 	expect(cfg_try(fd, e_res0), -EINVAL, "CONFIGURE __reserved0 != 0");
 	expect(cfg_try(fd, e_res3), -EINVAL, "CONFIGURE __reserved[3] != 0");
 	expect(cfg_try(fd, e_flags), -EINVAL, "CONFIGURE unknown flag");
+	expect(cfg_try(fd, e_join), 0, "CONFIGURE KCC_CFG_JOIN_LONGEST");
+	expect(cfg_try(fd, e_join2), -EINVAL, "CONFIGURE both join policies");
 	expect(cfg_try(fd, e_k65), -EINVAL, "CONFIGURE k = KCC_K_MAX + 1");
 	expect(cfg_try(fd, e_kbig), -EINVAL, "CONFIGURE k = 2^32 - 2");
 	expect(cfg_try(fd, e_src), -EINVAL, "CONFIGURE unknown source");
