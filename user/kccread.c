@@ -14,8 +14,56 @@
 #include <unistd.h>
 
 #include "profile.h"
+#include "symbols.h"
 
 #define EXIT_USAGE	2
+
+/*
+ * With --symfs DIR, read each mapped object from DIR/<its path> when
+ * there is such a file (a copy of the machine's files, e.g. a guest's);
+ * the profile keeps the mapped path.  The copy is another file: its
+ * inode is not compared.  Returns how many objects were found there,
+ * or -ENOMEM.
+ */
+static int add_symfs_objects(struct profile *p, const char *symfs)
+{
+	struct stream *s = &p->runs[0].s;
+	int found = 0, ret;
+	uint32_t i;
+
+	for (i = 0; i < s->nr_maps; i++) {
+		const struct stream_map *m = &s->maps[i];
+		struct symobj so;
+		struct stat st;
+		char *path;
+
+		if (profile__obj(p, 0, m) || m->path[0] != '/')
+			continue;
+		if (asprintf(&path, "%s%s", symfs, m->path) < 0)
+			return -ENOMEM;
+		memset(&so, 0, sizeof(so));
+		if (stat(path, &st) || !S_ISREG(st.st_mode) ||
+		    symobj__load(&so, path)) {
+			symobj__exit(&so);
+			free(path);
+			continue;
+		}
+		free(path);
+		free(so.path);
+		so.path = strdup(m->path);
+		if (!so.path) {
+			symobj__exit(&so);
+			return -ENOMEM;
+		}
+		ret = profile__add_object(p, 0, m->ino, 0, &so);
+		if (ret) {
+			symobj__exit(&so);
+			return ret;
+		}
+		found++;
+	}
+	return found;
+}
 
 static void usage(FILE *out)
 {
@@ -30,6 +78,8 @@ static void usage(FILE *out)
 "Options:\n"
 "  -o FILE         write to FILE instead of standard output\n"
 "  --raw           write the stream as read, without symbols\n"
+"  --symfs DIR     read each mapped object from DIR/<path> first (the\n"
+"                  files of another machine, e.g. a guest's)\n"
 "  -q, --quiet     no progress or warnings on stderr\n"
 "  -h, --help      this help\n"
 "  -V, --version   print the version and the ABI this kccread speaks\n"
@@ -54,12 +104,13 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "raw", no_argument, NULL, 'r' },
+		{ "symfs", required_argument, NULL, 's' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *in = KCC_DEVICE, *outpath = NULL;
+	const char *in = KCC_DEVICE, *outpath = NULL, *symfs = NULL;
 	bool raw = false, quiet = false, progress;
 	struct profile p;
 	struct stat st;
@@ -77,6 +128,9 @@ int main(int argc, char **argv)
 			break;
 		case 'r':
 			raw = true;
+			break;
+		case 's':
+			symfs = optarg;
 			break;
 		case 'q':
 			quiet = true;
@@ -102,6 +156,10 @@ int main(int argc, char **argv)
 	if (!outpath && isatty(1))
 		return usage_err("refusing to write a binary profile to a terminal: redirect it or use -o FILE", NULL);
 	progress = !quiet && isatty(2);
+	if (symfs && (stat(symfs, &st) || !S_ISDIR(st.st_mode))) {
+		fprintf(stderr, "kccread: --symfs %s: not a directory\n", symfs);
+		return 1;
+	}
 
 	if (!stat(in, &st) && S_ISCHR(st.st_mode)) {
 		struct kcc_version v;
@@ -133,6 +191,9 @@ int main(int argc, char **argv)
 	if (ret)
 		goto cleanup;
 	if (!raw) {
+		ret = symfs ? add_symfs_objects(&p, symfs) : 0;
+		if (ret < 0)
+			goto cleanup;
 		ret = profile__add_objects(&p, 0);
 		if (ret > 0 && !quiet)
 			fprintf(stderr, "kccread: warning: %d mapped object%s could not be read: %s routines stay unnamed\n",

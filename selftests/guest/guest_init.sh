@@ -21,6 +21,8 @@
 # free of BUG, WARNING, Oops, KASAN, lockdep, UBSAN and leak reports.
 #
 # Kernel command line: kccmode=bench runs kcc_bench instead of 2-3;
+# kccmode=demo runs /demo/kcc_demo on /demo/demo_workload instead (the
+# stream comes back as the blob "demo"; scripts/demo.sh);
 # kccinjectk=K sets the k of the sample-file injections (default 3).
 export PATH=/bin
 
@@ -110,6 +112,15 @@ if [ "$mode" = bench ]; then
 	rmmod kcc
 	insmod /kcc.ko inject=1
 	run kcc_bench
+	rmmod kcc
+	check $? "rmmod kcc"
+elif [ "$mode" = demo ]; then
+	rmmod kcc
+	insmod /kcc.ko
+	check $? "insmod kcc.ko"
+	/demo/kcc_demo -k 1 /demo/demo_workload 3
+	check $? "kcc_demo -k 1 /demo/demo_workload 3"
+	dmesg_clean kcc_demo
 	rmmod kcc
 	check $? "rmmod kcc"
 else

@@ -4,10 +4,11 @@
 # mkinitramfs.sh - a busybox initramfs that runs the kcc guest tests
 # (guest_init.sh) and reports on the serial console.
 #
-# Usage: mkinitramfs.sh [-p PROGDIR] [-d DATADIR] KCC_KO OUT.cpio.gz
+# Usage: mkinitramfs.sh [-p PROGDIR] [-d DATADIR] [-e DEMODIR] KCC_KO OUT.cpio.gz
 #
 #   -p PROGDIR  static test programs (build_progs.sh), copied to /t
 #   -d DATADIR  sample files (*.smp) for kcc_inject, copied to /data
+#   -e DEMODIR  static programs copied to /demo (kccmode=demo runs them)
 #
 # The guest's /init is guest_init.sh: it mounts proc, sys and devtmpfs,
 # loads /kcc.ko, runs the programs, prints TAP, the kernel log and one
@@ -20,17 +21,19 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 progs=
 data=
-while getopts p:d: opt; do
+demo=
+while getopts p:d:e: opt; do
 	case $opt in
 	p) progs=$OPTARG ;;
 	d) data=$OPTARG ;;
-	*) echo "usage: $0 [-p PROGDIR] [-d DATADIR] KCC_KO OUT.cpio.gz" >&2
+	e) demo=$OPTARG ;;
+	*) echo "usage: $0 [-p PROGDIR] [-d DATADIR] [-e DEMODIR] KCC_KO OUT.cpio.gz" >&2
 	   exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
 if [ $# -ne 2 ]; then
-	echo "usage: $0 [-p PROGDIR] [-d DATADIR] KCC_KO OUT.cpio.gz" >&2
+	echo "usage: $0 [-p PROGDIR] [-d DATADIR] [-e DEMODIR] KCC_KO OUT.cpio.gz" >&2
 	exit 2
 fi
 ko=$1
@@ -80,6 +83,12 @@ done
 if [ -n "$progs" ]; then
 	for p in "$progs"/*; do
 		[ -f "$p" ] && [ -x "$p" ] && { cp "$p" "$root/t/" || exit 1; }
+	done
+fi
+if [ -n "$demo" ]; then
+	mkdir -p "$root/demo" || exit 1
+	for p in "$demo"/*; do
+		[ -f "$p" ] && [ -x "$p" ] && { cp "$p" "$root/demo/" || exit 1; }
 	done
 fi
 if [ -n "$data" ]; then

@@ -5,7 +5,7 @@
 # and runs the guest tests (guest_init.sh), and judge the serial log.
 #
 # Usage: run.sh [-K KDIR] [-m KCC_KO] [-k VMLINUZ] [-l LOG] [-t SECONDS]
-#               [-d DATADIR] [-b BLOBDIR] [-a APPEND]
+#               [-d DATADIR] [-e DEMODIR] [-b BLOBDIR] [-a APPEND]
 #
 #   -K KDIR     kernel headers to build kcc.ko against (default: $KDIR, or
 #               the newest /usr/src/linux-headers-*-amd64)
@@ -16,6 +16,7 @@
 #               kept and named on failure)
 #   -t SECONDS  boot time limit (default 300)
 #   -d DATADIR  sample files (*.smp) the guest injects (kcc_inject)
+#   -e DEMODIR  static programs copied to /demo (with -a kccmode=demo)
 #   -b BLOBDIR  where the streams the guest prints go, one file per blob
 #   -a APPEND   more kernel command line (kccmode=bench, kccinjectk=K)
 #
@@ -39,10 +40,11 @@ kernel=
 log=
 limit=300
 data=
+demo=
 blobs=
 append=
 
-while getopts K:m:k:l:t:d:b:a:h opt; do
+while getopts K:m:k:l:t:d:e:b:a:h opt; do
 	case $opt in
 	K) kdir=$OPTARG ;;
 	m) ko=$OPTARG ;;
@@ -50,10 +52,11 @@ while getopts K:m:k:l:t:d:b:a:h opt; do
 	l) log=$OPTARG ;;
 	t) limit=$OPTARG ;;
 	d) data=$OPTARG ;;
+	e) demo=$OPTARG ;;
 	b) blobs=$OPTARG ;;
 	a) append=$OPTARG ;;
-	h) sed -n '4,30s/^# \{0,1\}//p' "$0"; exit 0 ;;
-	*) echo "usage: $0 [-K KDIR] [-m KCC_KO] [-k VMLINUZ] [-l LOG] [-t SECONDS] [-d DATADIR] [-b BLOBDIR] [-a APPEND]" >&2
+	h) sed -n '4,31s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	*) echo "usage: $0 [-K KDIR] [-m KCC_KO] [-k VMLINUZ] [-l LOG] [-t SECONDS] [-d DATADIR] [-e DEMODIR] [-b BLOBDIR] [-a APPEND]" >&2
 	   exit 2 ;;
 	esac
 done
@@ -106,7 +109,7 @@ rc=$?
 [ $rc -eq 4 ] && skip "cannot build static test programs (Debian: libc6-dev)"
 [ $rc -ne 0 ] && exit 1
 
-msg=$(sh "$here/mkinitramfs.sh" -p "$tmp/progs" ${data:+-d "$data"} "$ko" "$tmp/initrd.gz" 2>&1)
+msg=$(sh "$here/mkinitramfs.sh" -p "$tmp/progs" ${data:+-d "$data"} ${demo:+-e "$demo"} "$ko" "$tmp/initrd.gz" 2>&1)
 rc=$?
 [ $rc -eq 4 ] && skip "${msg#mkinitramfs.sh: }"
 if [ $rc -ne 0 ]; then
