@@ -98,6 +98,7 @@ $(O)/opt/bench/%: $(O)/opt/bench/%.o $(CORE_OPT)
 check: $(O)/san/kcc $(O)/san/kccread $(TEST_BINS)
 	$(Q)KCC=$(abspath $(O)/san/kcc) KCCREAD=$(abspath $(O)/san/kccread) \
 		KCC_TESTBIN=$(abspath $(O)/san/selftests) \
+		KCC_ARTIFACTS=$(abspath $(O)/artifacts) \
 		KDIR="$(KDIR)" sh selftests/run_tests.sh
 
 # Userspace tests only: the kernel build and guest tests skip.

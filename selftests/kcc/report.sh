@@ -193,7 +193,10 @@ if [ -n "$chrome" ]; then
 		"file://$tmp/f.svg" >/dev/null 2>&1
 	[ -s "$tmp/flame.png" ]
 	result $? "headless chromium renders the svg"
-	[ -n "$KCC_ARTIFACTS" ] && cp "$tmp/flame.png" "$KCC_ARTIFACTS/"
+	if [ -n "${KCC_ARTIFACTS:-}" ] && mkdir -p "$KCC_ARTIFACTS"; then
+		cp "$tmp/flame.png" "$KCC_ARTIFACTS/" &&
+			echo "# screenshot: $KCC_ARTIFACTS/flame.png"
+	fi
 else
 	skip "no chromium for a screenshot"
 fi
