@@ -99,7 +99,7 @@ check: $(O)/san/kcc $(O)/san/kccread $(TEST_BINS)
 	$(Q)KCC=$(abspath $(O)/san/kcc) KCCREAD=$(abspath $(O)/san/kccread) \
 		KCC_TESTBIN=$(abspath $(O)/san/selftests) \
 		KCC_ARTIFACTS=$(abspath $(O)/artifacts) \
-		KDIR="$(KDIR)" sh selftests/run_tests.sh
+		KDIR="$(KDIR_GIVEN)" sh selftests/run_tests.sh
 
 # Userspace tests only: the kernel build and guest tests skip.
 .PHONY: check-user
@@ -166,6 +166,9 @@ eval: $(O)/kcc $(TRACE_RT)
 # ---- kernel module -------------------------------------------------------
 # The -rt and -cloud header trees (scripts/kernels.sh) are flavours to
 # test, not the default.
+# make check boots every flavour of scripts/kernels.sh unless KDIR was
+# given (on the command line or in the environment): then only that one.
+KDIR_GIVEN := $(if $(filter command line environment,$(origin KDIR)),$(KDIR))
 KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 		   $(lastword $(sort $(filter-out %-rt-amd64 %-cloud-amd64, \
 		   $(wildcard /usr/src/linux-headers-*-amd64)))))
@@ -195,7 +198,7 @@ bench-guest:
 # ---- reliability: kernel flavours, debug kernel, guest fuzzing, static --
 # (Documentation/testing.rst)
 FUZZ_SEED ?= 1
-FUZZ_ITER ?= 1000
+FUZZ_ITER ?= 5000
 KERNELS	  ?= 6.1 6.12 6.12-rt debug
 
 .PHONY: kernels

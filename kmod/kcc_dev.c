@@ -26,6 +26,7 @@
 
 /* What a file holds besides the session it may own. */
 struct kcc_file {
+	struct mutex lock;	/* threads sharing the file: snap and its use */
 	void *snap;		/* the stream served by read() */
 	size_t snap_len;
 };
@@ -37,7 +38,7 @@ struct kcc_file {
 #define KCC_INJECT_SIZE0	sizeof(struct kcc_inject)
 
 #define KCC_INJECT_MAX_LEN	(64u << 20)	/* bytes per KCC_IOC_INJECT */
-#define KCC_INJECT_MAX_COUNT	(1u << 20)
+#define KCC_INJECT_MAX_COUNT	BIT(20)
 
 /*
  * Copy a size-first struct of kernel size @ksize from @u.  Returns the
@@ -305,7 +306,15 @@ static ssize_t kcc_read(struct file *file, char __user *ubuf, size_t count,
 {
 	struct kcc_file *kf = file->private_data;
 	struct kcc_session *s;
+	ssize_t ret;
 
+	/*
+	 * Threads may share the file: the swap of the snapshot and every
+	 * copy out of it happen under the file's lock, or one thread could
+	 * free the buffer another is reading (a double vfree() was seen).
+	 */
+	if (mutex_lock_interruptible(&kf->lock))
+		return -ERESTARTSYS;
 	if (*ppos == 0) {
 		void *snap;
 		size_t len;
@@ -314,20 +323,26 @@ static ssize_t kcc_read(struct file *file, char __user *ubuf, size_t count,
 		s = kcc_view();
 		if (IS_ERR(s)) {
 			mutex_unlock(&kcc_g.lock);
-			return PTR_ERR(s);
+			ret = PTR_ERR(s);
+			goto out;
 		}
 		snap = kcc_snapshot(s, &len);
 		mutex_unlock(&kcc_g.lock);
-		if (!snap)
-			return -ENOMEM;
+		if (!snap) {
+			ret = -ENOMEM;
+			goto out;
+		}
 		vfree(kf->snap);
 		kf->snap = snap;
 		kf->snap_len = len;
 	}
-	if (!kf->snap)
-		return 0;
-	return simple_read_from_buffer(ubuf, count, ppos, kf->snap,
-				       kf->snap_len);
+	ret = 0;
+	if (kf->snap)
+		ret = simple_read_from_buffer(ubuf, count, ppos, kf->snap,
+					      kf->snap_len);
+out:
+	mutex_unlock(&kf->lock);
+	return ret;
 }
 
 /* Readable when samples were applied since the last snapshot or the
@@ -358,6 +373,7 @@ static int kcc_open(struct inode *inode, struct file *file)
 	kf = kzalloc(sizeof(*kf), GFP_KERNEL);
 	if (!kf)
 		return -ENOMEM;
+	mutex_init(&kf->lock);
 	file->private_data = kf;
 	return 0;
 }
@@ -371,6 +387,7 @@ static int kcc_release(struct inode *inode, struct file *file)
 		kcc_session_destroy(kcc_g.sess);
 	mutex_unlock(&kcc_g.lock);
 	vfree(kf->snap);
+	mutex_destroy(&kf->lock);
 	kfree(kf);
 	return 0;
 }

@@ -18,15 +18,15 @@
 
 #include "kcc_mod.h"
 
-#define KCC_PERIOD_MAX		(1ull << 40)
+#define KCC_PERIOD_MAX		BIT_ULL(40)
 #define KCC_CLOCK_PERIOD_MIN	10000ull	/* ns: 100 kHz at most */
 #define KCC_CLOCK_PERIOD_DEF	1000000ull	/* ns: 1 kHz */
 #define KCC_HW_PERIOD_MIN	1000ull
 #define KCC_HW_PERIOD_DEF	10007ull
 #define KCC_MAX_TASKS_MAX	65536u
 #define KCC_TASK_NODES_MIN	16u
-#define KCC_TASK_NODES_MAX	(1u << 24)
-#define KCC_BURST_TABLE_MAX	(1u << 20)
+#define KCC_TASK_NODES_MAX	BIT(24)
+#define KCC_BURST_TABLE_MAX	BIT(20)
 #define KCC_BURST_TABLE_DEF	1024u
 
 static const char *const kcc_hw_names[] = {

@@ -520,10 +520,12 @@ void kcc_task_apply(struct kcc_session *s, const struct kcc_rrec *r)
 		s->dropped[KCC_DROP_BAD_SAMPLE]++;
 		return;
 	}
-	if (!r->s.nr_stack) {
-		s->dropped[KCC_DROP_NO_STACK]++;
-		return;
-	}
+	/*
+	 * The handlers drop samples without a user context at capture
+	 * (KCC_DROP_NO_STACK); an injected sample may still have an empty
+	 * stack, which the stitcher anchors at depth 0 exactly as the
+	 * userspace replay does.
+	 */
 	t = kcc_task_find(s, r->pid, r->start);
 	if (!t) {
 		t = kcc_task_new(s, r, &why);

@@ -119,6 +119,7 @@ static inline u32 kcc_forest_get(struct kcc_forest *f, u32 parent,
 
 	return i != KCC_NIL ? i : kcc_forest_insert(f, parent, label);
 }
+
 /* Unlink a node that has no children.  Only the HCCT deletes nodes. */
 void kcc_forest_del(struct kcc_forest *f, u32 idx);
 /* Add all counters of node @si of @src to node @di of @dst. */

@@ -8,68 +8,13 @@
 #
 # Any sanitizer report on stderr is a failure, whatever the exit status.
 
-KSFT_SKIP=4
 D=selftests/kcc/data
 
-echo "TAP version 13"
-if [ -z "$KCC" ] || [ ! -x "$KCC" ]; then
-	echo "1..0 # SKIP no kcc binary (set KCC)"
-	exit $KSFT_SKIP
-fi
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/kcc-cli.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-
-PLAN=48
-echo "1..$PLAN"
-
-n=0
-failed=0
-result() {	# result STATUS DESCRIPTION
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n $2"
-	else
-		failed=1
-		echo "not ok $n $2"
-	fi
-}
-
-# run CMD...: stdout to $tmp/out, stderr to $tmp/err, status in $rc.
-run() {
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-}
-
-sanitized() {	# a sanitizer spoke: the run is broken whatever it returned
-	grep -Eq 'Sanitizer|runtime error:' "$tmp/err"
-}
-
-show() {	# why a check failed, as TAP comments
-	echo "# exit status $rc; stdout:"
-	sed 's/^/#   /' "$tmp/out" | head -n 20
-	echo "# stderr:"
-	sed 's/^/#   /' "$tmp/err" | head -n 20
-}
-
-# expect STATUS ERR-SUBSTRING DESCRIPTION -- CMD...
-# The command must exit with STATUS, print ERR-SUBSTRING (fixed string,
-# may be empty) on stderr and no sanitizer report.
-expect() {
-	want=$1
-	pat=$2
-	desc=$3
-	shift 4
-	run "$@"
-	if [ $rc -eq "$want" ] && ! sanitized &&
-	   { [ -z "$pat" ] || grep -qF -- "$pat" "$tmp/err"; }; then
-		result 0 "$desc"
-	else
-		echo "# expected status $want and '$pat' on stderr"
-		show
-		result 1 "$desc"
-	fi
-}
+# shellcheck source=selftests/lib/ktap.sh
+. "$(dirname "$0")/../lib/ktap.sh"
+ktap_begin
+ktap_tmpdir cli
+plan 48
 
 # expect_out EXPECTED-STDOUT DESCRIPTION -- CMD...: exit 0, exact stdout.
 expect_out() {
@@ -434,5 +379,4 @@ expect_out '1\tr\n1\tr;c\n1\tr;c;a\n2\tr;c;a;b\n# N=8 threshold=2 hot=1 counters
 	"hcct --phi 0.25 --eps 0.0625: ancestors of the hot context" -- \
 	"$KCC" hcct --phi 0.25 --eps 0.0625 "$F2"
 
-[ $n -eq $PLAN ] || { echo "# ran $n checks, planned $PLAN"; failed=1; }
-exit $failed
+ktap_exit

@@ -10,46 +10,14 @@
 #
 # Any sanitizer report on stderr is a failure, whatever the exit status.
 
-KSFT_SKIP=4
 CC=${CC:-cc}
 D=selftests/kcc/data
 
-echo "TAP version 13"
-if [ -z "$KCC" ] || [ ! -x "$KCC" ]; then
-	echo "1..0 # SKIP no kcc binary (set KCC)"
-	exit $KSFT_SKIP
-fi
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/kcc-eval.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-
-echo "1..14"
-
-n=0
-result() {	# result STATUS DESCRIPTION
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n $2"
-	else
-		echo "not ok $n $2"
-	fi
-}
-
-sanitized() {
-	grep -Eq 'Sanitizer|runtime error:' "$tmp/err"
-}
-
-show() {
-	echo "# exit status $rc; stdout:"
-	sed 's/^/#   /' "$tmp/out" | head -n 20
-	echo "# stderr:"
-	sed 's/^/#   /' "$tmp/err" | head -n 20
-}
-
-run() {
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-}
+# shellcheck source=selftests/lib/ktap.sh
+. "$(dirname "$0")/../lib/ktap.sh"
+ktap_begin
+ktap_tmpdir eval
+plan 14
 
 # A program run of 20 routines: calls chosen by a fixed LCG, direct
 # recursion one call in twenty, depth between 1 and 30.
@@ -161,3 +129,5 @@ expect2 "unknown sweep parameter: exit 2" --sweep colour=1,2 "$tmp/gen.trace"
 run "$KCC" eval "$tmp/nonexistent"
 [ $rc -eq 1 ] && ! sanitized && grep -q "$tmp/nonexistent" "$tmp/err"
 result $? "missing trace: exit 1 naming it"
+
+ktap_exit

@@ -15,37 +15,14 @@
 # sorted by number of routines, then bytewise).  The longest activated
 # path has 3 edges, so every k >= 3 gives the 3-CCF (Property 5).
 
-KSFT_SKIP=4
 D=selftests/kcc/data
 T=$D/fig2.trace
 
-echo "TAP version 13"
-if [ -z "$KCC" ] || [ ! -x "$KCC" ]; then
-	echo "1..0 # SKIP no kcc binary (set KCC)"
-	exit $KSFT_SKIP
-fi
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/kcc-fig2.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-
-n=0
-failed=0
-result() {	# result COND-STATUS DESCRIPTION
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n $2"
-	else
-		failed=1
-		echo "not ok $n $2"
-	fi
-}
-
-diag() {	# diag FILE: show it as TAP comments
-	sed 's/^/# /' "$1"
-}
-
-PLAN=38
-echo "1..$PLAN"
+# shellcheck source=selftests/lib/ktap.sh
+. "$(dirname "$0")/../lib/ktap.sh"
+ktap_begin
+ktap_tmpdir fig2
+plan 38
 
 # ccf -k K --from SRC must print exactly the hand-written file.
 check_ccf() {	# check_ccf K SRC EXPECTED
@@ -149,5 +126,4 @@ else
 	result 1 "ccf --stats: bytes_per_node is a positive number"
 fi
 
-[ $n -eq $PLAN ] || { echo "# ran $n checks, planned $PLAN"; failed=1; }
-exit $failed
+ktap_exit

@@ -77,7 +77,13 @@ fail=0
 while read -r name vmlinuz kdir; do
 	i=$((i + 1))
 	rm -rf "$tmp/blobs"
-	sh "$top/selftests/guest/run.sh" -K "$kdir" -k "$vmlinuz" \
+	# KASAN and lockdep under TCG make the debug kernel several times
+	# slower than the others.
+	case $name in
+	debug) limit=${KCC_GUEST_DEBUG_LIMIT:-1500} ;;
+	*) limit=${KCC_GUEST_LIMIT:-600} ;;
+	esac
+	sh "$top/selftests/guest/run.sh" -K "$kdir" -k "$vmlinuz" -t "$limit" \
 		${equal:+-d "$tmp/data" -b "$tmp/blobs" -a "kccinjectk=$injk"} \
 		>"$tmp/out" 2>&1
 	rc=$?

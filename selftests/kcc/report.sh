@@ -11,64 +11,14 @@
 #
 # Any sanitizer report on stderr is a failure, whatever the exit status.
 
-KSFT_SKIP=4
 D=selftests/kcc/data
 
-echo "TAP version 13"
-if [ -z "$KCC" ] || [ ! -x "$KCC" ]; then
-	echo "1..0 # SKIP no kcc binary (set KCC)"
-	exit $KSFT_SKIP
-fi
+# shellcheck source=selftests/lib/ktap.sh
+. "$(dirname "$0")/../lib/ktap.sh"
+ktap_begin
 KCCREAD=${KCCREAD:-$(dirname "$KCC")/kccread}
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/kcc-report.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-
-echo "1..51"
-n=0
-failed=0
-result() {	# result STATUS DESCRIPTION
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n $2"
-	else
-		failed=1
-		echo "not ok $n $2"
-	fi
-}
-skip() {
-	n=$((n + 1))
-	echo "ok $n # SKIP $1"
-}
-run() {
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-}
-sanitized() {
-	grep -Eq 'Sanitizer|runtime error:' "$tmp/err"
-}
-show() {
-	echo "# exit status $rc; stdout:"
-	sed 's/^/#   /' "$tmp/out" | head -n 20
-	echo "# stderr:"
-	sed 's/^/#   /' "$tmp/err" | head -n 20
-}
-# expect STATUS ERR-SUBSTRING DESCRIPTION -- CMD...
-expect() {
-	want=$1
-	pat=$2
-	desc=$3
-	shift 4
-	run "$@"
-	if [ $rc -eq "$want" ] && ! sanitized &&
-	   { [ -z "$pat" ] || grep -qF -- "$pat" "$tmp/err"; }; then
-		result 0 "$desc"
-	else
-		echo "# expected status $want and '$pat' on stderr"
-		show
-		result 1 "$desc"
-	fi
-}
+ktap_tmpdir report
+plan 51
 
 # Exclusive counts from an expected inclusive k-CCF ("count TAB path",
 # outermost caller first): a path's count less those of the paths that
@@ -304,4 +254,4 @@ else
 	skip "/dev/kcc exists here"
 fi
 
-exit $failed
+ktap_exit

@@ -8,64 +8,12 @@
 #
 # Any sanitizer report on stderr is a failure, whatever the exit status.
 
-KSFT_SKIP=4
-
-echo "TAP version 13"
-if [ -z "$KCC" ] || [ ! -x "$KCC" ]; then
-	echo "1..0 # SKIP no kcc binary (set KCC)"
-	exit $KSFT_SKIP
-fi
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/kcc-samples.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-
-PLAN=32
-echo "1..$PLAN"
-
-n=0
-failed=0
-result() {	# result STATUS DESCRIPTION
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n $2"
-	else
-		failed=1
-		echo "not ok $n $2"
-	fi
-}
-
-run() {
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-}
-
-sanitized() {
-	grep -Eq 'Sanitizer|runtime error:' "$tmp/err"
-}
-
-show() {
-	echo "# exit status $rc; stdout:"
-	sed 's/^/#   /' "$tmp/out" | head -n 10
-	echo "# stderr:"
-	sed 's/^/#   /' "$tmp/err" | head -n 10
-}
-
-# expect STATUS ERR-SUBSTRING DESCRIPTION -- CMD...
-expect() {
-	want=$1
-	pat=$2
-	desc=$3
-	shift 4
-	run "$@"
-	if [ $rc -eq "$want" ] && ! sanitized &&
-	   { [ -z "$pat" ] || grep -qF -- "$pat" "$tmp/err"; }; then
-		result 0 "$desc"
-	else
-		echo "# expected status $want and '$pat' on stderr"
-		show
-		result 1 "$desc"
-	fi
-}
+# shellcheck source=selftests/lib/ktap.sh
+. "$(dirname "$0")/../lib/ktap.sh"
+KTAP_SHOW_LINES=10
+ktap_begin
+ktap_tmpdir samples
+plan 32
 
 # ---- help and usage errors -------------------------------------------------
 
@@ -213,5 +161,4 @@ printf 'zz 10 r0\n' >"$tmp/bad.map"
 expect 1 "bad.map:1:" "a malformed map: FILE:LINE" -- \
 	"$KCC" replay -k 1 --map "$tmp/bad.map" "$S.smp"
 
-[ $n -eq $PLAN ] || echo "# ran $n of $PLAN"
-exit $failed
+ktap_exit

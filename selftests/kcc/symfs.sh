@@ -11,42 +11,20 @@
 # keeps the mapped path, and warns of nothing.  A --symfs that is not a
 # directory is an error.
 
-KSFT_SKIP=4
 D=selftests/kcc/data
 
-echo "TAP version 13"
-if [ -z "$KCC" ] || [ ! -x "$KCC" ]; then
-	echo "1..0 # SKIP no kcc binary (set KCC)"
-	exit $KSFT_SKIP
-fi
+# shellcheck source=selftests/lib/ktap.sh
+. "$(dirname "$0")/../lib/ktap.sh"
+ktap_begin
 KCCREAD=${KCCREAD:-$(dirname "$KCC")/kccread}
 if ! command -v perl >/dev/null 2>&1; then
-	echo "1..0 # SKIP no perl"
-	exit $KSFT_SKIP
+	ktap_skip_all "no perl"
 fi
 if [ -e /o/prog ]; then
-	echo "1..0 # SKIP /o/prog exists on this machine"
-	exit $KSFT_SKIP
+	ktap_skip_all "/o/prog exists on this machine"
 fi
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/kcc-symfs.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-
-echo "1..6"
-n=0
-failed=0
-result() {	# result STATUS DESCRIPTION
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n $2"
-	else
-		failed=1
-		echo "not ok $n $2"
-	fi
-}
-sanitized() {
-	grep -Eq 'Sanitizer|runtime error:' "$1"
-}
+ktap_tmpdir symfs
+plan 6
 
 "$KCC" record --trace "$D/fig2.trace" -k 3 --stream -o "$tmp/t.stream" &&
 	perl -pe 's{\[trace\]}{/o/prog}g' "$tmp/t.stream" >"$tmp/p.stream" &&
@@ -75,4 +53,4 @@ rc=$?
 [ $rc -eq 1 ] && grep -q "not a directory" "$tmp/c.err" && ! sanitized "$tmp/c.err"
 result $? "--symfs of a missing directory: exit 1 with a message"
 
-exit $failed
+ktap_exit

@@ -10,46 +10,18 @@
 #
 # Any sanitizer report on stderr is a failure, whatever the exit status.
 
-KSFT_SKIP=4
 CC=${CC:-cc}
 SRC=selftests/kcc/tracer/tracee.c
 RT=tools/kcc-trace/kcc_trace_rt.c
 
-echo "TAP version 13"
-if [ -z "$KCC" ] || [ ! -x "$KCC" ]; then
-	echo "1..0 # SKIP no kcc binary (set KCC)"
-	exit $KSFT_SKIP
-fi
+# shellcheck source=selftests/lib/ktap.sh
+. "$(dirname "$0")/../lib/ktap.sh"
+ktap_begin
 if ! command -v "$CC" >/dev/null 2>&1; then
-	echo "1..0 # SKIP no C compiler ($CC)"
-	exit $KSFT_SKIP
+	ktap_skip_all "no C compiler ($CC)"
 fi
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/kcc-tracer.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-
-echo "1..13"
-
-n=0
-failed=0
-result() {	# result STATUS DESCRIPTION
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n $2"
-	else
-		failed=1
-		echo "not ok $n $2"
-	fi
-}
-
-sanitized() {
-	grep -Eq 'Sanitizer|runtime error:' "$tmp/err"
-}
-
-show() {
-	echo "# exit status $rc; stderr:"
-	sed 's/^/#   /' "$tmp/err" | head -n 20
-}
+ktap_tmpdir tracer
+plan 13
 
 # Derived from tracee.c by hand.  main's thread first (its tid is the
 # pid, the smallest), then the worker thread.
@@ -110,7 +82,7 @@ EOF
 $CC -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter \
 	-c -o "$tmp/rt.o" "$RT" 2>"$tmp/err"
 rc=$?
-[ $rc -eq 0 ] || show
+[ $rc -eq 0 ] || show_err
 result $rc "the runtime builds with -Wall -Wextra -Werror"
 
 # trace_at OPT: build the tracee at OPT, run it, convert what it wrote.
@@ -132,7 +104,7 @@ for opt in -O0 -O2; do
 	else
 		echo "# $nfiles trace files; diff want got:"
 		diff "$tmp/want" "$tmp/got" | sed 's/^/#   /' | head -n 30
-		show
+		show_err
 		result 1 "$opt: two thread files, the hand-derived trace, no warning"
 	fi
 done
@@ -152,7 +124,7 @@ if [ $rc -eq 0 ] && ! sanitized &&
 	result 0 "kcc ccf -k 1 DIR: the hand-counted 1-contexts"
 else
 	sed 's/^/#   /' "$tmp/ccf"
-	show
+	show_err
 	result 1 "kcc ccf -k 1 DIR: the hand-counted 1-contexts"
 fi
 
@@ -253,8 +225,8 @@ if [ "$(wc -l <"$tmp/got")" -eq 2 ] &&
 	result 0 "fork: parent and child traces apart"
 else
 	sed 's/^/#   /' "$tmp/got"
-	show
+	show_err
 	result 1 "fork: parent and child traces apart"
 fi
 
-[ $failed -eq 0 ]
+ktap_exit

@@ -338,6 +338,7 @@ static int paths__build(struct paths *ps, const struct kcc_forest *f,
 			s[plen] = ';';
 			memcpy(s + plen + 1, name, nlen + 1);
 		} else {
+			/* the name is followed by ";" and the rest of the path: NOLINTNEXTLINE(bugprone-not-null-terminated-result) */
 			memcpy(s, name, nlen);
 			s[nlen] = ';';
 			memcpy(s + nlen + 1, ps->arena + ps->off[nd->parent],

@@ -42,7 +42,6 @@ struct ftr_elf {
 };
 
 struct ftr_ctx {
-	const char *name;	/* for messages */
 	struct trace *t;
 	struct ftrace_stats *st;
 	uint64_t *owner_key;	/* per symtab id: (path, vaddr) of the name */
@@ -61,24 +60,6 @@ static void ftr_err(const char *name, uint64_t off, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-}
-
-static int ftr_push(struct trace *t, uint32_t ev)
-{
-	if (t->nr == t->cap) {
-		uint64_t cap = t->cap ? t->cap * 2 : 1u << 16;
-		uint32_t *p;
-
-		if (cap > SIZE_MAX / sizeof(*p))
-			return -ENOMEM;
-		p = realloc(t->ev, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		t->ev = p;
-		t->cap = cap;
-	}
-	t->ev[t->nr++] = ev;
-	return 0;
 }
 
 /* 0, or -EINVAL for a varint past @end or longer than 64 bits. */
@@ -226,6 +207,7 @@ static int ctx_name(struct ftr_ctx *c, const struct ftr_map *maps,
 	if (!s) {
 		c->st->unnamed++;
 		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64,
+			 /* m->elf indexes c->elfs, loaded just above: NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */
 			 base_name(e->o.path), off);
 		no_blanks(buf);
 		return symtab__intern(&c->t->syms, buf, strlen(buf), id);
@@ -399,7 +381,7 @@ static int close_frame(struct trace *t, uint64_t *depth)
 {
 	--*depth;
 	t->returns++;
-	return ftr_push(t, TRACE_RET);
+	return trace__push(t, TRACE_RET);
 }
 
 /*
@@ -485,7 +467,7 @@ static int file_replay(struct ftr_file *ff, struct ftr_ctx *c)
 			t->calls++;
 			if (depth > t->max_depth)
 				t->max_depth = depth;
-			ret = ftr_push(t, ff->sym[rid]);
+			ret = trace__push(t, ff->sym[rid]);
 			if (ret)
 				goto out;
 			continue;
@@ -521,7 +503,7 @@ static int file_replay(struct ftr_file *ff, struct ftr_ctx *c)
 	}
 	t->closed += depth;
 	while (depth) {
-		ret = ftr_push(t, TRACE_RET);
+		ret = trace__push(t, TRACE_RET);
 		if (ret)
 			goto out;
 		depth--;
@@ -691,7 +673,7 @@ int ftrace_rt__read(struct trace *t, const char *path, bool tolerant,
 		    struct ftrace_stats *st)
 {
 	struct ftrace_stats dummy;
-	struct ftr_ctx c = { .name = path, .t = t };
+	struct ftr_ctx c = { .t = t };
 	struct ftr_ent *ents = NULL;
 	size_t nents = 0, i;
 	struct stat sb;

@@ -8,22 +8,11 @@
 #include <string.h>
 
 #include "ksfdump.h"
+#include "stream.h"
 
 int ksf__pool_init(struct pool *p, uint32_t capacity, uint32_t nmetrics)
 {
-	size_t size;
-	int ret;
-
-	if (!capacity)
-		capacity = 1;
-	size = kcc_forest_mem_size(capacity, nmetrics);
-	p->mem = malloc(size);
-	if (!p->mem)
-		return -ENOMEM;
-	ret = kcc_forest_init(&p->f, p->mem, size, capacity, nmetrics);
-	if (ret)
-		pool__exit(p);
-	return ret;
+	return pool__alloc(p, capacity, nmetrics);
 }
 
 int ksf__pool_grow(struct pool *p, uint32_t capacity)

@@ -35,7 +35,7 @@ void pb_varint(struct sbuf *b, uint64_t v)
 
 void pb_uint(struct sbuf *b, uint32_t field, uint64_t v)
 {
-	pb_varint(b, (uint64_t)field << 3 | 0);
+	pb_varint(b, (uint64_t)field << 3);	/* wire type 0: varint */
 	pb_varint(b, v);
 }
 

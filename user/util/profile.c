@@ -195,7 +195,7 @@ int profile__parse(struct profile *p, const void *data, size_t len,
 
 	profile__init(p);
 	if (len >= 4 && !memcmp(buf, "KCTS", 4)) {
-		void *raw = malloc(len ? len : 1);
+		void *raw = malloc(len);
 
 		if (!raw)
 			return -ENOMEM;

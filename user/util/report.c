@@ -56,11 +56,13 @@ static int maps_idx__init(struct maps_idx *mi, const struct stream *s)
 	uint32_t i;
 
 	mi->nr = s->nr_maps;
+	/* an array of pointers to maps: NOLINTNEXTLINE(bugprone-sizeof-expression) */
 	mi->m = malloc(((size_t)mi->nr + 1) * sizeof(*mi->m));
 	if (!mi->m)
 		return -ENOMEM;
 	for (i = 0; i < mi->nr; i++)
 		mi->m[i] = &s->maps[i];
+	/* an array of pointers to maps: NOLINTNEXTLINE(bugprone-sizeof-expression) */
 	qsort(mi->m, mi->nr, sizeof(*mi->m), map_cmp);
 	return 0;
 }
@@ -427,6 +429,7 @@ int report__build(struct report *r, struct profile *p,
 		}
 	}
 	for (gi = 0; gi < r->nr_groups; gi++) {
+		/* need has nr_groups entries, allocated above: NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */
 		if (need[gi] >= KCC_FREE) {
 			ret = -E2BIG;
 			goto cleanup;

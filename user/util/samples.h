@@ -24,7 +24,7 @@
 
 #define SAMPLES_MAGIC		"KCCSMP\0"	/* 8 bytes with the final NUL */
 #define SAMPLES_MAGIC_LEN	8
-#define SAMPLES_VERSION		1
+#define SAMPLES_VERSION		1u
 #define SAMPLES_HDR_LEN		16
 
 /* Bytes of the largest sample KCC_IOC_INJECT accepts. */

@@ -56,10 +56,8 @@ int pool__alloc(struct pool *p, uint32_t capacity, uint32_t nmetrics)
 	if (!p->mem)
 		return -ENOMEM;
 	ret = kcc_forest_init(&p->f, p->mem, size, capacity, nmetrics);
-	if (ret) {
-		free(p->mem);
-		p->mem = NULL;
-	}
+	if (ret)
+		pool__exit(p);
 	return ret;
 }
 
@@ -360,6 +358,7 @@ int read_whole_file(const char *path, uint64_t max, bool progress,
 
 			if (buf)
 				cap *= 2;
+			/* cap starts at 64 KiB or the file size + 8: NOLINTNEXTLINE(clang-analyzer-optin.portability.UnixAPI) */
 			p = realloc(buf, cap);
 			if (!p) {
 				ret = -ENOMEM;
@@ -709,8 +708,8 @@ int kccdev__open(const char *path, struct kcc_version *v)
 	}
 	if (v->major != KCC_ABI_MAJOR) {
 		fprintf(stderr, "%s: %s: the module speaks ABI %u.%u, this tool ABI %u.%u: use matching versions\n",
-			kcc_progname, path, v->major, v->minor, KCC_ABI_MAJOR,
-			KCC_ABI_MINOR);
+			kcc_progname, path, v->major, v->minor, (unsigned int)KCC_ABI_MAJOR,
+			(unsigned int)KCC_ABI_MINOR);
 		close(fd);
 		return -EPROTO;
 	}

@@ -55,7 +55,7 @@ void trace__exit(struct trace *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static int trace__push(struct trace *t, uint32_t ev)
+int trace__push(struct trace *t, uint32_t ev)
 {
 	if (t->nr == t->cap) {
 		uint64_t cap = t->cap ? t->cap * 2 : 1u << 16;

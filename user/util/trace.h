@@ -52,6 +52,8 @@ struct trace {
 
 int trace__init(struct trace *t);
 void trace__exit(struct trace *t);
+/* Append event @ev (a routine id or TRACE_RET): 0 or -ENOMEM. */
+int trace__push(struct trace *t, uint32_t ev);
 /*
  * Read @path ("-" for stdin), detecting the format by its magic.  Errors
  * are reported on stderr as "kcc: FILE:LINE: reason" (text) or

@@ -93,9 +93,11 @@ struct kcc_config {
 	__u32 max_tasks;	/* In: tasks with a forest, 0 = default */
 	__u32 task_nodes;	/* In: nodes per task forest, 0 = default */
 	__u32 stack_depth;	/* In: user frames walked per sample, 0 = default */
-	__u32 burst_rr_inv;	/* In: adaptive bursting: re-enable 1 in N bursts
-				 *     of already-seen contexts, weighted N;
-				 *     0 = off, every burst replayed */
+	/*
+	 * In: adaptive bursting: re-enable 1 in N bursts of already-seen
+	 * contexts, weighted N; 0 = off, every burst replayed.
+	 */
+	__u32 burst_rr_inv;
 	__u32 burst_table;	/* In: history table entries (power of 2), 0 = default */
 	__u32 burst_sig_depth;	/* In: frames hashed into a signature, 0 = default */
 	__u64 __reserved[4];	/* In: zero */

@@ -14,9 +14,9 @@
  * accounting, a well-formed stream) and, above all, survives: the host
  * judges the guest's kernel log (KASAN, lockdep, UBSAN, kmemleak, ...).
  *
- * Without -n it runs 200 iterations, a minute or two on the debug kernel
- * under TCG, so that a guest suite running every program without
- * arguments stays short; make fuzz-guest runs more (FUZZ_ITER).
+ * Without -n it runs 200 iterations (seconds on the debug kernel under
+ * TCG), so that a guest suite running every program without arguments
+ * stays short; make fuzz-guest runs more (FUZZ_ITER).
  *
  * The first phase is single-threaded: SEED and ITER name one exact
  * sequence of calls, so a failure reproduces with the same arguments.
