@@ -47,7 +47,7 @@ echo "kcc-guest: kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs, m
 echo "TAP version 13"
 n=0
 failed=0
-BAD='BUG:|WARNING:|Oops|KASAN|lockdep|UBSAN|leak|Call Trace|circular locking'
+BAD='BUG:|WARNING:|Oops|KASAN|lockdep|UBSAN|leak|Call Trace|circular locking|soft lockup|blocked for more than'
 
 ok() {
 	n=$((n + 1))
@@ -198,6 +198,44 @@ if insmod /kcc.ko autostart=1; then
 else
 	not_ok "insmod kcc.ko autostart=1"
 fi
+
+# rmmod racing with readers of the stream: each attempt is either
+# refused (a reader holds the device) or unloads, and readers then fail
+# to open; nothing else may happen.
+if insmod /kcc.ko autostart=1; then
+	(while :; do cat /dev/kcc >/dev/null 2>&1; done) &
+	reader=$!
+	j=0
+	while [ $j -lt 50 ] && grep -q '^kcc ' /proc/modules; do
+		rmmod kcc 2>/dev/null
+		j=$((j + 1))
+	done
+	kill $reader
+	wait $reader 2>/dev/null
+	grep -q '^kcc ' /proc/modules && rmmod kcc
+	! grep -q '^kcc ' /proc/modules
+	check $? "rmmod racing with readers of a running session ($j attempts)"
+	dmesg_clean "rmmod racing with readers"
+else
+	not_ok "insmod kcc.ko autostart=1 for the rmmod race"
+fi
+
+# 100 load/unload cycles, every other one with a running session; the
+# kmemleak scan below sees what they left.
+j=0
+fails=0
+while [ $j -lt 100 ]; do
+	if [ $((j % 2)) -eq 0 ]; then
+		insmod /kcc.ko autostart=1 || fails=$((fails + 1))
+	else
+		insmod /kcc.ko || fails=$((fails + 1))
+	fi
+	rmmod kcc || fails=$((fails + 1))
+	j=$((j + 1))
+done
+[ $fails -eq 0 ]
+check $? "100 load/unload cycles, 50 with a session ($fails failures)"
+dmesg_clean "load/unload cycles"
 
 if ! command -v kmemleak_check >/dev/null 2>&1; then
 	ok "kmemleak: no leak # SKIP kmemleak.sh not packed"
