@@ -172,11 +172,12 @@ static int kcc_config_resolve(struct kcc_session *s, const struct kcc_config *in
 	}
 
 	/*
-	 * Type 0 config 0 (which would be cycles) asks for the default:
+	 * Type 0 config 0 without KCC_CFG_EVENT asks for the default:
 	 * cache misses, or cpu-clock where there is no PMU and the
 	 * source is fp.
 	 */
-	dflt_event = !c->event_type && !c->event_config;
+	dflt_event = !c->event_type && !c->event_config &&
+		     !(c->flags & KCC_CFG_EVENT);
 	if (dflt_event)
 		c->event_config = PERF_COUNT_HW_CACHE_MISSES;
 	switch (c->event_type) {

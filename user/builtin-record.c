@@ -114,6 +114,7 @@ static int parse_event(const char *s, struct kcc_config *c)
 		if (!strcmp(s, events[i].name)) {
 			c->event_type = events[i].type;
 			c->event_config = events[i].config;
+			c->flags |= KCC_CFG_EVENT;
 			return 0;
 		}
 	}
@@ -122,6 +123,7 @@ static int parse_event(const char *s, struct kcc_config *c)
 		c->event_config = strtoull(s + 1, &end, 16);
 		if (!errno && !*end) {
 			c->event_type = 4;	/* PERF_TYPE_RAW */
+			c->flags |= KCC_CFG_EVENT;
 			return 0;
 		}
 	}
@@ -331,8 +333,9 @@ int cmd_record(int argc, char **argv)
 			.k = 3,
 			.source = KCC_SOURCE_AUTO,
 			.target = KCC_TARGET_PID,
+			/* 0/0 without KCC_CFG_EVENT: the module's default */
 			.event_type = 0,
-			.event_config = 3,
+			.event_config = 0,
 		},
 		.device = KCC_DEVICE,
 		.output = "kcc.data",

@@ -11,7 +11,8 @@
 #   1. insmod kcc.ko selftest=1 (inject off): kcc_abi
 #   2. reload with inject=1: kcc_abi -i, kcc_inject, kcc_fp, kcc_inject
 #      over /data/*.smp (streams as blobs), every other program in /t
-#      that is not a helper (kcc_hold, kcc_bench)
+#      that is not a helper (kcc_hold, kcc_bench); kcc record of
+#      /demo/demo_workload when /demo/kcc is packed (blob "record")
 #   3. rmmod while a session runs and while the device is merely open:
 #      refused; rmmod once the holder is gone: succeeds
 #   4. insmod autostart=1: the stream of the system-wide session can be
@@ -144,6 +145,25 @@ else
 		esac
 		run "$p"
 	done
+
+	# kcc record on a real workload, when packed in /demo (static kcc
+	# and demo_workload: selftests/kcc/guest.sh).  The profile comes
+	# back as the blob "record" for kcc report on the host.  No -e: the
+	# default event, which falls back to cpu-clock in this PMU-less guest.
+	if [ -x /demo/kcc ] && [ -x /demo/demo_workload ]; then
+		/demo/kcc record -k 2 -o /tmp/rec.data -- \
+			/demo/demo_workload 2 >/tmp/rec.err 2>&1
+		check $? "kcc record -k 2 -o /tmp/rec.data -- demo_workload 2 (default event)"
+		sed 's/^/# /' /tmp/rec.err
+		[ "$(head -c 7 /tmp/rec.data 2>/dev/null)" = KCCPROF ]
+		check $? "kcc record wrote a kcc profile (magic KCCPROF)"
+		if [ -s /tmp/rec.data ]; then
+			echo "KCC-BLOB-BEGIN record $(wc -c </tmp/rec.data)"
+			busybox base64 /tmp/rec.data
+			echo "KCC-BLOB-END record"
+		fi
+		dmesg_clean "kcc record"
+	fi
 
 	# rmmod while a session runs: refused, nothing breaks.
 	/t/kcc_hold >/tmp/hold.out 2>&1 &

@@ -72,7 +72,14 @@ struct kcc_version {
  */
 #define KCC_CFG_JOIN_UNIQUE	(1u << 1)
 #define KCC_CFG_JOIN_LONGEST	(1u << 2)
-#define KCC_CFG_FLAGS_ALL	(KCC_CFG_JOIN_UNIQUE | KCC_CFG_JOIN_LONGEST)
+/*
+ * event_type and event_config name the event even when both are zero
+ * (PERF_TYPE_HARDWARE/PERF_COUNT_HW_CPU_CYCLES).  Without it, 0/0 means
+ * the default: cache misses, or cpu-clock where there is no PMU.
+ */
+#define KCC_CFG_EVENT		(1u << 3)
+#define KCC_CFG_FLAGS_ALL	(KCC_CFG_JOIN_UNIQUE | KCC_CFG_JOIN_LONGEST | \
+				 KCC_CFG_EVENT)
 
 /*
  * A zero field means "the module default" (see the module parameters)

@@ -88,6 +88,14 @@ static void e_join2(struct kcc_config *c)
 {
 	c->flags = KCC_CFG_JOIN_UNIQUE | KCC_CFG_JOIN_LONGEST;
 }
+/* The PMU perf exposes as "cpu"; TCG guests have none. */
+static int kcc_have_pmu(void)
+{
+	return access("/sys/bus/event_source/devices/cpu", F_OK) == 0;
+}
+
+/* Cycles asked for by name: no fallback to cpu-clock, unlike 0/0. */
+static void e_cycles(struct kcc_config *c) { c->flags = KCC_CFG_EVENT; }
 static void e_k65(struct kcc_config *c) { c->k = KCC_K_MAX + 1; }
 static void e_kbig(struct kcc_config *c) { c->k = KCC_K_INF - 1; }
 static void e_kinf(struct kcc_config *c) { c->k = KCC_K_INF; }
@@ -119,6 +127,9 @@ static void test_config(int fd)
 	expect(cfg_try(fd, e_flags), -EINVAL, "CONFIGURE unknown flag");
 	expect(cfg_try(fd, e_join), 0, "CONFIGURE KCC_CFG_JOIN_LONGEST");
 	expect(cfg_try(fd, e_join2), -EINVAL, "CONFIGURE both join policies");
+	if (!kcc_have_pmu())
+		expect(cfg_try(fd, e_cycles), -EOPNOTSUPP,
+		       "CONFIGURE cycles (KCC_CFG_EVENT, 0/0) without a PMU");
 	expect(cfg_try(fd, e_k65), -EINVAL, "CONFIGURE k = KCC_K_MAX + 1");
 	expect(cfg_try(fd, e_kbig), -EINVAL, "CONFIGURE k = 2^32 - 2");
 	expect(cfg_try(fd, e_src), -EINVAL, "CONFIGURE unknown source");
