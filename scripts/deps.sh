@@ -8,7 +8,7 @@ set -eu
 PKGS="make gcc libc6-dev git python3 kmod cpio busybox-static \
 qemu-system-x86 linux-headers-amd64 linux-image-amd64 \
 linux-image-6.12-amd64 linux-headers-6.12-amd64 \
-libdw-dev libelf-dev zlib1g-dev clang golang-go libxml2-utils binutils chromium \
+libdw-dev libelf-dev zlib1g-dev liblzma-dev libbz2-dev clang golang-go libxml2-utils binutils chromium \
 linux-image-6.12-rt-amd64 linux-headers-6.12-rt-amd64 \
 linux-source-6.1 flex bison bc xz-utils perl sparse cppcheck clang-tidy"
 

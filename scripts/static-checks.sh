@@ -16,7 +16,13 @@
 #               listed above TIDY_OFF below turned off
 #   all         all of the above (the default)
 #
-# Usage: static-checks.sh [-K KDIR] [CHECK...]
+# Usage: static-checks.sh [-K KDIR] [-C DIR] [CHECK...]
+#
+# -C DIR checks the tree DIR instead of this repository: its Kbuild,
+# kmod/, lbr/ and include/ (those present) for sparse and checkpatch,
+# its user/*.c and user/util/*.c for cppcheck and clang-tidy, with this
+# repository's suppressions.  selftests/kcc/static.sh plants known bugs
+# in such a tree to show that every check reports them.
 #
 # Findings are printed as "file:line: message", then one summary line per
 # check on stderr with its time.  Exit status: 0 clean, 1 findings,
@@ -24,6 +30,7 @@
 set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+src=$top
 kdir=${KDIR:-}
 cache=${KCC_KERNEL_CACHE:-/var/cache/kcc/kernels}
 
@@ -58,11 +65,15 @@ checkpatch_ignore() {
 	esac
 }
 
-while getopts K:h opt; do
+while getopts K:C:h opt; do
 	case $opt in
 	K) kdir=$OPTARG ;;
-	h) sed -n '4,26s/^# \{0,1\}//p' "$0"; exit 0 ;;
-	*) echo "usage: $0 [-K KDIR] [sparse|checkpatch|cppcheck|clang-tidy|all]..." >&2
+	C) src=$(cd "$OPTARG" 2>/dev/null && pwd) || {
+		echo "static-checks.sh: -C $OPTARG: no such directory" >&2
+		exit 2
+	   } ;;
+	h) sed -n '4,32s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	*) echo "usage: $0 [-K KDIR] [-C DIR] [sparse|checkpatch|cppcheck|clang-tidy|all]..." >&2
 	   exit 2 ;;
 	esac
 done
@@ -81,6 +92,12 @@ need() {	# need TOOL PACKAGE
 	echo "static-checks.sh: $1 not found (Debian: $2)" >&2
 	missing=1
 	return 1
+}
+
+user_sources() {	# the C files of user/ in $src, relative to it
+	for f in "$src"/user/*.c "$src"/user/util/*.c; do
+		[ -f "$f" ] && echo "${f#"$src"/}"
+	done
 }
 
 summary() {	# summary CHECK FINDINGS START
@@ -106,7 +123,9 @@ check_sparse() {
 		return
 	fi
 	mkdir -p "$tmp/sparse"
-	cp -R "$top/Kbuild" "$top/kmod" "$top/lbr" "$top/include" "$tmp/sparse/"
+	for f in Kbuild kmod lbr include; do
+		[ -e "$src/$f" ] && cp -R "$src/$f" "$tmp/sparse/"
+	done
 	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL LC_ALL=C \
 		make -C "$kdir" M="$tmp/sparse" C=2 modules >"$tmp/sparse.log" 2>&1
 	rc=$?
@@ -152,15 +171,15 @@ check_checkpatch() {
 	need perl perl || return
 	dir=$(checkpatch_dir) || { missing=1; return; }
 	: >"$tmp/checkpatch.out"
-	for f in "$top"/kmod/*.[ch] "$top"/kmod/*/*.[ch] "$top"/lbr/*.[ch] \
-		 "$top"/include/uapi/linux/kcc.h; do
+	for f in "$src"/kmod/*.[ch] "$src"/kmod/*/*.[ch] "$src"/lbr/*.[ch] \
+		 "$src"/include/uapi/linux/kcc.h; do
 		[ -f "$f" ] || continue
-		rel=${f#"$top"/}
+		rel=${f#"$src"/}
 		# --no-tree: not inside a kernel tree; --terse: one line per
 		# finding, "file:line: LEVEL: message"; --showfile keeps the
 		# given name.
 		ign=$(checkpatch_ignore "$rel")
-		(cd "$top" && perl "$dir/checkpatch.pl" --strict --no-tree --terse \
+		(cd "$src" && perl "$dir/checkpatch.pl" --strict --no-tree --terse \
 			--show-types --showfile --no-summary ${ign:+--ignore "$ign"} \
 			-f "$rel") |
 			grep -E '^[^:]+:[0-9]+: ' >>"$tmp/checkpatch.out"
@@ -172,14 +191,20 @@ check_checkpatch() {
 check_cppcheck() {
 	start=$(date +%s)
 	need cppcheck cppcheck || return
-	# shellcheck disable=SC2046
-	(cd "$top" && cppcheck --quiet --std=c11 --language=c \
-		--enable=warning,style,performance,portability \
-		--inline-suppr --suppressions-list=scripts/cppcheck.supp \
-		-D__linux__ -D__x86_64__ -D_GNU_SOURCE \
-		-Iinclude/uapi -Ilbr -Iuser/util -Iuser \
-		--template='{file}:{line}: {severity}: {message} [{id}]' \
-		$(cd "$top" && ls user/*.c user/util/*.c)) >"$tmp/cppcheck.out" 2>&1
+	files=$(user_sources)
+	if [ -z "$files" ]; then
+		echo "cppcheck: error: no C file in $src/user" >"$tmp/cppcheck.out"
+	else
+		# shellcheck disable=SC2086 # one word per file name
+		(cd "$src" && cppcheck --quiet --std=c11 --language=c \
+			--enable=warning,style,performance,portability \
+			--inline-suppr \
+			--suppressions-list="$top/scripts/cppcheck.supp" \
+			-D__linux__ -D__x86_64__ -D_GNU_SOURCE \
+			-Iinclude/uapi -Ilbr -Iuser/util -Iuser \
+			--template='{file}:{line}: {severity}: {message} [{id}]' \
+			$files) >"$tmp/cppcheck.out" 2>&1
+	fi
 	# cppcheck's own errors (a bad option, an unreadable suppression
 	# list) are findings too: a check that did not run is not clean.
 	grep -E '^([^:]+:[0-9]+: |cppcheck: error)' "$tmp/cppcheck.out" |
@@ -192,13 +217,13 @@ check_clang_tidy() {
 	start=$(date +%s)
 	need clang-tidy clang-tidy || return
 	# Two files at a time: the machine's two cores are shared.
-	(cd "$top" && ls user/*.c user/util/*.c) |
-		(cd "$top" && xargs -P 2 -I{} clang-tidy --quiet \
+	user_sources |
+		(cd "$src" && xargs -P 2 -I{} clang-tidy --quiet \
 			--checks="-*,clang-analyzer-*,bugprone-*,$TIDY_OFF" \
 			{} -- -std=gnu11 -D_GNU_SOURCE -Iinclude/uapi -Ilbr \
 			-Iuser/util -Iuser) >"$tmp/tidy.out" 2>/dev/null
 	grep -E '^[^ ]+:[0-9]+:[0-9]+: (warning|error):' "$tmp/tidy.out" |
-		sed "s|^$top/||" | sort -u >"$tmp/tidy.f"
+		sed "s|^$src/||" | sort -u >"$tmp/tidy.f"
 	cat "$tmp/tidy.f"
 	summary clang-tidy "$(wc -l <"$tmp/tidy.f")" "$start"
 }

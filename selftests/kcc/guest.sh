@@ -13,7 +13,13 @@
 # guest and the kernel's forests (`kcc dump` of the stream the guest
 # prints) must equal `kcc replay` of the same samples, node for node.
 #
-# Environment: KDIR, KCC, KCC_GUEST_KERNELS (flavours, default "6.1 6.12").
+# kcc record: when $KCC_STATIC is a statically linked kcc (make
+# static-kcc), it goes to the guest's /demo with demo_workload, the guest
+# runs `kcc record -k 2 -- demo_workload` and prints the profile; here
+# `kcc report` of it must show the workload's call paths by name.
+#
+# Environment: KDIR, KCC, KCC_STATIC, KCC_GUEST_KERNELS (flavours,
+# default "6.1 6.12").
 # Skips when qemu, a static busybox or the kernels are missing.
 set -u
 
@@ -69,8 +75,26 @@ if [ -n "${KCC:-}" ] && [ -x "$KCC" ] &&
 fi
 injk=3
 
-plan=$(wc -l <"$tmp/kernels")
-[ -n "$equal" ] && plan=$((plan * 2))
+# The static kcc and a workload with frame pointers for kcc record.
+record=
+if [ -n "${KCC_STATIC:-}" ] && [ -x "$KCC_STATIC" ] &&
+   [ -n "${KCC:-}" ] && [ -x "$KCC" ]; then
+	mkdir -p "$tmp/rec"
+	if cp "$KCC_STATIC" "$tmp/rec/kcc" &&
+	   ${CC:-gcc} -static -O1 -g -fno-omit-frame-pointer \
+		-mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls \
+		-fno-inline -Wall -Wextra -Werror -o "$tmp/rec/demo_workload" \
+		"$top/selftests/guest/demo/demo_workload.c" 2>"$tmp/rec.err"; then
+		record=1
+	else
+		sed 's/^/# demo_workload: /' "$tmp/rec.err"
+	fi
+fi
+
+per=1
+[ -n "$equal" ] && per=$((per + 1))
+[ -n "$record" ] && per=$((per + 1))
+plan=$(($(wc -l <"$tmp/kernels") * per))
 echo "1..$plan"
 i=0
 fail=0
@@ -84,7 +108,8 @@ while read -r name vmlinuz kdir; do
 	*) limit=${KCC_GUEST_LIMIT:-600} ;;
 	esac
 	sh "$top/selftests/guest/run.sh" -K "$kdir" -k "$vmlinuz" -t "$limit" \
-		${equal:+-d "$tmp/data" -b "$tmp/blobs" -a "kccinjectk=$injk"} \
+		${equal:+-d "$tmp/data" -a "kccinjectk=$injk"} \
+		${record:+-e "$tmp/rec"} -b "$tmp/blobs" \
 		>"$tmp/out" 2>&1
 	rc=$?
 	sed 's/^/# /' "$tmp/out"
@@ -95,6 +120,26 @@ while read -r name vmlinuz kdir; do
 	else
 		echo "not ok $i guest $name: kcc.ko suite passes, kernel log clean"
 		fail=1
+	fi
+	if [ -n "$record" ]; then
+		# main -> scan_big -> touch and main -> scan_small -> touch
+		# (demo_workload.c): both k = 2 contexts, by name.
+		i=$((i + 1))
+		what="guest $name: kcc record profile, kcc report names main;scan_big;touch and main;scan_small;touch"
+		prof=$tmp/blobs/record.stream
+		rm -f "$tmp/report"
+		if [ $rc -eq 4 ]; then
+			echo "ok $i $what # SKIP guest not booted"
+		elif [ -s "$prof" ] &&
+		     "$KCC" report "$prof" >"$tmp/report" 2>&1 &&
+		     grep -q ' main;scan_big;touch$' "$tmp/report" &&
+		     grep -q ' main;scan_small;touch$' "$tmp/report"; then
+			echo "ok $i $what"
+		else
+			head -n 30 "$tmp/report" 2>/dev/null | sed 's/^/# /'
+			echo "not ok $i $what"
+			fail=1
+		fi
 	fi
 	[ -n "$equal" ] || continue
 

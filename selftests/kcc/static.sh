@@ -1,35 +1,136 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# static.sh - the static checks of scripts/static-checks.sh as TAP, one
-# test per check: sparse on kcc.ko (against $KDIR), checkpatch.pl --strict
-# on kmod/, lbr/ and include/uapi/linux/kcc.h, cppcheck and clang-tidy on
-# user/.  A check whose tool is missing is skipped with the package to
-# install; findings are shown as comments, "file:line: message".
+# static.sh - the static checks of scripts/static-checks.sh as TAP, two
+# tests per check.  First the check on this repository, which must be
+# clean: sparse on kcc.ko (against $KDIR), checkpatch.pl --strict on
+# kmod/, lbr/ and include/uapi/linux/kcc.h, cppcheck and clang-tidy on
+# user/.  Then the same check (static-checks.sh -C) on a small tree with
+# one known bug planted for it, which it must report at the planted line:
+#
+#   sparse      kmod/kccbad_user.c, a tiny module that dereferences a
+#               __user pointer ("dereference of noderef expression")
+#   checkpatch  kmod/kccbad_style.c, no space after a comma (SPACING)
+#   cppcheck    user/planted.c, a write past an array (arrayIndexOutOfBounds)
+#   clang-tidy  user/planted.c, a NULL dereference
+#               (clang-analyzer-core.NullDereference); one file only
+#
+# A check whose tool is missing is skipped with the package to install;
+# findings are shown as comments, "file:line: message".  Needs no $KCC.
 # KCC_USER_ONLY (make check-user) skips sparse, which needs kernel headers.
 set -u
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/selftests/lib/ktap.sh"
 
 echo "TAP version 13"
-echo "1..4"
-n=0
-fail=0
+ktap_tmpdir static
+plan 8
+
+# ---- the planted tree -------------------------------------------------
+# Each planted line carries a "PLANT-<check>" comment: the expected line
+# number is where that marker is, found by grep below.
+p=$tmp/plant
+mkdir -p "$p/kmod" "$p/user"
+
+cat >"$p/Kbuild" <<'EOF'
+# SPDX-License-Identifier: GPL-2.0
+obj-m := kccbad.o
+kccbad-y := kmod/kccbad_user.o
+EOF
+
+cat >"$p/kmod/kccbad_user.c" <<'EOF'
+// SPDX-License-Identifier: GPL-2.0
+/* A module that reads user memory without copy_from_user(). */
+#include <linux/module.h>
+#include <linux/uaccess.h>
+
+int kccbad_get(int __user *p);
+
+int kccbad_get(int __user *p)
+{
+	return *p;	/* PLANT-sparse */
+}
+EXPORT_SYMBOL_GPL(kccbad_get);
+
+MODULE_LICENSE("GPL");
+EOF
+
+cat >"$p/kmod/kccbad_style.c" <<'EOF'
+// SPDX-License-Identifier: GPL-2.0
+/* Kernel style but for one missing space. */
+static int kccbad_sum(int a,int b)	/* PLANT-checkpatch */
+{
+	return a + b;
+}
+EOF
+
+cat >"$p/user/planted.c" <<'EOF'
+// SPDX-License-Identifier: GPL-2.0
+/* One bug for cppcheck, one for the clang static analyzer. */
+#include <stddef.h>
+
+int planted_bounds(void);
+int planted_null(int x);
+
+int planted_bounds(void)
+{
+	int a[4] = { 0 };
+
+	a[4] = 1;	/* PLANT-cppcheck */
+	return a[0];
+}
+
+int planted_null(int x)
+{
+	int *q = NULL;
+
+	if (x)
+		return 0;
+	return *q;	/* PLANT-clang-tidy */
+}
+EOF
+
+# planted CHECK FILE PATTERN: CHECK must find PATTERN on the marked line
+# of FILE (relative to the planted tree) and exit 1.
+planted() {
+	line=$(grep -n "PLANT-$1 " "$p/$2" | cut -d: -f1)
+	run sh "$top/scripts/static-checks.sh" ${KDIR:+-K "$KDIR"} -C "$p" "$1"
+	diag "$tmp/out"
+	grep '^static-checks.sh: .* s$' "$tmp/err" | sed 's/^/# planted: /'
+	if [ $rc -eq 4 ]; then
+		skip "$1 on a planted bug: $(sed -n 's/^static-checks.sh: //p' "$tmp/err" | head -n 1)"
+		return
+	fi
+	if [ $rc -eq 1 ] && grep -E "^$2:$line:([0-9]+:)? .*$3" "$tmp/out" >/dev/null; then
+		result 0 "$1 reports the planted bug at $2:$line"
+	else
+		echo "# expected status 1 and '$2:$line: ...$3'"
+		show_err
+		result 1 "$1 reports the planted bug at $2:$line"
+	fi
+}
+
 for c in sparse checkpatch cppcheck clang-tidy; do
-	n=$((n + 1))
 	if [ "$c" = sparse ] && [ -n "${KCC_USER_ONLY:-}" ]; then
-		echo "ok $n $c # SKIP KCC_USER_ONLY: no kernel build"
+		skip "sparse: KCC_USER_ONLY: no kernel build"
+		skip "sparse on a planted bug: KCC_USER_ONLY: no kernel build"
 		continue
 	fi
 	out=$(sh "$top/scripts/static-checks.sh" ${KDIR:+-K "$KDIR"} "$c" 2>&1)
 	rc=$?
 	echo "$out" | sed 's/^/# /'
 	case $rc in
-	0) echo "ok $n $c: no finding" ;;
+	0) result 0 "$c: no finding" ;;
 	4) why=$(echo "$out" | sed -n 's/^static-checks.sh: //p' | head -n 1)
-	   echo "ok $n $c # SKIP ${why:-tool missing}" ;;
-	*) echo "not ok $n $c: $(echo "$out" | grep -c -E '^[^ ]+:[0-9]+:') finding(s)"
-	   fail=1 ;;
+	   skip "$c: ${why:-tool missing}" ;;
+	*) result 1 "$c: $(echo "$out" | grep -c -E '^[^ ]+:[0-9]+:') finding(s)" ;;
+	esac
+	case $c in
+	sparse) planted sparse kmod/kccbad_user.c 'warning: dereference of noderef expression' ;;
+	checkpatch) planted checkpatch kmod/kccbad_style.c 'ERROR:SPACING:' ;;
+	cppcheck) planted cppcheck user/planted.c '\[arrayIndexOutOfBounds\]' ;;
+	clang-tidy) planted clang-tidy user/planted.c '\[clang-analyzer-core\.NullDereference\]' ;;
 	esac
 done
-exit $fail
+ktap_exit
