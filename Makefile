@@ -121,7 +121,8 @@ check: $(O)/san/kcc $(O)/san/kccread $(TEST_BINS) $(STATIC_KCC)
 		KCC_STATIC=$(if $(STATIC_KCC),$(abspath $(STATIC_KCC))) \
 		KCC_TESTBIN=$(abspath $(O)/san/selftests) \
 		KCC_ARTIFACTS=$(abspath $(O)/artifacts) \
-		KDIR="$(KDIR_GIVEN)" sh selftests/run_tests.sh
+		KDIR="$(KDIR_GIVEN)" KCC_DEFAULT_KDIR="$(KDIR)" \
+		sh selftests/run_tests.sh
 
 # Userspace tests only: the kernel build and guest tests skip.
 .PHONY: check-user

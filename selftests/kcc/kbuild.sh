@@ -15,7 +15,9 @@ if [ -n "${KCC_USER_ONLY:-}" ]; then
 	echo "1..0 # SKIP KCC_USER_ONLY: userspace tests only (make check-user)"
 	exit 4
 fi
-if [ -z "${KDIR:-}" ]; then
+# KDIR when given, else the Makefile's default headers.
+KDIR=${KDIR:-${KCC_DEFAULT_KDIR:-}}
+if [ -z "$KDIR" ]; then
 	echo "1..0 # SKIP KDIR is empty: no kernel headers to build against"
 	exit 4
 fi
