@@ -63,18 +63,6 @@ enum {
 	OPT_MAX_NODES,
 };
 
-static int parse_k(const char *s, uint32_t *k)
-{
-	if (!strcmp(s, "inf")) {
-		*k = KCC_K_INF;
-		return 0;
-	}
-	/* KCC_K_INF itself is spelled "inf". */
-	if (parse_u32(s, k) || *k == KCC_K_INF)
-		return -1;
-	return 0;
-}
-
 int cmd_ccf(int argc, char **argv)
 {
 	static const struct option opts[] = {

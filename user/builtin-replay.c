@@ -154,17 +154,6 @@ cleanup:
 	return ret;
 }
 
-static int parse_k(const char *s, uint32_t *k)
-{
-	if (!strcmp(s, "inf")) {
-		*k = KCC_K_INF;
-		return 0;
-	}
-	if (parse_u32(s, k) || *k == KCC_K_INF)
-		return -1;
-	return 0;
-}
-
 int cmd_replay(int argc, char **argv)
 {
 	static const struct option opts[] = {

@@ -43,6 +43,8 @@ int usage_bad_option(const char *cmd, int c, char **argv);
 
 /* Whole-string conversions; 0 or -EINVAL. */
 int parse_u32(const char *s, uint32_t *v);
+/* A context length: a number below KCC_K_INF, or "inf" for KCC_K_INF. */
+int parse_k(const char *s, uint32_t *k);
 int parse_double(const char *s, double *v);
 
 #endif /* KCC_BUILTIN_H */

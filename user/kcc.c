@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "builtin.h"
+#include "kcc_forest.h"
 
 struct cmd {
 	const char *name;
@@ -81,6 +82,18 @@ int usage_bad_option(const char *cmd, int c, char **argv)
 	if (optopt && strncmp(opt, "--", 2))
 		return usage_error(cmd, "unknown option '-%c'", optopt);
 	return usage_error(cmd, "unknown option '%s'", opt);
+}
+
+int parse_k(const char *s, uint32_t *k)
+{
+	if (!strcmp(s, "inf")) {
+		*k = KCC_K_INF;
+		return 0;
+	}
+	/* KCC_K_INF itself is spelled "inf". */
+	if (parse_u32(s, k) || *k == KCC_K_INF)
+		return -EINVAL;
+	return 0;
 }
 
 int parse_u32(const char *s, uint32_t *v)
