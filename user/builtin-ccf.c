@@ -145,12 +145,9 @@ int cmd_ccf(int argc, char **argv)
 	}
 	if (!have_k)
 		return usage_error(CMD, "-k K is required");
-	if (optind >= argc)
-		return usage_error(CMD, "no trace file given");
-	if (optind + 1 < argc)
-		return usage_error(CMD, "unexpected argument '%s'",
-				   argv[optind + 1]);
-	path = argv[optind];
+	ret = usage_one_operand(CMD, argc, argv, "trace file", &path);
+	if (ret)
+		return ret;
 	name = trace__display_name(path);
 
 	if (trace__init(&t)) {

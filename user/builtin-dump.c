@@ -78,11 +78,9 @@ int cmd_dump(int argc, char **argv)
 			return usage_bad_option(CMD, c, argv);
 		}
 	}
-	if (optind >= argc)
-		return usage_error(CMD, "no stream or profile given");
-	if (optind + 1 < argc)
-		return usage_error(CMD, "unexpected argument '%s'", argv[optind + 1]);
-	name = argv[optind];
+	ret = usage_one_operand(CMD, argc, argv, "stream or profile", &name);
+	if (ret)
+		return ret;
 	if (profile__read(&p, name)) {
 		profile__exit(&p);
 		return KCC_EXIT_ERROR;

@@ -105,12 +105,9 @@ int cmd_hcct(int argc, char **argv)
 				   HCCT_MAX_COUNTERS);
 	m = (uint32_t)inv + 1;
 
-	if (optind >= argc)
-		return usage_error(CMD, "no trace file given");
-	if (optind + 1 < argc)
-		return usage_error(CMD, "unexpected argument '%s'",
-				   argv[optind + 1]);
-	path = argv[optind];
+	ret = usage_one_operand(CMD, argc, argv, "trace file", &path);
+	if (ret)
+		return ret;
 	name = trace__display_name(path);
 
 	if (trace__init(&t)) {

@@ -254,12 +254,9 @@ int cmd_replay(int argc, char **argv)
 		return usage_error(CMD, "-k K is required");
 	if (!k && !ccf)
 		return usage_error(CMD, "-k 0 has no k-SF: use --format ccf or k >= 1");
-	if (optind >= argc)
-		return usage_error(CMD, "no sample file given");
-	if (optind + 1 < argc)
-		return usage_error(CMD, "unexpected argument '%s'",
-				   argv[optind + 1]);
-	path = argv[optind];
+	ret = usage_one_operand(CMD, argc, argv, "sample file", &path);
+	if (ret)
+		return ret;
 	name = strcmp(path, "-") ? path : "<stdin>";
 	/* inv_k needs k <= k'; a 0-SF does not exist, a 1-SF serves k = 0. */
 	so.k = k ? k : 1;

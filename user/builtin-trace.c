@@ -86,12 +86,9 @@ static int cmd_convert(int argc, char **argv)
 			return usage_bad_option(CMD_CONVERT, ch, argv);
 		}
 	}
-	if (optind >= argc)
-		return usage_error(CMD_CONVERT, "no input trace given");
-	if (optind + 1 < argc)
-		return usage_error(CMD_CONVERT, "unexpected argument '%s'",
-				   argv[optind + 1]);
-	in = argv[optind];
+	ret = usage_one_operand(CMD_CONVERT, argc, argv, "input trace", &in);
+	if (ret)
+		return ret;
 	to_stdout = !strcmp(outpath, "-");
 	outname = to_stdout ? "<stdout>" : outpath;
 	if (!text && to_stdout && isatty(STDOUT_FILENO))

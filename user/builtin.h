@@ -38,6 +38,12 @@ int cmd_replay(int argc, char **argv);
  */
 int usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/*
+ * The one operand left after the options, in *@arg; otherwise the usage
+ * error "no WHAT given" or "unexpected argument".  0 or KCC_EXIT_USAGE.
+ */
+int usage_one_operand(const char *cmd, int argc, char **argv,
+		      const char *what, const char **arg);
 /* The getopt_long result '?' or ':' as a usage error. */
 int usage_bad_option(const char *cmd, int c, char **argv);
 

@@ -72,6 +72,18 @@ int usage_error(const char *cmd, const char *fmt, ...)
 	return KCC_EXIT_USAGE;
 }
 
+int usage_one_operand(const char *cmd, int argc, char **argv,
+		      const char *what, const char **arg)
+{
+	if (optind >= argc)
+		return usage_error(cmd, "no %s given", what);
+	if (optind + 1 < argc)
+		return usage_error(cmd, "unexpected argument '%s'",
+				   argv[optind + 1]);
+	*arg = argv[optind];
+	return 0;
+}
+
 int usage_bad_option(const char *cmd, int c, char **argv)
 {
 	/* getopt_long was given a leading ':' and opterr = 0. */
