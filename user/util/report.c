@@ -761,42 +761,54 @@ static int kid_cmp(const void *a, const void *b)
 	return c ? c : (x < y ? -1 : x > y);
 }
 
-static int tree__build(struct tree *t, const struct report *r,
-		       const struct report_grp *g)
+int forest__children(const struct kcc_forest *f, const uint8_t *keep,
+		     uint32_t **first, uint32_t **kids)
 {
-	const struct kcc_forest *f = &g->kccf.f;
-	uint32_t n = f->count, i, sp, *fill;
+	uint32_t n = f->count, i, sp, *fst, *fill;
 
-	t->first = calloc((size_t)n + 2, sizeof(uint32_t));
-	t->kids = malloc(((size_t)n + 1) * sizeof(uint32_t));
+	*first = fst = calloc((size_t)n + 2, sizeof(uint32_t));
+	*kids = malloc(((size_t)n + 1) * sizeof(uint32_t));
 	fill = malloc(((size_t)n + 2) * sizeof(uint32_t));
-	if (!t->first || !t->kids || !fill) {
+	if (!fst || !*kids || !fill) {
 		free(fill);
 		return -ENOMEM;
 	}
 	for (i = 0; i < n; i++) {
 		uint32_t p = kcc_forest_node(f, i)->parent;
 
-		if (g->keep && !g->keep[i])
+		if (keep && !keep[i])
 			continue;
-		t->first[kcc_is_root_parent(p) ? n : p]++;
+		fst[kcc_is_root_parent(p) ? n : p]++;
 	}
 	for (i = 0, sp = 0; i <= n; i++) {
-		uint32_t c = t->first[i];
+		uint32_t c = fst[i];
 
-		t->first[i] = sp;
+		fst[i] = sp;
 		fill[i] = sp;
 		sp += c;
 	}
-	t->first[n + 1] = sp;
+	fst[n + 1] = sp;
 	for (i = 0; i < n; i++) {
 		uint32_t p = kcc_forest_node(f, i)->parent;
 
-		if (g->keep && !g->keep[i])
+		if (keep && !keep[i])
 			continue;
-		t->kids[fill[kcc_is_root_parent(p) ? n : p]++] = i;
+		(*kids)[fill[kcc_is_root_parent(p) ? n : p]++] = i;
 	}
 	free(fill);
+	return 0;
+}
+
+static int tree__build(struct tree *t, const struct report *r,
+		       const struct report_grp *g)
+{
+	const struct kcc_forest *f = &g->kccf.f;
+	uint32_t n = f->count, i;
+	int ret;
+
+	ret = forest__children(f, g->keep, &t->first, &t->kids);
+	if (ret)
+		return ret;
 	cmp_g = g;
 	cmp_r = r;
 	for (i = 0; i <= n; i++)

@@ -121,6 +121,15 @@ static inline const char *report__srcline(const struct report *r,
 	return id < r->nr_srcline ? r->srcline[id] : NULL;
 }
 
+/*
+ * The children of every node of @f in one array: those of node v are
+ * kids[first[v] .. first[v + 1]), the roots those of v = f->count, in
+ * node order.  Nodes with @keep[v] == 0 are left out when @keep is given.
+ * The caller frees *first and *kids, also after -ENOMEM.
+ */
+int forest__children(const struct kcc_forest *f, const uint8_t *keep,
+		     uint32_t **first, uint32_t **kids);
+
 /* Path of k-CCF node @v of @g, outermost caller first, ';'-separated. */
 int report__path(const struct report *r, const struct report_grp *g,
 		 uint32_t v, struct sbuf *out);

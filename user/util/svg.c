@@ -128,37 +128,20 @@ static int svg_group(struct svg_ctx *c, struct report_grp *g, double x0,
 		     uint32_t base_depth)
 {
 	const struct kcc_forest *f = &g->kccf.f;
-	uint32_t n = f->count, i, sp = 0, *stack, *fill;
-	double *xs;
-	char *title;
-	int ret = -ENOMEM;
+	uint32_t n = f->count, i, sp = 0, *stack = NULL;
+	double *xs = NULL;
+	char *title = NULL;
+	int ret;
 
-	c->first = calloc((size_t)n + 2, sizeof(uint32_t));
-	c->kids = malloc(((size_t)n + 1) * sizeof(uint32_t));
-	fill = malloc(((size_t)n + 2) * sizeof(uint32_t));
+	ret = forest__children(f, NULL, &c->first, &c->kids);
+	if (ret)
+		goto cleanup;
+	ret = -ENOMEM;
 	stack = malloc(((size_t)n + 1) * sizeof(uint32_t));
 	xs = malloc(((size_t)n + 1) * sizeof(double));
 	title = malloc(8192);
-	if (!c->first || !c->kids || !fill || !stack || !xs || !title)
+	if (!stack || !xs || !title)
 		goto cleanup;
-	for (i = 0; i < n; i++) {
-		uint32_t p = kcc_forest_node(f, i)->parent;
-
-		c->first[kcc_is_root_parent(p) ? n : p]++;
-	}
-	for (i = 0, sp = 0; i <= n; i++) {
-		uint32_t k = c->first[i];
-
-		c->first[i] = sp;
-		fill[i] = sp;
-		sp += k;
-	}
-	c->first[n + 1] = sp;
-	for (i = 0; i < n; i++) {
-		uint32_t p = kcc_forest_node(f, i)->parent;
-
-		c->kids[fill[kcc_is_root_parent(p) ? n : p]++] = i;
-	}
 
 	/* Roots side by side from x0, then each node's callers above it. */
 	{
@@ -196,7 +179,6 @@ cleanup:
 	free(c->first);
 	free(c->kids);
 	c->first = c->kids = NULL;
-	free(fill);
 	free(stack);
 	free(xs);
 	free(title);
