@@ -78,28 +78,10 @@ static const char *const prop_name[NPROP] = {
 	[P_EXACT]	= "with m >= distinct contexts: exact estimates, hot set == {f >= floor(phi N)}",
 };
 
-struct outcome {
-	u64 checks;
-	u64 failed;
-	char why[320];
-};
+static struct ksft_prop res[NPROP];
+#define check(p, ok, ...)	ksft_prop_check(&res[p], ok, __VA_ARGS__)
 
-static struct outcome res[NPROP];
 static u64 runs, overestimated;	/* the approximation was exercised */
-
-static __attribute__((format(printf, 3, 4)))
-void check(enum prop p, bool ok, const char *fmt, ...)
-{
-	struct outcome *o = &res[p];
-	va_list ap;
-
-	o->checks++;
-	if (ok || o->failed++)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(o->why, sizeof(o->why), fmt, ap);
-	va_end(ap);
-}
 
 static void run(const struct ref_trace *t, const struct ref_map *cct, u64 seed,
 		u32 phi_ppm, u32 eps_ppm, u32 m, bool exact)
@@ -337,14 +319,8 @@ int main(void)
 		ref_trace_free(&t);
 	}
 
-	for (p = 0; p < NPROP; p++) {
-		if (res[p].failed)
-			ksft_print_msg("%" PRIu64 " of %" PRIu64 " checks failed; first: %s\n",
-				       res[p].failed, res[p].checks, res[p].why);
-		ksft_test_result(!res[p].failed && res[p].checks,
-				 "%s (%" PRIu64 " checks)\n", prop_name[p],
-				 res[p].checks);
-	}
+	for (p = 0; p < NPROP; p++)
+		ksft_prop_result(&res[p], prop_name[p]);
 	/* Without evictions the bounds above would hold trivially. */
 	ksft_test_result(overestimated * 2 > runs,
 			 "counters above the true frequency in %" PRIu64 " of %" PRIu64 " runs\n",

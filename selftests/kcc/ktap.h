@@ -16,7 +16,9 @@
 #ifndef KCC_KTAP_H
 #define KCC_KTAP_H
 
+#include <inttypes.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -150,6 +152,40 @@ void ksft_exit_skip(const char *fmt, ...)
 	ksft_vprint(prefix, "", fmt, ap);
 	va_end(ap);
 	exit(KSFT_SKIP);
+}
+
+/*
+ * A property checked on many generated cases: every check is counted, the
+ * first failure kept, and one TAP result stands for all of them.
+ */
+struct ksft_prop {
+	uint64_t checks;
+	uint64_t failed;
+	char why[320];		/* the first failure */
+};
+
+static inline __attribute__((format(printf, 3, 4)))
+void ksft_prop_check(struct ksft_prop *o, int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	o->checks++;
+	if (ok || o->failed++)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(o->why, sizeof(o->why), fmt, ap);
+	va_end(ap);
+}
+
+/* Passes when checked at least once and never failed. */
+static inline void ksft_prop_result(const struct ksft_prop *o,
+				    const char *what)
+{
+	if (o->failed)
+		ksft_print_msg("%" PRIu64 " of %" PRIu64 " checks failed; first: %s\n",
+			       o->failed, o->checks, o->why);
+	ksft_test_result(!o->failed && o->checks, "%s (%" PRIu64 " checks)\n",
+			 what, o->checks);
 }
 
 /*

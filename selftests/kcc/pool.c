@@ -64,27 +64,8 @@ static const char *const prop_name[NPROP] = {
 	[P_STK_CCT]	= "stack cap: CCT == brute force on the trace without the deep calls",
 };
 
-struct outcome {
-	u64 checks;
-	u64 failed;
-	char why[320];
-};
-
-static struct outcome res[NPROP];
-
-static __attribute__((format(printf, 3, 4)))
-void check(enum prop p, bool ok, const char *fmt, ...)
-{
-	struct outcome *o = &res[p];
-	va_list ap;
-
-	o->checks++;
-	if (ok || o->failed++)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(o->why, sizeof(o->why), fmt, ap);
-	va_end(ap);
-}
+static struct ksft_prop res[NPROP];
+#define check(p, ok, ...)	ksft_prop_check(&res[p], ok, __VA_ARGS__)
 
 static const u32 ks[] = { 0, 1, 2, 3, KCC_K_INF };
 #define NK	(sizeof(ks) / sizeof(ks[0]))
@@ -325,14 +306,8 @@ int main(void)
 		ref_trace_free(&t);
 	}
 
-	for (p = 0; p < NPROP; p++) {
-		if (res[p].failed)
-			ksft_print_msg("%" PRIu64 " of %" PRIu64 " checks failed; first: %s\n",
-				       res[p].failed, res[p].checks, res[p].why);
-		ksft_test_result(!res[p].failed && res[p].checks,
-				 "%s (%" PRIu64 " checks)\n", prop_name[p],
-				 res[p].checks);
-	}
+	for (p = 0; p < NPROP; p++)
+		ksft_prop_result(&res[p], prop_name[p]);
 	bad_returns();
 	ksft_finished();
 }
