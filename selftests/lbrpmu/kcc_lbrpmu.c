@@ -91,7 +91,9 @@ struct lbrpmu_task {
 	struct task_struct *task;	/* holds a reference; NULL: free */
 	u64 ring;			/* user address; 0 after unregister */
 	u64 pos_in;			/* ring pos when last switched in */
+	u64 calls_in, misses_in;	/* counters then */
 	u64 calls, misses;		/* counters at the last read */
+	u64 samples;			/* stacks taken of the thread */
 };
 
 static struct lbrpmu_task lbrpmu_tasks[LBRPMU_TASKS];
@@ -102,19 +104,21 @@ static atomic_t lbrpmu_ntasks = ATOMIC_INIT(0);
 struct lbrpmu_snap {
 	bool valid;		/* the thread is registered */
 	u64 calls, misses;
+	u64 calls_in, misses_in;	/* when it was switched in */
 };
 
 /* Per event, allocated at init (never in the overflow path). */
 struct lbrpmu_event {
+	struct list_head active;	/* on lbrpmu_cpu.active while started */
+	struct perf_event *event;
 	struct task_struct *seen_task;	/* whose counter @seen is */
 	u64 seen;
-	bool ever_seen;
 	u64 clock_prev;			/* clock: local_clock() at the last update */
-	u64 samples;
 };
 
 /* The branch stack of one sample: one buffer per CPU (hrtimer context). */
 struct lbrpmu_cpu {
+	struct list_head active;	/* started calls and misses events */
 	struct kcc_lbr_ring ring;
 	struct perf_branch_stack bs;
 	struct perf_branch_entry e[KCC_LBR_RECS + 1];
@@ -197,6 +201,8 @@ static void lbrpmu_task__snap(struct lbrpmu_snap *snap, u64 *ring, u64 *pos_in)
 	snap->valid = true;
 	snap->calls = s->calls;
 	snap->misses = s->misses;
+	snap->calls_in = s->calls_in;
+	snap->misses_in = s->misses_in;
 	*ring = uaddr;
 	*pos_in = s->pos_in;
 	raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
@@ -210,35 +216,54 @@ noring:
 			snap->valid = true;
 			snap->calls = s->calls;
 			snap->misses = s->misses;
+			snap->calls_in = s->calls_in;
+			snap->misses_in = s->misses_in;
 		}
 		raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
 	}
 }
 
+static u64 lbrpmu_update(struct perf_event *event, u64 *uaddr, u64 *pos_in);
+
 /*
- * sched_switch: the ring position of @prev when it leaves is where its
- * records start when it is switched in again (it writes none meanwhile).
- * Runs in @prev's context, so its ring is readable.
+ * sched_switch, in @prev's context (its ring is readable), before the
+ * perf core schedules its events out or hands them over to @next (the
+ * contexts of threads cloned from one parent are swapped, not
+ * rescheduled): the events running here count @prev's calls up to now.
+ * The ring position and counters of @prev when it leaves are where its
+ * records and counts start when it is switched in again (it writes none
+ * meanwhile).
  */
 static void lbrpmu_probe_switch(void *data, bool preempt,
 				struct task_struct *prev,
 				struct task_struct *next,
 				unsigned int prev_state)
 {
+	struct lbrpmu_cpu *c = this_cpu_ptr(&lbrpmu_cpu);
 	struct kcc_lbr_ring h;
+	struct lbrpmu_event *le;
 	struct lbrpmu_task *s;
 	unsigned long flags;
+	u64 uaddr, pos_in;
 
 	if (!atomic_read(&lbrpmu_ntasks) || !prev->mm || prev == next)
 		return;
-	raw_spin_lock_irqsave(&lbrpmu_lock, flags);
+	local_irq_save(flags);
+	list_for_each_entry(le, &c->active, active)
+		lbrpmu_update(le->event, &uaddr, &pos_in);
+	raw_spin_lock(&lbrpmu_lock);
 	s = lbrpmu_task__find(prev);
 	if (s && !lbrpmu_ring__head(s->ring, &h)) {
 		s->pos_in = h.pos;
 		s->calls = h.calls;
 		s->misses = h.misses;
 	}
-	raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
+	if (s) {
+		s->calls_in = s->calls;
+		s->misses_in = s->misses;
+	}
+	raw_spin_unlock(&lbrpmu_lock);
+	local_irq_restore(flags);
 }
 
 static struct tracepoint *lbrpmu_tp_switch;
@@ -294,6 +319,8 @@ static long lbrpmu_register(unsigned long uaddr)
 	s->pos_in = h.pos;
 	s->calls = h.calls;
 	s->misses = h.misses;
+	s->calls_in = h.calls;
+	s->misses_in = h.misses;
 	raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
 	if (dead)
 		put_task_struct(dead);
@@ -361,6 +388,21 @@ static struct miscdevice lbrpmu_misc = {
 
 /* ---- branch stacks ----------------------------------------------------- */
 
+/* The number of this stack of the running thread (1, 2, ...), or 0. */
+static u64 lbrpmu_task__samples(void)
+{
+	struct lbrpmu_task *s;
+	unsigned long flags;
+	u64 n = 0;
+
+	raw_spin_lock_irqsave(&lbrpmu_lock, flags);
+	s = lbrpmu_task__find(current);
+	if (s)
+		n = ++s->samples;
+	raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
+	return n;
+}
+
 static bool lbrpmu_kernel_ip(u64 ip)
 {
 	return (s64)ip < 0;
@@ -415,7 +457,6 @@ static struct perf_branch_stack *
 lbrpmu_brstack(struct perf_event *event, u64 uaddr, u64 pos_in)
 {
 	struct lbrpmu_cpu *c = this_cpu_ptr(&lbrpmu_cpu);
-	struct lbrpmu_event *le = event->pmu_private;
 	u64 bst = event->attr.branch_sample_type;
 	bool save_type = bst & PERF_SAMPLE_BRANCH_TYPE_SAVE;
 	struct kcc_lbr_ring *r = &c->ring;
@@ -451,8 +492,7 @@ lbrpmu_brstack(struct perf_event *event, u64 uaddr, u64 pos_in)
 				     PERF_BR_IND_CALL : PERF_BR_CALL, save_type);
 		}
 	}
-	le->samples++;
-	if (stray && !(le->samples % stray)) {
+	if (stray && uaddr && !(lbrpmu_task__samples() % stray)) {
 		/* Room: at most KCC_LBR_RECS records came from the ring. */
 		memmove(&c->e[1], &c->e[0], n * sizeof(c->e[0]));
 		lbrpmu_entry(&c->e[0], (u64)(unsigned long)lbrpmu_hrtimer,
@@ -491,29 +531,30 @@ static bool lbrpmu_sample(struct perf_event *event, u64 uaddr, u64 pos_in)
 
 /*
  * Bring the count of a calls or misses event up to date with the running
- * thread; the new events counted, or 0.
+ * thread; the new events counted, or 0.  A thread the event has not seen
+ * since it was switched in counts from its counters at the switch (or at
+ * its registration): the event was running since then, on this thread or
+ * handed over with its context.
  */
 static u64 lbrpmu_update(struct perf_event *event, u64 *uaddr, u64 *pos_in)
 {
 	struct lbrpmu_event *le = event->pmu_private;
+	bool calls = lbrpmu_config(event) == KCC_LBR_EV_CALLS;
 	struct lbrpmu_snap snap;
-	u64 v, delta = 0;
+	u64 v, delta;
 
 	lbrpmu_task__snap(&snap, uaddr, pos_in);
 	if (!snap.valid) {
-		if (!lbrpmu_event__per_task(event))
-			le->seen_task = NULL;
+		le->seen_task = NULL;
 		return 0;
 	}
-	v = lbrpmu_config(event) == KCC_LBR_EV_CALLS ? snap.calls : snap.misses;
+	v = calls ? snap.calls : snap.misses;
 	if (le->seen_task == current)
 		delta = v - le->seen;
-	else if (!le->seen_task && !le->ever_seen &&
-		 lbrpmu_event__per_task(event))
-		delta = v;	/* registered while the event ran */
+	else
+		delta = v - (calls ? snap.calls_in : snap.misses_in);
 	le->seen_task = current;
 	le->seen = v;
-	le->ever_seen = true;
 	local64_add(delta, &event->count);
 	return delta;
 }
@@ -596,8 +637,10 @@ static void lbrpmu_start(struct perf_event *event, int flags)
 			return;
 		ns = max_t(u64, 10000, hwc->sample_period);
 	} else {
-		/* The baseline of the thread now running. */
+		/* Nothing counted yet of the thread now running. */
+		le->seen_task = NULL;
 		lbrpmu_update(event, &uaddr, &pos_in);
+		list_add(&le->active, &this_cpu_ptr(&lbrpmu_cpu)->active);
 		ns = max_t(u64, LBRPMU_POLL_MIN, READ_ONCE(poll_us)) *
 		     NSEC_PER_USEC;
 	}
@@ -607,12 +650,15 @@ static void lbrpmu_start(struct perf_event *event, int flags)
 
 static void lbrpmu_stop(struct perf_event *event, int flags)
 {
+	struct lbrpmu_event *le = event->pmu_private;
 	struct hw_perf_event *hwc = &event->hw;
 
 	if (hwc->state & PERF_HES_STOPPED)
 		return;
 	hrtimer_cancel(&hwc->hrtimer);
 	lbrpmu_read(event);
+	if (lbrpmu_config(event) != KCC_LBR_EV_CLOCK)
+		list_del_init(&le->active);
 	hwc->state = PERF_HES_STOPPED | PERF_HES_UPTODATE;
 }
 
@@ -646,6 +692,7 @@ static int lbrpmu_event_init(struct perf_event *event)
 {
 	struct hw_perf_event *hwc = &event->hw;
 	u64 config = event->attr.config;
+	struct lbrpmu_event *le;
 
 	if (event->attr.type != lbrpmu_pmu.type)
 		return -ENOENT;
@@ -655,9 +702,12 @@ static int lbrpmu_event_init(struct perf_event *event)
 	if (has_branch_stack(event) &&
 	    (event->attr.branch_sample_type & ~LBRPMU_BRANCH_OK))
 		return -EOPNOTSUPP;
-	event->pmu_private = kzalloc(sizeof(struct lbrpmu_event), GFP_KERNEL);
-	if (!event->pmu_private)
+	le = kzalloc(sizeof(*le), GFP_KERNEL);
+	if (!le)
 		return -ENOMEM;
+	INIT_LIST_HEAD(&le->active);
+	le->event = event;
+	event->pmu_private = le;
 	event->destroy = lbrpmu_destroy;
 	hrtimer_init(&hwc->hrtimer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
 	hwc->hrtimer.function = lbrpmu_hrtimer;
@@ -757,8 +807,10 @@ static void lbrpmu_tasks_drop(void)
 
 static int __init lbrpmu_init(void)
 {
-	int ret;
+	int cpu, ret;
 
+	for_each_possible_cpu(cpu)
+		INIT_LIST_HEAD(&per_cpu_ptr(&lbrpmu_cpu, cpu)->active);
 	ret = lbrpmu_find_overflow();
 	if (ret) {
 		pr_err("perf_event_overflow not found (%d)\n", ret);
