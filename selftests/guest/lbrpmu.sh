@@ -51,12 +51,12 @@ lbrpmu_tests() {
 	check $? "/dev/kcc_lbr exists"
 
 	lbrpmu_run "calls, any_call,any_ret,u" -e calls -c 499 \
-		-j any_call,any_ret,u
+		-j any_call,any_ret,u -k 0
 	lbrpmu_run "calls, any_call,u (no returns)" -e calls -c 499 \
 		-j any_call,u
 	lbrpmu_run "calls, any_ret,u,save_type (no calls)" -e calls -c 499 \
 		-j any_ret,u,save_type
-	lbrpmu_run "misses, any,u" -e misses -c 1999 -j any,u
+	lbrpmu_run "misses, any,u" -e misses -c 1999 -j any,u -k 0
 	lbrpmu_run "clock 1 ms, any_call,any_ret,u" -e clock -c 1000000 \
 		-j any_call,any_ret,u
 	lbrpmu_param stray 3
@@ -64,7 +64,7 @@ lbrpmu_tests() {
 		-c 499 -j any_call,any_ret,u -x 3
 	lbrpmu_param stray 0
 	lbrpmu_param skid 3
-	lbrpmu_run "skid=3" -e calls -c 499 -j any_call,any_ret,u
+	lbrpmu_run "skid=3" -e calls -c 499 -j any_call,any_ret,u -k 3
 	lbrpmu_param skid 0
 	lbrpmu_param task_save 0
 	lbrpmu_run "task_save=0 (wiped at context switches)" -e calls \

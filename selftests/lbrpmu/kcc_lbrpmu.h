@@ -33,6 +33,13 @@
 #define KCC_LBR_EV_CALLS	1	/* the ring's calls counter */
 #define KCC_LBR_EV_MISSES	2	/* the ring's synthetic misses */
 
+/*
+ * The synthetic misses of one call of the routine at @fn: 0..7, fixed per
+ * routine, so the misses event samples some routines more than others.
+ */
+#define KCC_LBR_MISSES(fn) \
+	((__u64)(fn) * 0x9e3779b97f4a7c15ull >> 61)
+
 struct kcc_lbr_rec {
 	__u64 from;	/* call: the call instruction; return: in the callee */
 	__u64 to;	/* call: the call's target; return: the return address */

@@ -399,9 +399,7 @@ static inline NOTRACE void kft_lbr_call(struct kft_thread *t, uintptr_t fn,
 	} else if (p[-6] == 0xff && (p[-5] & 0x38) == 0x10) {
 		from = site - 6;
 	}
-	/* A synthetic miss rate of 0..7 per call, fixed per routine. */
-	kft_lbr_put(t, from, to, flags,
-		    ((uint64_t)fn * 0x9e3779b97f4a7c15ull) >> 61);
+	kft_lbr_put(t, from, to, flags, KCC_LBR_MISSES(fn));
 }
 
 static NOTRACE void kft_finish(struct kft_thread *t)

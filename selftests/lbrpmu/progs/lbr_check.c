@@ -3,13 +3,14 @@
  * lbr_check.c - checks the branch stacks of the test LBR PMU (kcc_lbr,
  * kcc_lbrpmu.ko) against the trace the same run of a workload wrote.
  *
- *   lbr_check [-e EVENT] [-c PERIOD] [-j FILTER] [-x N] [-m MIN] -d DIR
- *             -- PROG [ARGS...]
+ *   lbr_check [-e EVENT] [-c PERIOD] [-j FILTER] [-x N] [-k SKID] [-m MIN]
+ *             -d DIR -- PROG [ARGS...]
  *	opens kcc_lbr/EVENT/ (calls, misses or clock) on PROG, run with
  *	KCC_TRACE_DIR=DIR KCC_TRACE_LBR=1, sampling every PERIOD with
  *	branch stacks under FILTER (perf's -j syntax: any, any_call,
- *	any_ret, call, ind_call, u, k, save_type); checks the samples and,
- *	for calls, that the count equals the calls in the trace
+ *	any_ret, call, ind_call, u, k, save_type); checks the samples and
+ *	that the count equals the calls (calls) or the synthetic misses
+ *	(misses: KCC_LBR_MISSES() of each call's routine) in the trace
  *   lbr_check -S FILE [-j FILTER] [-x N] [-m MIN] -d DIR
  *	checks the branch stacks of `perf script -F pid,tid,brstack`
  *   lbr_check -n -d DIR
@@ -25,7 +26,9 @@
  * kernel address under u); with -x N, the stray far-branch records
  * (from a kernel address) are on top of every N-th stack of each thread:
  * only on top, and floor(n / N) of them for a thread of n samples (the
- * samples of a thread come from several CPUs' buffers, out of order).
+ * samples of a thread come from several CPUs' buffers, out of order);
+ * with -k SKID, the deepest stack (below a stray) has KCC_LBR_RECS - SKID
+ * records: the newest SKID are left out, the rest is there.
  * The traces are read here, raw, because the checks need the events in
  * the order the runtime wrote them, which user/util/ftrace_rt.c mends
  * (longjmp) on purpose.
@@ -70,6 +73,7 @@ struct thread {
 static struct thread threads[MAX_THREADS];
 static int nthreads;
 static uint64_t trace_calls;
+static uint64_t trace_misses;	/* the synthetic misses of the calls */
 
 /* ---- a set of (a, b) keys with a value ----------------------------------- */
 
@@ -249,8 +253,10 @@ static int read_trace(const char *path)
 		}
 		t->ev[t->nev++] = (struct ev){ (uint8_t)(v & 3), fns[v >> 2],
 					       sites[v >> 2] };
-		if ((v & 3) == FTR_KIND_ENTER)
+		if ((v & 3) == FTR_KIND_ENTER) {
 			trace_calls++;
+			trace_misses += KCC_LBR_MISSES(fns[v >> 2]);
+		}
 	}
 	free(buf);
 	free(fns);
@@ -441,13 +447,14 @@ static int find_thread(uint32_t pid, uint32_t tid)
 }
 
 static void check_samples(uint64_t filter, unsigned int stray_every,
-			  size_t min)
+			  size_t min, int skid)
 {
 	struct set sites = { 0 }, pairs = { 0 };
 	size_t with = 0, recs = 0, unknown = 0, badpair = 0, pairs_n = 0;
 	size_t nothread = 0, wrong_type = 0, kern = 0, strays = 0;
 	size_t stray_bad = 0, retarget = 0, i;
 	size_t nth[MAX_THREADS] = { 0 };
+	uint32_t deepest = 0;
 	int ti;
 	uint32_t j;
 
@@ -488,6 +495,8 @@ static void check_samples(uint64_t filter, unsigned int stray_every,
 			strays++;
 			first = 1;
 		}
+		if (s->nr - first > deepest)
+			deepest = s->nr - first;
 		/* Oldest first: each record must follow the one before. */
 		for (j = s->nr; j-- > first;) {
 			const struct rec *r = &s->r[j];
@@ -555,6 +564,10 @@ static void check_samples(uint64_t filter, unsigned int stray_every,
 		    stray_every, strays, stray_bad);
 	else
 		tap(!strays, "no stray far branch (%zu)", strays);
+	if (skid >= 0)
+		tap(deepest == KCC_LBR_RECS - (uint32_t)skid,
+		    "the deepest stack has %d records (%u): skid %d",
+		    KCC_LBR_RECS - skid, deepest, skid);
 	free(sites.s);
 	free(pairs.s);
 }
@@ -761,7 +774,7 @@ out:
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: lbr_check [-e EVENT] [-c PERIOD] [-j FILTER] [-x N] [-m MIN] -d DIR -- PROG [ARGS...]\n"
+		"usage: lbr_check [-e EVENT] [-c PERIOD] [-j FILTER] [-x N] [-k SKID] [-m MIN] -d DIR -- PROG [ARGS...]\n"
 		"       lbr_check -S PERF_SCRIPT_OUTPUT [-j FILTER] [-x N] [-m MIN] -d DIR\n"
 		"       lbr_check -n -d DIR\n");
 	exit(2);
@@ -775,15 +788,17 @@ int main(int argc, char **argv)
 			  PERF_SAMPLE_BRANCH_ANY_RETURN | PERF_SAMPLE_BRANCH_USER;
 	unsigned int stray_every = 0;
 	size_t min = 10;
+	int skid = -1;
 	int opt, count_only = 0;
 
-	while ((opt = getopt(argc, argv, "e:c:j:x:m:d:S:n")) != -1) {
+	while ((opt = getopt(argc, argv, "e:c:j:x:m:k:d:S:n")) != -1) {
 		switch (opt) {
 		case 'e': event = optarg; break;
 		case 'c': period = strtoull(optarg, NULL, 0); break;
 		case 'j': filter = parse_filter(optarg); break;
 		case 'x': stray_every = (unsigned int)atoi(optarg); break;
 		case 'm': min = (size_t)atol(optarg); break;
+		case 'k': skid = atoi(optarg); break;
 		case 'd': dir = optarg; break;
 		case 'S': script = optarg; break;
 		case 'n': count_only = 1; break;
@@ -814,10 +829,20 @@ int main(int argc, char **argv)
 	}
 	printf("# %d threads traced, %" PRIu64 " calls in the trace\n",
 	       nthreads, trace_calls);
-	check_samples(filter, stray_every, min);
+	if (skid >= KCC_LBR_RECS) {
+		fprintf(stderr, "lbr_check: skid %d: at most %d\n", skid,
+			KCC_LBR_RECS - 1);
+		return 2;
+	}
+	check_samples(filter, stray_every, min, skid);
 	if (!script && !strcmp(event, "calls"))
 		tap(count == trace_calls,
 		    "kcc_lbr/calls/ counted the calls of the trace (%" PRIu64
 		    " counted, %" PRIu64 " traced)", count, trace_calls);
+	if (!script && !strcmp(event, "misses"))
+		tap(count == trace_misses,
+		    "kcc_lbr/misses/ counted the misses of the trace's calls (%"
+		    PRIu64 " counted, %" PRIu64 " from the trace)", count,
+		    trace_misses);
 	return tap_failed;
 }
