@@ -468,10 +468,12 @@ static void check_samples(uint64_t filter, unsigned int stray_every,
 			const struct ev *v = &t->ev[e];
 			uint64_t a = ((uint64_t)v->kind << 56) | ti;
 
+			/* All events: a record of a type not asked for is
+			 * still recognised, and reported as such. */
+			set_put(&sites, a, v->site, v->fn);
 			if (v->kind == FTR_KIND_ENTER ? !filter_calls(filter) :
 							!filter_rets(filter))
 				continue;
-			set_put(&sites, a, v->site, v->fn);
 			if (pa)
 				set_put(&pairs, mix(pa, pb), mix(a, v->site), 0);
 			pa = a;
