@@ -23,9 +23,10 @@
  * an interrupt at the N-th call.  An hrtimer polls the running thread's
  * counters every poll_us microseconds (and at every read, add and del);
  * when the counted value crosses the period, one sample is taken at the
- * poll, with the registers and the branches of that moment.  Counting is
- * exact for per-task events; system-wide, the calls a thread makes
- * between its last poll and a context switch are not counted.
+ * poll, with the registers and the branches of that moment.  A
+ * sched_switch probe counts the outgoing thread's calls on the events
+ * running on the CPU, before the perf core schedules them out or hands
+ * them over to the next thread.
  *
  * Like the Intel driver:
  *  - system-wide events see only the records the running thread wrote
@@ -135,7 +136,7 @@ static enum hrtimer_restart lbrpmu_hrtimer(struct hrtimer *hrtimer);
 
 /* ---- registered threads ------------------------------------------------ */
 
-static struct lbrpmu_task *lbrpmu_task__find(struct task_struct *t)
+static struct lbrpmu_task *lbrpmu_task_find(struct task_struct *t)
 {
 	int i;
 
@@ -147,7 +148,7 @@ static struct lbrpmu_task *lbrpmu_task__find(struct task_struct *t)
 }
 
 /* Free slot @s; the caller puts the task returned once unlocked. */
-static struct task_struct *lbrpmu_task__drop(struct lbrpmu_task *s)
+static struct task_struct *lbrpmu_task_drop(struct lbrpmu_task *s)
 {
 	struct task_struct *t = s->task;
 
@@ -158,7 +159,7 @@ static struct task_struct *lbrpmu_task__drop(struct lbrpmu_task *s)
 }
 
 /* Read the header of @uaddr (the running thread's ring): 0 or -EFAULT. */
-static int lbrpmu_ring__head(u64 uaddr, struct kcc_lbr_ring *h)
+static int lbrpmu_ring_head(u64 uaddr, struct kcc_lbr_ring *h)
 {
 	size_t len = offsetof(struct kcc_lbr_ring, rec);
 
@@ -174,7 +175,7 @@ static int lbrpmu_ring__head(u64 uaddr, struct kcc_lbr_ring *h)
  * cannot be read (the thread unregistered, or is exiting and has no mm
  * any more) the values of the last read stand.
  */
-static void lbrpmu_task__snap(struct lbrpmu_snap *snap, u64 *ring, u64 *pos_in)
+static void lbrpmu_task_snap(struct lbrpmu_snap *snap, u64 *ring, u64 *pos_in)
 {
 	struct kcc_lbr_ring h;
 	struct lbrpmu_task *s;
@@ -186,13 +187,13 @@ static void lbrpmu_task__snap(struct lbrpmu_snap *snap, u64 *ring, u64 *pos_in)
 	if (!atomic_read(&lbrpmu_ntasks) || !current->mm)
 		goto noring;
 	raw_spin_lock_irqsave(&lbrpmu_lock, flags);
-	s = lbrpmu_task__find(current);
+	s = lbrpmu_task_find(current);
 	if (!s) {
 		raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
 		goto noring;
 	}
 	uaddr = s->ring;
-	if (!lbrpmu_ring__head(uaddr, &h)) {
+	if (!lbrpmu_ring_head(uaddr, &h)) {
 		s->calls = h.calls;
 		s->misses = h.misses;
 	} else {
@@ -211,7 +212,7 @@ noring:
 	if (current->flags & PF_EXITING) {
 		/* exit_mm() already ran: the last values of the thread */
 		raw_spin_lock_irqsave(&lbrpmu_lock, flags);
-		s = atomic_read(&lbrpmu_ntasks) ? lbrpmu_task__find(current) : NULL;
+		s = atomic_read(&lbrpmu_ntasks) ? lbrpmu_task_find(current) : NULL;
 		if (s) {
 			snap->valid = true;
 			snap->calls = s->calls;
@@ -252,8 +253,8 @@ static void lbrpmu_probe_switch(void *data, bool preempt,
 	list_for_each_entry(le, &c->active, active)
 		lbrpmu_update(le->event, &uaddr, &pos_in);
 	raw_spin_lock(&lbrpmu_lock);
-	s = lbrpmu_task__find(prev);
-	if (s && !lbrpmu_ring__head(s->ring, &h)) {
+	s = lbrpmu_task_find(prev);
+	if (s && !lbrpmu_ring_head(s->ring, &h)) {
 		s->pos_in = h.pos;
 		s->calls = h.calls;
 		s->misses = h.misses;
@@ -294,14 +295,14 @@ static long lbrpmu_register(unsigned long uaddr)
 		return -EPROTO;
 
 	raw_spin_lock_irqsave(&lbrpmu_lock, flags);
-	s = lbrpmu_task__find(current);
+	s = lbrpmu_task_find(current);
 	if (!s) {
 		/* A free slot, or one whose thread is dead. */
 		for (i = 0; i < LBRPMU_TASKS && !s; i++) {
 			struct lbrpmu_task *c = &lbrpmu_tasks[i];
 
 			if (c->task && !dead && READ_ONCE(c->task->exit_state))
-				dead = lbrpmu_task__drop(c);
+				dead = lbrpmu_task_drop(c);
 			if (!c->task)
 				s = c;
 		}
@@ -336,7 +337,7 @@ static long lbrpmu_unregister(void)
 	int ok;
 
 	raw_spin_lock_irqsave(&lbrpmu_lock, flags);
-	s = lbrpmu_task__find(current);
+	s = lbrpmu_task_find(current);
 	if (s)
 		uaddr = s->ring;
 	raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
@@ -349,7 +350,7 @@ static long lbrpmu_unregister(void)
 	 * The slot stays until the thread is dead, with its final counters:
 	 * a per-task event is scheduled out after exit_mm().
 	 */
-	s = lbrpmu_task__find(current);
+	s = lbrpmu_task_find(current);
 	if (s) {
 		if (ok && h.magic == KCC_LBR_MAGIC) {
 			s->calls = h.calls;
@@ -389,14 +390,14 @@ static struct miscdevice lbrpmu_misc = {
 /* ---- branch stacks ----------------------------------------------------- */
 
 /* The number of this stack of the running thread (1, 2, ...), or 0. */
-static u64 lbrpmu_task__samples(void)
+static u64 lbrpmu_task_samples(void)
 {
 	struct lbrpmu_task *s;
 	unsigned long flags;
 	u64 n = 0;
 
 	raw_spin_lock_irqsave(&lbrpmu_lock, flags);
-	s = lbrpmu_task__find(current);
+	s = lbrpmu_task_find(current);
 	if (s)
 		n = ++s->samples;
 	raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
@@ -408,7 +409,7 @@ static bool lbrpmu_kernel_ip(u64 ip)
 	return (s64)ip < 0;
 }
 
-static bool lbrpmu_event__per_task(struct perf_event *event)
+static bool lbrpmu_event_per_task(struct perf_event *event)
 {
 	return event->attach_state & PERF_ATTACH_TASK;
 }
@@ -475,7 +476,7 @@ lbrpmu_brstack(struct perf_event *event, u64 uaddr, u64 pos_in)
 		if ((r->seq & 1) || seq != r->seq)
 			first = r->pos + 1 > KCC_LBR_RECS ?
 				r->pos + 1 - KCC_LBR_RECS : 0;
-		if ((!lbrpmu_event__per_task(event) || !task_save) &&
+		if ((!lbrpmu_event_per_task(event) || !task_save) &&
 		    pos_in > first)
 			first = pos_in;
 		for (i = r->pos; i > first; i--) {
@@ -492,7 +493,7 @@ lbrpmu_brstack(struct perf_event *event, u64 uaddr, u64 pos_in)
 				     PERF_BR_IND_CALL : PERF_BR_CALL, save_type);
 		}
 	}
-	if (stray && uaddr && !(lbrpmu_task__samples() % stray)) {
+	if (stray && uaddr && !(lbrpmu_task_samples() % stray)) {
 		/* Room: at most KCC_LBR_RECS records came from the ring. */
 		memmove(&c->e[1], &c->e[0], n * sizeof(c->e[0]));
 		lbrpmu_entry(&c->e[0], (u64)(unsigned long)lbrpmu_hrtimer,
@@ -543,7 +544,7 @@ static u64 lbrpmu_update(struct perf_event *event, u64 *uaddr, u64 *pos_in)
 	struct lbrpmu_snap snap;
 	u64 v, delta;
 
-	lbrpmu_task__snap(&snap, uaddr, pos_in);
+	lbrpmu_task_snap(&snap, uaddr, pos_in);
 	if (!snap.valid) {
 		le->seen_task = NULL;
 		return 0;
@@ -609,7 +610,7 @@ static enum hrtimer_restart lbrpmu_hrtimer(struct hrtimer *hrtimer)
 		return HRTIMER_NORESTART;
 	if (clock) {
 		lbrpmu_clock_update(event);
-		lbrpmu_task__snap(&snap, &uaddr, &pos_in);
+		lbrpmu_task_snap(&snap, &uaddr, &pos_in);
 		fire = true;
 		period = max_t(u64, 10000, event->hw.sample_period);
 	} else {
@@ -797,7 +798,7 @@ static void lbrpmu_tasks_drop(void)
 
 	for (i = 0; i < LBRPMU_TASKS; i++) {
 		raw_spin_lock_irqsave(&lbrpmu_lock, flags);
-		t = lbrpmu_tasks[i].task ? lbrpmu_task__drop(&lbrpmu_tasks[i]) :
+		t = lbrpmu_tasks[i].task ? lbrpmu_task_drop(&lbrpmu_tasks[i]) :
 					   NULL;
 		raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
 		if (t)
