@@ -5,6 +5,7 @@
 #
 #   lbr_check     static: runs a workload under kcc_lbr and checks the
 #                 branch stacks against the workload's trace (progs/)
+#   lbr_ring      static: checks the stacks read from hand-filled rings
 #   lbr_workload  traced (-finstrument-functions, kcc's tracing runtime),
 #                 -O2, frame pointers but not in leaves; dynamically
 #                 linked to liblbr.so, found next to it ($ORIGIN)
@@ -49,6 +50,9 @@ build() {	# build NAME COMMAND...
 # shellcheck disable=SC2086
 build lbr_check $CC -static -O2 -g -D_GNU_SOURCE $W -o "$dir/lbr_check" \
 	"$src/lbr_check.c"
+# shellcheck disable=SC2086
+build lbr_ring $CC -static -O2 -g -D_GNU_SOURCE $W -o "$dir/lbr_ring" \
+	"$src/lbr_ring.c"
 # shellcheck disable=SC2086
 build kcc_trace_rt $CC -std=gnu11 -O2 -g -fPIC $W -c \
 	-o "$dir/kcc_trace_rt.o" "$top/tools/kcc-trace/kcc_trace_rt.c"
