@@ -36,8 +36,8 @@
  *  - skid=N leaves the N newest records out of the stack, so the sampled
  *    registers are N branches past the frozen LBR;
  *  - stray=N puts a far-branch record from a kernel address, of unknown
- *    type, on top of every N-th stack after the filter, as one that
- *    slipped past it would be.
+ *    type, on top of every N-th stack read from a thread's ring (counted
+ *    per thread), after the filter, as one that slipped past it would be.
  *
  * Not exported to modules, found by name at load: perf_event_overflow()
  * (through kallsyms_lookup_name(), itself found with a kprobe).  The
@@ -86,6 +86,14 @@ MODULE_PARM_DESC(task_save, "per-task events keep the records across context swi
 static unsigned int poll_us = 1000;
 module_param(poll_us, uint, 0644);
 MODULE_PARM_DESC(poll_us, "poll interval of the calls and misses counters, us (default 1000)");
+
+/* The header of a ring, what precedes its records: small on the stack. */
+struct lbrpmu_head {
+	u32 magic, version;
+	u64 seq, pos, calls, misses;
+};
+
+static_assert(sizeof(struct lbrpmu_head) == offsetof(struct kcc_lbr_ring, rec));
 
 /* A registered thread. */
 struct lbrpmu_task {
@@ -159,11 +167,10 @@ static struct task_struct *lbrpmu_task_drop(struct lbrpmu_task *s)
 }
 
 /* Read the header of @uaddr (the running thread's ring): 0 or -EFAULT. */
-static int lbrpmu_ring_head(u64 uaddr, struct kcc_lbr_ring *h)
+static int lbrpmu_ring_head(u64 uaddr, struct lbrpmu_head *h)
 {
-	size_t len = offsetof(struct kcc_lbr_ring, rec);
-
-	if (!uaddr || copy_from_user_nmi(h, (const void __user *)uaddr, len))
+	if (!uaddr ||
+	    copy_from_user_nmi(h, (const void __user *)uaddr, sizeof(*h)))
 		return -EFAULT;
 	if (h->magic != KCC_LBR_MAGIC || h->version != KCC_LBR_VERSION)
 		return -EFAULT;
@@ -171,57 +178,38 @@ static int lbrpmu_ring_head(u64 uaddr, struct kcc_lbr_ring *h)
 }
 
 /*
- * The counters of the running thread, under lbrpmu_lock.  When the ring
- * cannot be read (the thread unregistered, or is exiting and has no mm
- * any more) the values of the last read stand.
+ * The counters of the running thread, under lbrpmu_lock, and its ring
+ * (@ring 0 when it cannot be read).  When the ring cannot be read (the
+ * thread unregistered, or exit_mm() already ran: a per-task event is
+ * scheduled out after it) the values of the last read stand.
  */
 static void lbrpmu_task_snap(struct lbrpmu_snap *snap, u64 *ring, u64 *pos_in)
 {
-	struct kcc_lbr_ring h;
+	struct lbrpmu_head h;
 	struct lbrpmu_task *s;
 	unsigned long flags;
-	u64 uaddr;
 
 	snap->valid = false;
 	*ring = 0;
-	if (!atomic_read(&lbrpmu_ntasks) || !current->mm)
-		goto noring;
+	*pos_in = 0;
+	if (!atomic_read(&lbrpmu_ntasks))
+		return;
 	raw_spin_lock_irqsave(&lbrpmu_lock, flags);
 	s = lbrpmu_task_find(current);
-	if (!s) {
-		raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
-		goto noring;
-	}
-	uaddr = s->ring;
-	if (!lbrpmu_ring_head(uaddr, &h)) {
-		s->calls = h.calls;
-		s->misses = h.misses;
-	} else {
-		uaddr = 0;
-	}
-	snap->valid = true;
-	snap->calls = s->calls;
-	snap->misses = s->misses;
-	snap->calls_in = s->calls_in;
-	snap->misses_in = s->misses_in;
-	*ring = uaddr;
-	*pos_in = s->pos_in;
-	raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
-	return;
-noring:
-	if (current->flags & PF_EXITING) {
-		/* exit_mm() already ran: the last values of the thread */
-		raw_spin_lock_irqsave(&lbrpmu_lock, flags);
-		s = atomic_read(&lbrpmu_ntasks) ? lbrpmu_task_find(current) : NULL;
-		if (s) {
-			snap->valid = true;
-			snap->calls = s->calls;
-			snap->misses = s->misses;
-			snap->calls_in = s->calls_in;
-			snap->misses_in = s->misses_in;
+	if (s) {
+		if (current->mm && !lbrpmu_ring_head(s->ring, &h)) {
+			s->calls = h.calls;
+			s->misses = h.misses;
+			*ring = s->ring;
 		}
-		raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
+		snap->valid = true;
+		snap->calls = s->calls;
+		snap->misses = s->misses;
+		snap->calls_in = s->calls_in;
+		snap->misses_in = s->misses_in;
+		*pos_in = s->pos_in;
 	}
+	raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
 }
 
 static u64 lbrpmu_update(struct perf_event *event, u64 *uaddr, u64 *pos_in);
@@ -241,7 +229,7 @@ static void lbrpmu_probe_switch(void *data, bool preempt,
 				unsigned int prev_state)
 {
 	struct lbrpmu_cpu *c = this_cpu_ptr(&lbrpmu_cpu);
-	struct kcc_lbr_ring h;
+	struct lbrpmu_head h;
 	struct lbrpmu_event *le;
 	struct lbrpmu_task *s;
 	unsigned long flags;
@@ -280,7 +268,7 @@ static void lbrpmu_tp_lookup(struct tracepoint *tp, void *priv)
 static long lbrpmu_register(unsigned long uaddr)
 {
 	struct task_struct *dead = NULL;
-	struct kcc_lbr_ring h;
+	struct lbrpmu_head h;
 	struct lbrpmu_task *s;
 	unsigned long flags;
 	int i;
@@ -288,8 +276,7 @@ static long lbrpmu_register(unsigned long uaddr)
 	if (!uaddr || !IS_ALIGNED(uaddr, 8) ||
 	    !access_ok((void __user *)uaddr, sizeof(struct kcc_lbr_ring)))
 		return -EINVAL;
-	if (copy_from_user(&h, (void __user *)uaddr,
-			   offsetof(struct kcc_lbr_ring, rec)))
+	if (copy_from_user(&h, (void __user *)uaddr, sizeof(h)))
 		return -EFAULT;
 	if (h.magic != KCC_LBR_MAGIC || h.version != KCC_LBR_VERSION)
 		return -EPROTO;
@@ -330,7 +317,7 @@ static long lbrpmu_register(unsigned long uaddr)
 
 static long lbrpmu_unregister(void)
 {
-	struct kcc_lbr_ring h;
+	struct lbrpmu_head h;
 	struct lbrpmu_task *s;
 	unsigned long flags;
 	u64 uaddr = 0;
@@ -343,8 +330,7 @@ static long lbrpmu_unregister(void)
 	raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
 	if (!s)
 		return -ENOENT;
-	ok = uaddr && !copy_from_user(&h, (void __user *)uaddr,
-				      offsetof(struct kcc_lbr_ring, rec));
+	ok = uaddr && !copy_from_user(&h, (void __user *)uaddr, sizeof(h));
 	raw_spin_lock_irqsave(&lbrpmu_lock, flags);
 	/*
 	 * The slot stays until the thread is dead, with its final counters:
@@ -377,7 +363,7 @@ static long lbrpmu_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 static const struct file_operations lbrpmu_fops = {
 	.owner = THIS_MODULE,
 	.unlocked_ioctl = lbrpmu_ioctl,
-	.compat_ioctl = lbrpmu_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
 };
 
 static struct miscdevice lbrpmu_misc = {

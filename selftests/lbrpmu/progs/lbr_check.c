@@ -25,8 +25,9 @@
  * first and has no hole); the filter holds (types, and no record from a
  * kernel address under u); with -x N, the stray far-branch records
  * (from a kernel address) are on top of every N-th stack of each thread:
- * only on top, and floor(n / N) of them for a thread of n samples (the
- * samples of a thread come from several CPUs' buffers, out of order);
+ * only on top, and floor(n / N) of them for a thread of n samples with
+ * records (the samples of a thread come from several CPUs' buffers, out
+ * of order);
  * with -k SKID, the deepest stack (below a stray) has KCC_LBR_RECS - SKID
  * records: the newest SKID are left out, the rest is there.
  * The traces are read here, raw, because the checks need the events in
@@ -41,7 +42,6 @@
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +54,7 @@
 
 #include "../../../user/util/ftrace_fmt.h"
 #include "../kcc_lbrpmu.h"
+#include "lbr_prog.h"
 
 #define MAX_THREADS	64
 #define MMAP_PAGES	512	/* data pages of the sample buffer */
@@ -391,24 +392,6 @@ static int kernel_ip(uint64_t ip)
 	return (int64_t)ip < 0;
 }
 
-static int tap_n, tap_failed;
-
-static void tap(int ok, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void tap(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d ", ok ? "" : "not ", ++tap_n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (!ok)
-		tap_failed = 1;
-}
-
 /*
  * Key of the event a record stands for in thread @ti: (kind << 56 | ti,
  * return address); 0 when no event of the thread matches.
@@ -492,7 +475,7 @@ static void check_samples(uint64_t filter, unsigned int stray_every,
 			nothread += s->nr > 0;
 			continue;
 		}
-		nth[ti]++;
+		nth[ti] += s->nr > 0;	/* the PMU numbers stacks read from a ring */
 		if (s->nr && kernel_ip(s->r[0].from)) {
 			strays++;
 			first = 1;
@@ -610,52 +593,26 @@ static int read_script(const char *path)
 
 /* ---- running the workload -------------------------------------------------- */
 
-static int pmu_type(void)
+/* One sample: ip, pid and tid, the branch stack. */
+static void take_sample(const uint8_t *body, size_t len, void *arg)
 {
-	FILE *f = fopen("/sys/bus/event_source/devices/kcc_lbr/type", "r");
-	int type = -1;
+	const uint64_t *u = (const uint64_t *)body;
+	struct rec r[KCC_LBR_RECS + 8];
+	uint64_t nr, k;
 
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &type) != 1)
-		type = -1;
-	fclose(f);
-	return type;
+	if (len < 3 * sizeof(*u))
+		return;
+	nr = u[2];
+	if (nr > sizeof(r) / sizeof(r[0]) || (3 + 3 * nr) * sizeof(*u) > len)
+		nr = 0;
+	for (k = 0; k < nr; k++)
+		r[k] = (struct rec){ u[3 + 3 * k], u[4 + 3 * k] };
+	add_sample((uint32_t)u[1], (uint32_t)(u[1] >> 32), r, (uint32_t)nr);
 }
 
 static void drain(struct perf_event_mmap_page *pg, size_t size)
 {
-	uint8_t *data = (uint8_t *)pg + pg->data_offset;
-	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = pg->data_tail;
-	static uint8_t rec[65536];
-
-	while (tail < head) {
-		struct perf_event_header h;
-		size_t k;
-
-		for (k = 0; k < sizeof(h); k++)
-			((uint8_t *)&h)[k] = data[(tail + k) % size];
-		if (h.size < sizeof(h))
-			break;
-		for (k = 0; k < h.size; k++)
-			rec[k] = data[(tail + k) % size];
-		if (h.type == PERF_RECORD_SAMPLE) {
-			const uint64_t *u = (const uint64_t *)(rec + sizeof(h));
-			uint32_t pid = (uint32_t)u[1], tid = (uint32_t)(u[1] >> 32);
-			uint64_t nr = u[2], k2;
-			struct rec r[KCC_LBR_RECS + 8];
-
-			if (nr > sizeof(r) / sizeof(r[0]))
-				nr = 0;
-			for (k2 = 0; k2 < nr; k2++)
-				r[k2] = (struct rec){ u[3 + 3 * k2],
-						      u[4 + 3 * k2] };
-			add_sample(pid, tid, r, (uint32_t)nr);
-		}
-		tail += h.size;
-	}
-	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+	lbr_drain(pg, size, take_sample, NULL);
 }
 
 #define MAX_CPUS	64
@@ -670,7 +627,7 @@ static int run(const char *event, uint64_t period, uint64_t filter,
 	struct perf_event_attr attr = { 0 };
 	size_t page = sysconf(_SC_PAGESIZE), size = MMAP_PAGES * page;
 	struct perf_event_mmap_page *pg[MAX_CPUS];
-	int go[2], fd[MAX_CPUS], status, type = pmu_type(), cpu, ncpu;
+	int go[2], fd[MAX_CPUS], status, type = lbr_pmu_type(), cpu, ncpu;
 	int ret = -1;
 	pid_t pid;
 

@@ -24,7 +24,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,30 +35,13 @@
 #include <unistd.h>
 
 #include "../kcc_lbrpmu.h"
+#include "lbr_prog.h"
 
 #define FROM(i)		(0x400000ull + (i) * 0x100)
 #define TO(i)		(0x500000ull + (i) * 0x100)
 #define KERNEL_FROM	0xffffffff81000000ull
 #define DATA_PAGES	64
 #define MAX_NR		40
-
-static int tap_n, tap_failed;
-
-static void tap(int ok, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void tap(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d ", ok ? "" : "not ", ++tap_n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (!ok)
-		tap_failed = 1;
-}
 
 static struct kcc_lbr_ring ring __attribute__((aligned(64)));
 
@@ -98,19 +80,6 @@ static int param_set(const char *name, const char *val)
 	return ok ? 0 : -1;
 }
 
-static int pmu_type(void)
-{
-	FILE *f = fopen("/sys/bus/event_source/devices/kcc_lbr/type", "r");
-	int type = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &type) != 1)
-		type = -1;
-	fclose(f);
-	return type;
-}
-
 static int event_open(int type, uint64_t config, uint64_t bst)
 {
 	struct perf_event_attr attr = { 0 };
@@ -132,6 +101,29 @@ struct stack {
 	struct perf_branch_entry e[MAX_NR];
 };
 
+struct stacks {
+	struct stack *first;
+	int n, differ;
+};
+
+/* Keep the first stack; count those that differ from it. */
+static void take_stack(const uint8_t *body, size_t len, void *arg)
+{
+	struct stacks *c = arg;
+	struct stack s;
+
+	memset(&s, 0, sizeof(s));
+	memcpy(&s, body, len < sizeof(s) ? len : sizeof(s));
+	if (s.nr > MAX_NR)
+		s.nr = MAX_NR;
+	if (!c->n)
+		*c->first = s;
+	else if (s.nr != c->first->nr ||
+		 memcmp(s.e, c->first->e, s.nr * sizeof(s.e[0])))
+		c->differ++;
+	c->n++;
+}
+
 /*
  * Sample this thread for a while; every stack must be the same.  The
  * first stack is returned in @st; the number of stacks, or -1.
@@ -141,9 +133,8 @@ static int sample(int type, uint64_t bst, struct stack *st, int *differ)
 	size_t page = sysconf(_SC_PAGESIZE), size = DATA_PAGES * page;
 	struct perf_event_mmap_page *pg;
 	struct timespec t0, t;
-	uint64_t tail, head;
-	uint8_t *data;
-	int fd, n = 0;
+	struct stacks ctx;
+	int fd;
 
 	*differ = 0;
 	fd = event_open(type, KCC_LBR_EV_CLOCK, bst);
@@ -163,37 +154,14 @@ static int sample(int type, uint64_t bst, struct stack *st, int *differ)
 	} while ((t.tv_sec - t0.tv_sec) * 1000000000L +
 		 (t.tv_nsec - t0.tv_nsec) < 100000000L);
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-	data = (uint8_t *)pg + pg->data_offset;
-	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
-	for (tail = pg->data_tail; tail < head;) {
-		struct perf_event_header h;
-		uint8_t rec[sizeof(h) + sizeof(struct stack)];
-		struct stack s;
-		size_t k;
-
-		for (k = 0; k < sizeof(h); k++)
-			((uint8_t *)&h)[k] = data[(tail + k) % size];
-		if (h.size < sizeof(h))
-			break;
-		if (h.type == PERF_RECORD_SAMPLE && h.size <= sizeof(rec)) {
-			for (k = 0; k < h.size; k++)
-				rec[k] = data[(tail + k) % size];
-			memset(&s, 0, sizeof(s));
-			memcpy(&s, rec + sizeof(h), h.size - sizeof(h));
-			if (s.nr > MAX_NR)
-				s.nr = MAX_NR;
-			if (!n)
-				*st = s;
-			else if (s.nr != st->nr ||
-				 memcmp(s.e, st->e, s.nr * sizeof(s.e[0])))
-				(*differ)++;
-			n++;
-		}
-		tail += h.size;
-	}
+	ctx.n = 0;
+	ctx.differ = 0;
+	ctx.first = st;
+	lbr_drain(pg, size, take_stack, &ctx);
+	*differ = ctx.differ;
 	munmap(pg, size + page);
 	close(fd);
-	return n;
+	return ctx.n;
 }
 
 /*
@@ -256,7 +224,7 @@ int main(void)
 {
 	const uint64_t U = PERF_SAMPLE_BRANCH_USER;
 	const uint64_t ALL = PERF_SAMPLE_BRANCH_ANY | U;
-	int type = pmu_type(), fd, n, ret;
+	int type = lbr_pmu_type(), fd, n, ret;
 	int idx[MAX_NR];
 
 	if (type < 0) {
