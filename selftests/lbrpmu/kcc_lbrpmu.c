@@ -628,6 +628,9 @@ static void lbrpmu_start(struct perf_event *event, int flags)
 		le->seen_task = NULL;
 		lbrpmu_update(event, &uaddr, &pos_in);
 		list_add(&le->active, &this_cpu_ptr(&lbrpmu_cpu)->active);
+		/* Counting alone needs no poll: read, stop and switches count. */
+		if (!is_sampling_event(event))
+			return;
 		ns = max_t(u64, LBRPMU_POLL_MIN, READ_ONCE(poll_us)) *
 		     NSEC_PER_USEC;
 	}
