@@ -12,7 +12,8 @@
 #   2. reload with inject=1: kcc_abi -i, kcc_inject, kcc_fp, kcc_inject
 #      over /data/*.smp (streams as blobs), every other program in /t
 #      that is not a helper (kcc_hold, kcc_bench); kcc record of
-#      /demo/demo_workload when /demo/kcc is packed (blob "record")
+#      /demo/demo_workload when /demo/kcc is packed (blob "record");
+#      the lbr source end to end when /demo/lbr_e2e.sh is packed
 #   3. rmmod while a session runs and while the device is merely open:
 #      refused; rmmod once the holder is gone: succeeds
 #   4. insmod autostart=1: the stream of the system-wide session can be
@@ -163,6 +164,12 @@ else
 			echo "KCC-BLOB-END record"
 		fi
 		dmesg_clean "kcc record"
+	fi
+
+	# The lbr source end to end on the software LBR PMU, when packed
+	# (selftests/guest/lbr_e2e/lbr_e2e.sh, selftests/kcc/guest.sh).
+	if [ -x /demo/kcc ] && [ -f /demo/lbr_e2e.sh ]; then
+		. /demo/lbr_e2e.sh
 	fi
 
 	# rmmod while a session runs: refused, nothing breaks.

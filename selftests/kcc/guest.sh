@@ -18,8 +18,13 @@
 # runs `kcc record -k 2 -- demo_workload` and prints the profile; here
 # `kcc report` of it must show the workload's call paths by name.
 #
+# LBR end to end: with kcc record, wordfreq (selftests/guest/lbr_e2e/)
+# runs under `kcc record --source lbr -e kcc_lbr/calls/` and /misses/ on
+# the software LBR PMU of selftests/lbrpmu, writing its own trace; the
+# guest's `kcc eval --profile` figures must pass the floors below.
+#
 # Environment: KDIR, KCC, KCC_STATIC, KCC_GUEST_KERNELS (flavours,
-# default "6.1 6.12").
+# default "6.1 6.12"), LBR_FLOOR_OVERLAP, LBR_FLOOR_HOT.
 # Skips when qemu, a static busybox or the kernels are missing.
 set -u
 
@@ -91,9 +96,66 @@ if [ -n "${KCC_STATIC:-}" ] && [ -x "$KCC_STATIC" ] &&
 	fi
 fi
 
+# The lbr source end to end (selftests/guest/lbr_e2e/): wordfreq, a real
+# program built with the tracing runtime, runs under kcc record --source
+# lbr on the software LBR PMU kcc_lbr (selftests/lbrpmu, built for each
+# kernel below) while it writes its own trace; the guest compares the two
+# with kcc eval --profile and the floors are checked here.
+lbr=
+if [ -n "$record" ] && [ -f "$top/selftests/lbrpmu/kcc_lbrpmu.c" ]; then
+	if ${CC:-gcc} -std=gnu11 -O2 -g -fPIC -c -o "$tmp/rt.o" \
+		"$top/tools/kcc-trace/kcc_trace_rt.c" 2>"$tmp/lbr.err" &&
+	   ${CC:-gcc} -static -O1 -g -fno-omit-frame-pointer \
+		-mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls \
+		-fno-inline -finstrument-functions -Wall -Wextra -Werror \
+		-o "$tmp/rec/wordfreq" \
+		"$top/selftests/guest/lbr_e2e/wordfreq.c" "$tmp/rt.o" \
+		-lpthread 2>>"$tmp/lbr.err" &&
+	   cp "$top/selftests/guest/lbr_e2e/lbr_e2e.sh" "$tmp/rec/" &&
+	   chmod +x "$tmp/rec/lbr_e2e.sh"; then
+		lbr=1
+	else
+		sed 's/^/# wordfreq: /' "$tmp/lbr.err"
+	fi
+fi
+
+# lbr_judge KERNEL RUN: the figures of kcc eval --profile in the guest
+# (TSV: program k overlap hot@0.1 hot@0.05 calls_profile calls_exact ...)
+# must be above the floors at k = 1, 2, 3, with calls in the profile, and
+# kcc report must count calls (not "-").
+# Floors: LBR_FLOOR_OVERLAP, LBR_FLOOR_HOT (hot@0.1).
+LBR_FLOOR_OVERLAP=${LBR_FLOOR_OVERLAP:-0.60}
+LBR_FLOOR_HOT=${LBR_FLOOR_HOT:-0.60}
+lbr_judge() {
+	ev=$tmp/blobs/$2-eval.stream
+	prof=$tmp/blobs/$2.stream
+	what="guest $1: $2: kcc record --source lbr profile vs the exact k-CCF of the same run: overlap >= $LBR_FLOOR_OVERLAP, hot@0.1 >= $LBR_FLOOR_HOT at k = 1..3, calls > 0"
+	if [ ! -s "$ev" ] || [ ! -s "$prof" ]; then
+		echo "not ok $i $what # no figures came back"
+		return 1
+	fi
+	sed "s/^/# $1 $2: /" "$ev"
+	"$KCC" report "$prof" >"$tmp/lbr.report" 2>&1
+	sed -n '1,12s/^/# /p' "$tmp/lbr.report"
+	if awk -F '\t' -v fo="$LBR_FLOOR_OVERLAP" -v fh="$LBR_FLOOR_HOT" '
+		NR > 1 && $2 >= 1 && $2 <= 3 {
+			if ($3 + 0 < fo + 0 || $4 + 0 < fh + 0 || $6 + 0 <= 0) bad = 1
+			seen++
+		}
+		END { exit !(seen == 3 && !bad) }' "$ev" &&
+	   grep -q '^# metrics: calls ' "$tmp/lbr.report" &&
+	   grep -q '^# total: calls [1-9]' "$tmp/lbr.report"; then
+		echo "ok $i $what"
+	else
+		echo "not ok $i $what"
+		return 1
+	fi
+}
+
 per=1
 [ -n "$equal" ] && per=$((per + 1))
 [ -n "$record" ] && per=$((per + 1))
+[ -n "$lbr" ] && per=$((per + 2))
 plan=$(($(wc -l <"$tmp/kernels") * per))
 echo "1..$plan"
 i=0
@@ -107,6 +169,17 @@ while read -r name vmlinuz kdir; do
 	debug) limit=${KCC_GUEST_DEBUG_LIMIT:-1500} ;;
 	*) limit=${KCC_GUEST_LIMIT:-600} ;;
 	esac
+	if [ -n "$lbr" ]; then
+		rm -rf "$tmp/lbrpmu" "$tmp/rec/kcc_lbrpmu.ko"
+		if sh "$top/selftests/guest/build_module.sh" "$kdir" \
+			"$tmp/lbrpmu" lbrpmu >"$tmp/lbrpmu.err" 2>&1; then
+			# /demo takes executables only.
+			cp "$tmp/lbrpmu/kcc_lbrpmu.ko" "$tmp/rec/" &&
+				chmod +x "$tmp/rec/kcc_lbrpmu.ko"
+		else
+			sed 's/^/# kcc_lbrpmu.ko: /' "$tmp/lbrpmu.err"
+		fi
+	fi
 	sh "$top/selftests/guest/run.sh" -K "$kdir" -k "$vmlinuz" -t "$limit" \
 		${equal:+-d "$tmp/data" -a "kccinjectk=$injk"} \
 		${record:+-e "$tmp/rec"} -b "$tmp/blobs" \
@@ -140,6 +213,16 @@ while read -r name vmlinuz kdir; do
 			echo "not ok $i $what"
 			fail=1
 		fi
+	fi
+	if [ -n "$lbr" ]; then
+		for run in lbr-wf-calls lbr-wf-misses; do
+			i=$((i + 1))
+			if [ $rc -eq 4 ]; then
+				echo "ok $i guest $name: $run # SKIP guest not booted"
+			else
+				lbr_judge "$name" "$run" || fail=1
+			fi
+		done
 	fi
 	[ -n "$equal" ] || continue
 
