@@ -135,6 +135,10 @@ lbr_judge() {
 		return 1
 	fi
 	sed "s/^/# $1 $2: /" "$ev"
+	if [ -n "${KCC_ARTIFACTS:-}" ] && mkdir -p "$KCC_ARTIFACTS"; then
+		cp "$prof" "$KCC_ARTIFACTS/guest-$1-$2.kcc" &&
+			echo "# profile: $KCC_ARTIFACTS/guest-$1-$2.kcc"
+	fi
 	"$KCC" report "$prof" >"$tmp/lbr.report" 2>&1
 	sed -n '1,12s/^/# /p' "$tmp/lbr.report"
 	if awk -F '\t' -v fo="$LBR_FLOOR_OVERLAP" -v fh="$LBR_FLOOR_HOT" '

@@ -113,7 +113,7 @@ struct kcc_config {
 	/* ABI 1.1: events of any PMU (event_type may be a dynamic PMU type) */
 	__u64 event_config1;	/* In: perf_event_attr.config1 */
 	__u64 event_config2;	/* In: perf_event_attr.config2 */
-	char event_name[KCC_METRIC_NAME_LEN]; /* In: metric name, NUL-terminated; "" = the module's */
+	char event_name[KCC_METRIC_NAME_LEN]; /* In: metric name or "", NUL-terminated */
 };
 
 #define KCC_IOC_CONFIGURE	_IOW(KCC_IOC_MAGIC, 0x01, struct kcc_config)

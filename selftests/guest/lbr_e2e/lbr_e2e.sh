@@ -48,8 +48,8 @@ lbr_run() {	# lbr_run NAME EVENT PROGRAM [ARGS...]
 
 if insmod /demo/kcc_lbrpmu.ko; then
 	ok "insmod kcc_lbrpmu.ko (software LBR PMU kcc_lbr)"
-	lbr_run lbr-wf-calls calls /demo/wordfreq 8
-	lbr_run lbr-wf-misses misses /demo/wordfreq 8
+	lbr_run lbr-wf-calls calls /demo/wordfreq 24
+	lbr_run lbr-wf-misses misses /demo/wordfreq 24
 	if [ -x /demo/lbr_workload ]; then
 		lbr_run lbr-adv-calls calls /demo/lbr_workload
 	fi
