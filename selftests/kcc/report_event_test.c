@@ -7,7 +7,14 @@
  * carries.  Streams come from stream__from_trace() with the status and
  * the event descriptor set here; the expected lines follow from those
  * values and the format documented in Documentation/kcc-abi.rst.
+ *
+ * The status grows by appending, and with it the stream header: a stream
+ * of ABI 1.0 (status up to __reserved) and one of a newer module (status
+ * longer than this reader's) must both parse, descriptors and tasks
+ * intact, with the fields a 1.0 stream lacks read as zero.
  */
+#include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +123,55 @@ out:
 	return ret;
 }
 
+/*
+ * The stream of @t with its status cut to ABI 1.0 (@delta < 0 bytes) or
+ * grown by @delta zero bytes, parsed: 0 when the descriptors, the task
+ * and its nodes come through and the ABI 1.1 fields read as zero.
+ */
+static int resized(const struct trace *t, long delta)
+{
+	struct stream_gen g = {
+		.k = 2, .threads = 1, .tgid = 7, .comm = "test",
+		.base = 0x400000, .jitter = 1,
+	};
+	size_t cut = offsetof(struct kcc_stream_header, status) +
+		     offsetof(struct kcc_status, ev_config1);
+	struct kcc_stream_header *h;
+	struct sbuf b = { 0 };
+	struct profile p;
+	uint8_t *nb;
+	size_t nlen;
+	int ret;
+
+	ret = stream__from_trace(&b, t, &g);
+	if (ret)
+		return ret;
+	h = (struct kcc_stream_header *)b.p;
+	h->status.ev_nr = 5;	/* must vanish with a 1.0 status */
+	if (delta < 0)
+		delta = -(long)(sizeof(*h) - cut);
+	nlen = b.len + delta;
+	nb = calloc(1, nlen);
+	if (!nb)
+		return -ENOMEM;
+	/* The header up to the cut, the (absent or zero) tail, the rest. */
+	memcpy(nb, b.p, cut);
+	memcpy(nb + cut + (sizeof(*h) - cut) + delta, b.p + sizeof(*h),
+	       b.len - sizeof(*h));
+	if (delta > 0)
+		memcpy(nb + cut, b.p + cut, sizeof(*h) - cut);
+	((struct kcc_stream_header *)nb)->header_size += delta;
+	sbuf__exit(&b);
+	profile__init(&p);
+	ret = profile__add_stream(&p, nb, nlen, "resized");
+	if (!ret && (strcmp(p.runs[0].s.desc[KCC_CTR_CALLS].name, "calls") ||
+		     p.runs[0].s.nr_tasks != 1 ||
+		     p.runs[0].s.hdr.status.ev_nr != (delta < 0 ? 0 : 5)))
+		ret = -EINVAL;
+	profile__exit(&p);
+	return ret;
+}
+
 int main(void)
 {
 	char line[512];
@@ -123,7 +179,7 @@ int main(void)
 	size_t i;
 
 	ksft_print_header();
-	ksft_set_plan(sizeof(cases) / sizeof(cases[0]));
+	ksft_set_plan(sizeof(cases) / sizeof(cases[0]) + 2);
 	if (one_trace(&t))
 		ksft_exit_fail_msg("trace setup\n");
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -135,6 +191,10 @@ int main(void)
 		ksft_test_result(!ret && !strcmp(line, c->line ? c->line : ""),
 				 "%s\n", c->what);
 	}
+	ksft_test_result(!resized(&t, -1),
+			 "a stream of ABI 1.0 (shorter status) parses, new fields zero\n");
+	ksft_test_result(!resized(&t, 16),
+			 "a stream with a status longer than this reader's parses\n");
 	trace__exit(&t);
 	ksft_finished();
 }
