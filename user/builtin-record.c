@@ -232,7 +232,7 @@ static int record_device(struct record_opts *ro)
 	/* ABI 1.0 modules know neither config1/2 nor event names. */
 	if (v.minor < 1) {
 		if (ro->cfg.event_config1 || ro->cfg.event_config2) {
-			fprintf(stderr, "kcc: %s: ABI %u.%u has no config1/config2: load kcc.ko of ABI %u.%u\n",
+			fprintf(stderr, "kcc: %s: ABI %u.%u has no config1/config2: load kcc.ko of ABI %d.%d\n",
 				ro->device, v.major, v.minor, KCC_ABI_MAJOR,
 				KCC_ABI_MINOR);
 			ret = -EOPNOTSUPP;
