@@ -175,7 +175,8 @@ bench: $(BENCH_BINS)
 # (Documentation/fidelity.rst): fetches Debian sources, builds, records
 # and prints the accuracy table; EVAL_ARGS are passed to eval/run.sh.
 TRACE_RT := $(O)/kcc_trace_rt.o
-$(TRACE_RT): tools/kcc-trace/kcc_trace_rt.c user/util/ftrace_fmt.h
+$(TRACE_RT): tools/kcc-trace/kcc_trace_rt.c user/util/ftrace_fmt.h \
+		selftests/lbrpmu/kcc_lbrpmu.h
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@")
 	$(Q)$(CC) -std=gnu11 -g -O2 $(WARN) -fPIC $(CFLAGS) -c -o $@ $<

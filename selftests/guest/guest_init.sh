@@ -12,8 +12,10 @@
 #   2. reload with inject=1: kcc_abi -i, kcc_inject, kcc_fp, kcc_inject
 #      over /data/*.smp (streams as blobs), every other program in /t
 #      that is not a helper (kcc_hold, kcc_bench); kcc record of
-#      /demo/demo_workload when /demo/kcc is packed (blob "record");
-#      the lbr source end to end when /demo/lbr_e2e.sh is packed
+#      /demo/demo_workload when /demo/kcc is packed (blob "record")
+#   2b. the software LBR PMU (lbrpmu.sh, when packed): kcc_lbrpmu.ko,
+#      lbr_check of lbr_workload's branch stacks, perf stat and record
+#   2c. the lbr source end to end when /demo/lbr_e2e.sh is packed
 #   3. rmmod while a session runs and while the device is merely open:
 #      refused; rmmod once the holder is gone: succeeds
 #   4. insmod autostart=1: the stream of the system-wide session can be
@@ -23,6 +25,7 @@
 # free of BUG, WARNING, Oops, KASAN, lockdep, UBSAN and leak reports.
 #
 # Kernel command line: kccmode=bench runs kcc_bench instead of 2-3;
+# kccmode=lbr runs only the software LBR PMU's tests (2b) instead;
 # kccmode=demo runs /demo/kcc_demo on /demo/demo_workload instead (the
 # stream comes back as the blob "demo"; scripts/demo.sh);
 # kccinjectk=K sets the k of the sample-file injections (default 3).
@@ -116,6 +119,12 @@ if [ "$mode" = bench ]; then
 	run kcc_bench
 	rmmod kcc
 	check $? "rmmod kcc"
+elif [ "$mode" = lbr ]; then
+	# Only the software LBR PMU (lbrpmu.sh), with kcc.ko loaded.
+	. /lbrpmu.sh
+	lbrpmu_tests
+	rmmod kcc
+	check $? "rmmod kcc"
 elif [ "$mode" = demo ]; then
 	rmmod kcc
 	insmod /kcc.ko
@@ -164,6 +173,11 @@ else
 			echo "KCC-BLOB-END record"
 		fi
 		dmesg_clean "kcc record"
+	fi
+
+	if [ -f /lbrpmu.sh ]; then
+		. /lbrpmu.sh
+		lbrpmu_tests
 	fi
 
 	# The lbr source end to end on the software LBR PMU, when packed

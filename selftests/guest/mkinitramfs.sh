@@ -4,11 +4,15 @@
 # mkinitramfs.sh - a busybox initramfs that runs the kcc guest tests
 # (guest_init.sh) and reports on the serial console.
 #
-# Usage: mkinitramfs.sh [-p PROGDIR] [-d DATADIR] [-e DEMODIR] KCC_KO OUT.cpio.gz
+# Usage: mkinitramfs.sh [-p PROGDIR] [-d DATADIR] [-e DEMODIR] [-l LBRDIR]
+#                       KCC_KO OUT.cpio.gz
 #
 #   -p PROGDIR  static test programs (build_progs.sh), copied to /t
 #   -d DATADIR  sample files (*.smp) for kcc_inject, copied to /data
 #   -e DEMODIR  static programs copied to /demo (kccmode=demo runs them)
+#   -l LBRDIR   the test LBR PMU (kcc_lbrpmu.ko, its programs, perf),
+#               copied to /lbr, with the shared libraries the dynamically
+#               linked ones need (ldd) at their paths; lbrpmu.sh runs them
 #
 # The guest's /init is guest_init.sh: it mounts proc, sys and devtmpfs,
 # loads /kcc.ko, runs the programs, prints TAP, the kernel log and one
@@ -22,18 +26,21 @@ here=$(cd "$(dirname "$0")" && pwd)
 progs=
 data=
 demo=
-while getopts p:d:e: opt; do
+lbr=
+usage="usage: $0 [-p PROGDIR] [-d DATADIR] [-e DEMODIR] [-l LBRDIR] KCC_KO OUT.cpio.gz"
+while getopts p:d:e:l: opt; do
 	case $opt in
 	p) progs=$OPTARG ;;
 	d) data=$OPTARG ;;
 	e) demo=$OPTARG ;;
-	*) echo "usage: $0 [-p PROGDIR] [-d DATADIR] [-e DEMODIR] KCC_KO OUT.cpio.gz" >&2
+	l) lbr=$OPTARG ;;
+	*) echo "$usage" >&2
 	   exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
 if [ $# -ne 2 ]; then
-	echo "usage: $0 [-p PROGDIR] [-d DATADIR] [-e DEMODIR] KCC_KO OUT.cpio.gz" >&2
+	echo "$usage" >&2
 	exit 2
 fi
 ko=$1
@@ -73,11 +80,14 @@ cp "$busybox" "$root/bin/busybox" &&
 cp "$ko" "$root/kcc.ko" &&
 cp "$here/guest_init.sh" "$root/init" || exit 1
 chmod 0755 "$root/init" || exit 1
-if [ -f "$here/kmemleak.sh" ]; then
-	cp "$here/kmemleak.sh" "$root/kmemleak.sh" || exit 1
-fi
+for f in kmemleak.sh lbrpmu.sh; do
+	if [ -f "$here/$f" ]; then
+		cp "$here/$f" "$root/$f" || exit 1
+	fi
+done
 for applet in sh mount insmod rmmod dmesg grep cat echo poweroff uname \
-	      sleep kill ls sed mkdir wc head tail tr true false test [; do
+	      sleep kill ls sed mkdir wc head tail tr true false test [ \
+	      env rm; do
 	ln -s busybox "$root/bin/$applet" || exit 1
 done
 if [ -n "$progs" ]; then
@@ -89,6 +99,24 @@ if [ -n "$demo" ]; then
 	mkdir -p "$root/demo" || exit 1
 	for p in "$demo"/*; do
 		[ -f "$p" ] && [ -x "$p" ] && { cp "$p" "$root/demo/" || exit 1; }
+	done
+fi
+if [ -n "$lbr" ]; then
+	mkdir -p "$root/lbr" || exit 1
+	for f in "$lbr"/*; do
+		[ -f "$f" ] || continue
+		cp "$f" "$root/lbr/" || exit 1
+		# The libraries of a dynamically linked file, at their paths
+		# (the interpreter too); those in LBRDIR are found by $ORIGIN.
+		ldd "$f" 2>/dev/null |
+			sed -n 's/.*[[:space:]]\(\/[^[:space:]]*\)[[:space:]](0x.*/\1/p;
+				s/^[[:space:]]*\(\/[^[:space:]]*\)[[:space:]](0x.*/\1/p' |
+			while read -r lib; do
+				case $lib in "$lbr"/*) continue ;; esac
+				[ -e "$root$lib" ] && continue
+				mkdir -p "$root$(dirname "$lib")" &&
+					cp -L "$lib" "$root$lib" || exit 1
+			done || exit 1
 	done
 fi
 if [ -n "$data" ]; then

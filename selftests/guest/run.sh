@@ -104,12 +104,25 @@ if [ -z "$ko" ]; then
 	ko=$tmp/mod/kcc.ko
 fi
 
+# The test LBR PMU and its programs for lbrpmu.sh, with perf when the
+# host has it (Debian: linux-perf; /usr/bin/perf may be a wrapper script
+# of the versioned binaries).
+sh "$here/build_module.sh" "$kdir" "$tmp/lbrmod" lbrpmu || exit 1
+sh "$top/selftests/lbrpmu/build.sh" "$tmp/lbr" || exit 1
+cp "$tmp/lbrmod/kcc_lbrpmu.ko" "$tmp/lbr/" || exit 1
+for p in /usr/bin/perf /usr/bin/perf_*; do
+	if [ -f "$p" ] && [ "$(head -c 4 "$p" | tr -d '\177')" = ELF ]; then
+		cp "$p" "$tmp/lbr/perf" || exit 1
+		break
+	fi
+done
+
 sh "$here/build_progs.sh" "$tmp/progs"
 rc=$?
 [ $rc -eq 4 ] && skip "cannot build static test programs (Debian: libc6-dev)"
 [ $rc -ne 0 ] && exit 1
 
-msg=$(sh "$here/mkinitramfs.sh" -p "$tmp/progs" ${data:+-d "$data"} ${demo:+-e "$demo"} "$ko" "$tmp/initrd.gz" 2>&1)
+msg=$(sh "$here/mkinitramfs.sh" -p "$tmp/progs" -l "$tmp/lbr" ${data:+-d "$data"} ${demo:+-e "$demo"} "$ko" "$tmp/initrd.gz" 2>&1)
 rc=$?
 [ $rc -eq 4 ] && skip "${msg#mkinitramfs.sh: }"
 if [ $rc -ne 0 ]; then

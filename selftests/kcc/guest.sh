@@ -21,10 +21,12 @@
 # LBR end to end: with kcc record, wordfreq (selftests/guest/lbr_e2e/)
 # runs under `kcc record --source lbr -e kcc_lbr/calls/` and /misses/ on
 # the software LBR PMU of selftests/lbrpmu, writing its own trace; the
-# guest's `kcc eval --profile` figures must pass the floors below.
+# guest's `kcc eval --profile` figures must pass the floors below; the
+# PMU's adversarial lbr_workload runs the same way, figures printed.
 #
 # Environment: KDIR, KCC, KCC_STATIC, KCC_GUEST_KERNELS (flavours,
-# default "6.1 6.12"), LBR_FLOOR_OVERLAP, LBR_FLOOR_HOT.
+# default "6.1 6.12"), LBR_FLOOR_OVERLAP1, LBR_FLOOR_OVERLAP,
+# LBR_FLOOR_HOT, KCC_ARTIFACTS (the profiles are kept there).
 # Skips when qemu, a static busybox or the kernels are missing.
 set -u
 
@@ -98,9 +100,12 @@ fi
 
 # The lbr source end to end (selftests/guest/lbr_e2e/): wordfreq, a real
 # program built with the tracing runtime, runs under kcc record --source
-# lbr on the software LBR PMU kcc_lbr (selftests/lbrpmu, built for each
-# kernel below) while it writes its own trace; the guest compares the two
-# with kcc eval --profile and the floors are checked here.
+# lbr on the software LBR PMU kcc_lbr (selftests/lbrpmu, which run.sh
+# builds and packs for every boot) while it writes its own trace; the
+# guest compares the two with kcc eval --profile and the floors are
+# checked here.  The PMU's adversarial workload runs the same way: its
+# figures are printed and its calls must be there, no floors (frameless
+# code and PLT stubs cost bursts until stitching learns them).
 lbr=
 if [ -n "$record" ] && [ -f "$top/selftests/lbrpmu/kcc_lbrpmu.c" ]; then
 	if ${CC:-gcc} -std=gnu11 -O2 -g -fPIC -c -o "$tmp/rt.o" \
@@ -119,17 +124,29 @@ if [ -n "$record" ] && [ -f "$top/selftests/lbrpmu/kcc_lbrpmu.c" ]; then
 	fi
 fi
 
-# lbr_judge KERNEL RUN: the figures of kcc eval --profile in the guest
-# (TSV: program k overlap hot@0.1 hot@0.05 calls_profile calls_exact ...)
-# must be above the floors at k = 1, 2, 3, with calls in the profile, and
-# kcc report must count calls (not "-").
-# Floors: LBR_FLOOR_OVERLAP, LBR_FLOOR_HOT (hot@0.1).
-LBR_FLOOR_OVERLAP=${LBR_FLOOR_OVERLAP:-0.60}
-LBR_FLOOR_HOT=${LBR_FLOOR_HOT:-0.60}
+# lbr_judge KERNEL RUN [floors]: the figures of kcc eval --profile in the
+# guest (TSV: program k overlap hot@0.1 hot@0.05 calls_profile
+# calls_exact ...) at k = 1, 2, 3, with calls in the profile, and kcc
+# report must count calls (not "-").  With "floors", overlap must reach
+# LBR_FLOOR_OVERLAP1 at k = 1 and LBR_FLOOR_OVERLAP at k = 2, 3, and
+# hot-edge coverage at T = 0.1 LBR_FLOOR_HOT at every k.  The floors sit
+# between what the path gives (6.1 and 6.12, wordfreq: overlap 0.81-0.86
+# at k = 1, 0.50-0.59 at k = 2, 3; hot@0.1 0.75, 1, 1) and what it gives
+# with the frame-pointer walk broken by one frame (0.75-0.77; 0.31-0.35;
+# hot@0.1 0.25-0.63).
+LBR_FLOOR_OVERLAP1=${LBR_FLOOR_OVERLAP1:-0.70}
+LBR_FLOOR_OVERLAP=${LBR_FLOOR_OVERLAP:-0.42}
+LBR_FLOOR_HOT=${LBR_FLOOR_HOT:-0.70}
 lbr_judge() {
 	ev=$tmp/blobs/$2-eval.stream
 	prof=$tmp/blobs/$2.stream
-	what="guest $1: $2: kcc record --source lbr profile vs the exact k-CCF of the same run: overlap >= $LBR_FLOOR_OVERLAP, hot@0.1 >= $LBR_FLOOR_HOT at k = 1..3, calls > 0"
+	if [ "${3:-}" = floors ]; then
+		fo1=$LBR_FLOOR_OVERLAP1 fo=$LBR_FLOOR_OVERLAP fh=$LBR_FLOOR_HOT
+		what="guest $1: $2: kcc record --source lbr vs the exact k-CCF of the same run: overlap >= $fo1 (k = 1), >= $fo (k = 2, 3), hot@0.1 >= $fh, calls > 0"
+	else
+		fo1=0 fo=0 fh=0
+		what="guest $1: $2: kcc record --source lbr vs the exact k-CCF of the same run: figures at k = 1..3, calls > 0"
+	fi
 	if [ ! -s "$ev" ] || [ ! -s "$prof" ]; then
 		echo "not ok $i $what # no figures came back"
 		return 1
@@ -141,9 +158,10 @@ lbr_judge() {
 	fi
 	"$KCC" report "$prof" >"$tmp/lbr.report" 2>&1
 	sed -n '1,12s/^/# /p' "$tmp/lbr.report"
-	if awk -F '\t' -v fo="$LBR_FLOOR_OVERLAP" -v fh="$LBR_FLOOR_HOT" '
+	if awk -F '\t' -v fo1="$fo1" -v fo="$fo" -v fh="$fh" '
 		NR > 1 && $2 >= 1 && $2 <= 3 {
-			if ($3 + 0 < fo + 0 || $4 + 0 < fh + 0 || $6 + 0 <= 0) bad = 1
+			f = $2 == 1 ? fo1 : fo
+			if ($3 + 0 < f + 0 || $4 + 0 < fh + 0 || $6 + 0 <= 0) bad = 1
 			seen++
 		}
 		END { exit !(seen == 3 && !bad) }' "$ev" &&
@@ -159,7 +177,7 @@ lbr_judge() {
 per=1
 [ -n "$equal" ] && per=$((per + 1))
 [ -n "$record" ] && per=$((per + 1))
-[ -n "$lbr" ] && per=$((per + 2))
+[ -n "$lbr" ] && per=$((per + 3))
 plan=$(($(wc -l <"$tmp/kernels") * per))
 echo "1..$plan"
 i=0
@@ -173,17 +191,6 @@ while read -r name vmlinuz kdir; do
 	debug) limit=${KCC_GUEST_DEBUG_LIMIT:-1500} ;;
 	*) limit=${KCC_GUEST_LIMIT:-600} ;;
 	esac
-	if [ -n "$lbr" ]; then
-		rm -rf "$tmp/lbrpmu" "$tmp/rec/kcc_lbrpmu.ko"
-		if sh "$top/selftests/guest/build_module.sh" "$kdir" \
-			"$tmp/lbrpmu" lbrpmu >"$tmp/lbrpmu.err" 2>&1; then
-			# /demo takes executables only.
-			cp "$tmp/lbrpmu/kcc_lbrpmu.ko" "$tmp/rec/" &&
-				chmod +x "$tmp/rec/kcc_lbrpmu.ko"
-		else
-			sed 's/^/# kcc_lbrpmu.ko: /' "$tmp/lbrpmu.err"
-		fi
-	fi
 	sh "$top/selftests/guest/run.sh" -K "$kdir" -k "$vmlinuz" -t "$limit" \
 		${equal:+-d "$tmp/data" -a "kccinjectk=$injk"} \
 		${record:+-e "$tmp/rec"} -b "$tmp/blobs" \
@@ -219,12 +226,12 @@ while read -r name vmlinuz kdir; do
 		fi
 	fi
 	if [ -n "$lbr" ]; then
-		for run in lbr-wf-calls lbr-wf-misses; do
+		for run in lbr-wf-calls:floors lbr-wf-misses:floors lbr-adv-calls:; do
 			i=$((i + 1))
 			if [ $rc -eq 4 ]; then
-				echo "ok $i guest $name: $run # SKIP guest not booted"
+				echo "ok $i guest $name: ${run%:*} # SKIP guest not booted"
 			else
-				lbr_judge "$name" "$run" || fail=1
+				lbr_judge "$name" "${run%:*}" "${run#*:}" || fail=1
 			fi
 		done
 	fi

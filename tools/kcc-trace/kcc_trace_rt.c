@@ -20,6 +20,19 @@
  * full.  A hook entered again from inside a hook (a signal handler that
  * is itself instrumented) drops its event and counts it.
  *
+ * With KCC_TRACE_LBR=1 in the environment, every thread also keeps its
+ * last calls and returns as LBR records in a ring (struct kcc_lbr_ring of
+ * selftests/lbrpmu/kcc_lbrpmu.h), with a counter of calls and one of
+ * synthetic misses, and registers it on /dev/kcc_lbr, the device of the
+ * test LBR PMU (kcc_lbrpmu.ko); the ring holds exactly the events the
+ * file gets.  A call record goes from the call instruction (found by
+ * decoding the bytes before the return address: a direct call, or the
+ * usual forms of an indirect one) to the call's target, which is the
+ * PLT stub, or the routine that tail-called, when that is not the
+ * traced routine; a return record goes from the callee (where its exit
+ * hook returns to, or its entry when the hook was a sibling call) to the
+ * return address.
+ *
  * Limits: events after the thread's file is closed (destructors that run
  * after ours) are not recorded; _exit(), a fatal signal and exec() lose
  * what is still buffered; the child of fork() starts a file of its own,
@@ -36,7 +49,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <sys/ioctl.h>
+
 #include "../../user/util/ftrace_fmt.h"
+#include "../../selftests/lbrpmu/kcc_lbrpmu.h"
 
 #define NOTRACE		__attribute__((no_instrument_function))
 #define BUF_SIZE	(1u << 20)
@@ -45,6 +61,8 @@
 #define MAPS_CHUNK	4096
 
 struct kft_thread {
+	struct kcc_lbr_ring ring;	/* with KCC_TRACE_LBR=1 */
+	int lbr;			/* the ring is registered */
 	int fd;
 	int busy;		/* inside a hook: a nested event is lost */
 	int closed;		/* file finished or failed: record nothing */
@@ -66,6 +84,7 @@ static pthread_once_t kft_once = PTHREAD_ONCE_INIT;
 static pthread_key_t kft_key;
 static int kft_key_ok;
 static char kft_dir[1024] = ".";
+static int kft_lbr_fd = -1;		/* /dev/kcc_lbr */
 
 static NOTRACE void *kft_map(size_t size)
 {
@@ -313,6 +332,76 @@ static inline NOTRACE int kft_id(struct kft_thread *t, uintptr_t fn,
 	return 0;
 }
 
+/* ---- the LBR ring (KCC_TRACE_LBR=1) ---------------------------------- */
+
+static NOTRACE void kft_lbr_register(struct kft_thread *t)
+{
+	memset(&t->ring, 0, sizeof(t->ring));
+	t->ring.magic = KCC_LBR_MAGIC;
+	t->ring.version = KCC_LBR_VERSION;
+	t->lbr = kft_lbr_fd >= 0 &&
+		 !ioctl(kft_lbr_fd, KCC_LBR_IOC_REGISTER, &t->ring);
+}
+
+static NOTRACE void kft_lbr_unregister(struct kft_thread *t)
+{
+	if (t->lbr)
+		ioctl(kft_lbr_fd, KCC_LBR_IOC_UNREGISTER, 0);
+	t->lbr = 0;
+}
+
+/* Compiler barriers: the reader only interrupts this thread. */
+#define KFT_STORE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+#define KFT_FENCE()	__atomic_signal_fence(__ATOMIC_SEQ_CST)
+
+static inline NOTRACE void kft_lbr_put(struct kft_thread *t, uint64_t from,
+				       uint64_t to, uint64_t flags,
+				       uint64_t misses)
+{
+	struct kcc_lbr_ring *r = &t->ring;
+	struct kcc_lbr_rec *e = &r->rec[r->pos % KCC_LBR_RECS];
+
+	KFT_STORE(r->seq, r->seq + 1);
+	KFT_FENCE();
+	KFT_STORE(e->from, from);
+	KFT_STORE(e->to, to);
+	KFT_STORE(e->flags, flags);
+	KFT_FENCE();
+	KFT_STORE(r->pos, r->pos + 1);
+	if (!(flags & KCC_LBR_F_RET)) {
+		KFT_STORE(r->calls, r->calls + 1);
+		KFT_STORE(r->misses, r->misses + misses);
+	}
+	KFT_FENCE();
+	KFT_STORE(r->seq, r->seq + 1);
+}
+
+/*
+ * The call that returns to @site: a direct call (e8 rel32) and its
+ * target, or an indirect one (ff /2: register, memory, disp8, rip or
+ * disp32 forms) whose target is @fn.
+ */
+static inline NOTRACE void kft_lbr_call(struct kft_thread *t, uintptr_t fn,
+					uintptr_t site)
+{
+	const uint8_t *p = (const uint8_t *)site;
+	uint64_t from = site - 5, to = fn, flags = KCC_LBR_F_IND;
+	int32_t rel;
+
+	if (p[-5] == 0xe8) {
+		memcpy(&rel, p - 4, sizeof(rel));
+		to = site + (intptr_t)rel;
+		flags = 0;
+	} else if (p[-2] == 0xff && (p[-1] & 0x38) == 0x10) {
+		from = site - 2;
+	} else if (p[-3] == 0xff && (p[-2] & 0x38) == 0x10) {
+		from = site - 3;
+	} else if (p[-6] == 0xff && (p[-5] & 0x38) == 0x10) {
+		from = site - 6;
+	}
+	kft_lbr_put(t, from, to, flags, KCC_LBR_MISSES(fn));
+}
+
 static NOTRACE void kft_finish(struct kft_thread *t)
 {
 	if (t->closed)
@@ -328,6 +417,7 @@ static NOTRACE void kft_finish(struct kft_thread *t)
 	kft_flush(t);
 	close(t->fd);
 	t->closed = 1;
+	kft_lbr_unregister(t);
 }
 
 /*
@@ -342,6 +432,7 @@ static NOTRACE void kft_thread_exit(void *arg)
 
 	t->busy = 1;
 	kft_finish(t);
+	kft_lbr_unregister(t);
 	kft_cur = &kft_dead;
 	kft_ids_free(t->keys, t->sites, t->ids, t->mask + 1);
 	munmap(t, sizeof(*t));
@@ -386,6 +477,8 @@ static NOTRACE void kft_atfork_child(void)
 	memset(t->keys, 0, (t->mask + 1) * sizeof(*t->keys));
 	memset(t->sites, 0, (t->mask + 1) * sizeof(*t->sites));
 	t->nids = 0;
+	if (t->lbr)
+		kft_lbr_register(t);	/* the child is a thread of its own */
 	kft_start(t);
 }
 
@@ -395,6 +488,13 @@ static NOTRACE void kft_init_once(void)
 
 	if (d && *d && strlen(d) < sizeof(kft_dir))
 		strcpy(kft_dir, d);
+	d = getenv("KCC_TRACE_LBR");
+	if (d && !strcmp(d, "1")) {
+		kft_lbr_fd = open("/dev/kcc_lbr", O_RDWR | O_CLOEXEC);
+		if (kft_lbr_fd < 0)
+			fprintf(stderr, "kcc-trace: /dev/kcc_lbr: %s: no LBR ring\n",
+				strerror(errno));
+	}
 	kft_key_ok = !pthread_key_create(&kft_key, kft_thread_exit);
 	pthread_atfork(NULL, NULL, kft_atfork_child);
 }
@@ -413,6 +513,7 @@ static NOTRACE struct kft_thread *kft_open(void)
 		t->closed = 1;
 		return t;
 	}
+	kft_lbr_register(t);
 	if (kft_key_ok)
 		pthread_setspecific(kft_key, t);
 	t->busy = 0;
@@ -420,7 +521,8 @@ static NOTRACE struct kft_thread *kft_open(void)
 }
 
 static inline NOTRACE void kft_event(uintptr_t fn, uintptr_t site,
-				     unsigned int kind, uintptr_t sp)
+				     unsigned int kind, uintptr_t sp,
+				     uintptr_t in_callee)
 {
 	struct kft_thread *t = kft_cur;
 	uint64_t d;
@@ -450,6 +552,13 @@ static inline NOTRACE void kft_event(uintptr_t fn, uintptr_t site,
 	kft_varint(t, (d << 1) ^ (uint64_t)((int64_t)d >> 63));
 	t->prev_sp = sp;
 	t->events++;
+	if (t->lbr) {
+		if (kind == FTR_KIND_ENTER)
+			kft_lbr_call(t, fn, site);
+		else
+			kft_lbr_put(t, in_callee == site ? fn : in_callee, site,
+				    KCC_LBR_F_RET, 0);
+	}
 	t->busy = 0;
 }
 
@@ -466,14 +575,15 @@ NOTRACE __attribute__((noinline))
 void __cyg_profile_func_enter(void *fn, void *site)
 {
 	kft_event((uintptr_t)fn, (uintptr_t)site, FTR_KIND_ENTER,
-		  (uintptr_t)__builtin_frame_address(0));
+		  (uintptr_t)__builtin_frame_address(0), 0);
 }
 
 NOTRACE __attribute__((noinline))
 void __cyg_profile_func_exit(void *fn, void *site)
 {
 	kft_event((uintptr_t)fn, (uintptr_t)site, FTR_KIND_EXIT,
-		  (uintptr_t)__builtin_frame_address(0));
+		  (uintptr_t)__builtin_frame_address(0),
+		  (uintptr_t)__builtin_return_address(0));
 }
 
 /* The main thread has no key destructor call at exit(): finish here. */

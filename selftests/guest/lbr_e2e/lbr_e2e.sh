@@ -3,8 +3,8 @@
 # lbr_e2e.sh - the end-to-end LBR steps of the guest suite, sourced by
 # guest_init.sh (busybox sh; uses its check and dmesg_clean) when
 # selftests/kcc/guest.sh packed them into /demo: kcc.ko's lbr source on
-# the software LBR PMU kcc_lbr (selftests/lbrpmu), through the kernel's
-# own perf core.
+# the software LBR PMU kcc_lbr (selftests/lbrpmu, packed in /lbr by
+# run.sh), through the kernel's own perf core.
 #
 # Each run is `kcc record --source lbr -e kcc_lbr/EVENT/` of a program
 # built with kcc's tracing runtime, which with KCC_TRACE_LBR=1 feeds the
@@ -16,7 +16,9 @@
 #
 # Runs: lbr-wf-calls and lbr-wf-misses (wordfreq, the well-behaved
 # program, on the calls and the misses events); lbr-adv-calls (the PMU's
-# adversarial workload, when packed).
+# adversarial workload lbr_workload: frameless leaves, PLT calls into a
+# frameless library, tail calls, a signal handler, longjmp, recursion,
+# threads and fork).
 
 lbr_blob() {	# lbr_blob NAME FILE
 	[ -s "$2" ] || return 0
@@ -46,13 +48,13 @@ lbr_run() {	# lbr_run NAME EVENT PROGRAM [ARGS...]
 	dmesg_clean "$name"
 }
 
-if insmod /demo/kcc_lbrpmu.ko; then
+if [ ! -f /lbr/kcc_lbrpmu.ko ]; then
+	not_ok "lbr end to end: kcc_lbrpmu.ko not packed in /lbr"
+elif insmod /lbr/kcc_lbrpmu.ko; then
 	ok "insmod kcc_lbrpmu.ko (software LBR PMU kcc_lbr)"
 	lbr_run lbr-wf-calls calls /demo/wordfreq 24
 	lbr_run lbr-wf-misses misses /demo/wordfreq 24
-	if [ -x /demo/lbr_workload ]; then
-		lbr_run lbr-adv-calls calls /demo/lbr_workload
-	fi
+	lbr_run lbr-adv-calls calls /lbr/lbr_workload 1000
 	rmmod kcc_lbrpmu
 	check $? "rmmod kcc_lbrpmu"
 	dmesg_clean "lbr end to end"

@@ -1,0 +1,860 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kcc_lbrpmu.c - a software LBR PMU for kcc's guest tests.  Test-only:
+ * built by selftests/guest/build_module.sh, never installed with kcc.
+ *
+ * It registers the perf PMU "kcc_lbr" (dynamic type, sysfs type, format/
+ * and events/ like a real PMU) with three events:
+ *
+ *   clock  (event=0) time in ns, sampled by an hrtimer, like cpu-clock;
+ *   calls  (event=1) the calls retired by the running thread, read from
+ *          its ring (like BR_INST_RETIRED.NEAR_CALL);
+ *   misses (event=2) a synthetic per-routine miss count kept by the ring.
+ *
+ * The branches come from the tracing runtime (tools/kcc-trace): a traced
+ * thread keeps its last KCC_LBR_RECS calls and returns as LBR-shaped
+ * {from, to} records in a ring in its own memory (kcc_lbrpmu.h) and
+ * registers it on /dev/kcc_lbr.  Every sample of a sampling event gets a
+ * branch stack copied from the ring of the running thread with
+ * copy_from_user_nmi(), newest first, filtered like 6.1's
+ * intel_pmu_lbr_filter() does.
+ *
+ * Overflow: calls and misses have no hardware counter that could raise
+ * an interrupt at the N-th call.  An hrtimer polls the running thread's
+ * counters every poll_us microseconds (and at every read, add and del);
+ * when the counted value crosses the period, one sample is taken at the
+ * poll, with the registers and the branches of that moment.  Counting is
+ * exact for per-task events; system-wide, the calls a thread makes
+ * between its last poll and a context switch are not counted.
+ *
+ * Like the Intel driver:
+ *  - system-wide events see only the records the running thread wrote
+ *    since it was last switched in (the LBR is reset at a context switch);
+ *    per-task events see all of them when task_save=1 (saved and restored
+ *    with the task), or the same as system-wide when task_save=0;
+ *  - skid=N leaves the N newest records out of the stack, so the sampled
+ *    registers are N branches past the frozen LBR;
+ *  - stray=N puts a far-branch record from a kernel address, of unknown
+ *    type, on top of every N-th stack after the filter, as one that
+ *    slipped past it would be.
+ *
+ * Not exported to modules, found by name at load: perf_event_overflow()
+ * (through kallsyms_lookup_name(), itself found with a kprobe).  The
+ * interrupted registers (irq_regs) are not exported either: samples carry
+ * the user registers of the running thread (task_pt_regs()), so only user
+ * threads are sampled.
+ *
+ * Unload: every event holds a reference on the module (perf core) and
+ * /dev/kcc_lbr its opener's, so rmmod is refused while either exists.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/fs.h>
+#include <linux/hrtimer.h>
+#include <linux/kprobes.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/perf_event.h>
+#include <linux/sched.h>
+#include <linux/sched/clock.h>
+#include <linux/sched/task.h>
+#include <linux/sched/task_stack.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/tracepoint.h>
+#include <linux/uaccess.h>
+
+#include "kcc_lbrpmu.h"
+#include "wrapper/brstack.h"
+
+#define LBRPMU_TASKS	256	/* threads registered at once */
+#define LBRPMU_POLL_MIN	10	/* us */
+
+static unsigned int skid;
+module_param(skid, uint, 0644);
+MODULE_PARM_DESC(skid, "records between the frozen LBR and the sampled registers (default 0)");
+
+static unsigned int stray;
+module_param(stray, uint, 0644);
+MODULE_PARM_DESC(stray, "a stray far-branch record on top of every N-th stack (0: never)");
+
+static bool task_save = true;
+module_param(task_save, bool, 0644);
+MODULE_PARM_DESC(task_save, "per-task events keep the records across context switches (default 1)");
+
+static unsigned int poll_us = 1000;
+module_param(poll_us, uint, 0644);
+MODULE_PARM_DESC(poll_us, "poll interval of the calls and misses counters, us (default 1000)");
+
+/* A registered thread. */
+struct lbrpmu_task {
+	struct task_struct *task;	/* holds a reference; NULL: free */
+	u64 ring;			/* user address; 0 after unregister */
+	u64 pos_in;			/* ring pos when last switched in */
+	u64 calls_in, misses_in;	/* counters then */
+	u64 calls, misses;		/* counters at the last read */
+	u64 samples;			/* stacks taken of the thread */
+};
+
+static struct lbrpmu_task lbrpmu_tasks[LBRPMU_TASKS];
+static DEFINE_RAW_SPINLOCK(lbrpmu_lock);
+static atomic_t lbrpmu_ntasks = ATOMIC_INIT(0);
+
+/* What a poll saw of the running thread. */
+struct lbrpmu_snap {
+	bool valid;		/* the thread is registered */
+	u64 calls, misses;
+	u64 calls_in, misses_in;	/* when it was switched in */
+};
+
+/* Per event, allocated at init (never in the overflow path). */
+struct lbrpmu_event {
+	struct list_head active;	/* on lbrpmu_cpu.active while started */
+	struct perf_event *event;
+	struct task_struct *seen_task;	/* whose counter @seen is */
+	u64 seen;
+	u64 clock_prev;			/* clock: local_clock() at the last update */
+};
+
+/* The branch stack of one sample: one buffer per CPU (hrtimer context). */
+struct lbrpmu_cpu {
+	struct list_head active;	/* started calls and misses events */
+	struct kcc_lbr_ring ring;
+	struct perf_branch_stack bs;
+	struct perf_branch_entry e[KCC_LBR_RECS + 1];
+};
+
+static DEFINE_PER_CPU(struct lbrpmu_cpu, lbrpmu_cpu);
+
+static int (*lbrpmu_overflow)(struct perf_event *event,
+			      struct perf_sample_data *data,
+			      struct pt_regs *regs);
+
+static struct pmu lbrpmu_pmu;
+static enum hrtimer_restart lbrpmu_hrtimer(struct hrtimer *hrtimer);
+
+/* ---- registered threads ------------------------------------------------ */
+
+static struct lbrpmu_task *lbrpmu_task__find(struct task_struct *t)
+{
+	int i;
+
+	lockdep_assert_held(&lbrpmu_lock);
+	for (i = 0; i < LBRPMU_TASKS; i++)
+		if (lbrpmu_tasks[i].task == t)
+			return &lbrpmu_tasks[i];
+	return NULL;
+}
+
+/* Free slot @s; the caller puts the task returned once unlocked. */
+static struct task_struct *lbrpmu_task__drop(struct lbrpmu_task *s)
+{
+	struct task_struct *t = s->task;
+
+	lockdep_assert_held(&lbrpmu_lock);
+	memset(s, 0, sizeof(*s));
+	atomic_dec(&lbrpmu_ntasks);
+	return t;
+}
+
+/* Read the header of @uaddr (the running thread's ring): 0 or -EFAULT. */
+static int lbrpmu_ring__head(u64 uaddr, struct kcc_lbr_ring *h)
+{
+	size_t len = offsetof(struct kcc_lbr_ring, rec);
+
+	if (!uaddr || copy_from_user_nmi(h, (const void __user *)uaddr, len))
+		return -EFAULT;
+	if (h->magic != KCC_LBR_MAGIC || h->version != KCC_LBR_VERSION)
+		return -EFAULT;
+	return 0;
+}
+
+/*
+ * The counters of the running thread, under lbrpmu_lock.  When the ring
+ * cannot be read (the thread unregistered, or is exiting and has no mm
+ * any more) the values of the last read stand.
+ */
+static void lbrpmu_task__snap(struct lbrpmu_snap *snap, u64 *ring, u64 *pos_in)
+{
+	struct kcc_lbr_ring h;
+	struct lbrpmu_task *s;
+	unsigned long flags;
+	u64 uaddr;
+
+	snap->valid = false;
+	*ring = 0;
+	if (!atomic_read(&lbrpmu_ntasks) || !current->mm)
+		goto noring;
+	raw_spin_lock_irqsave(&lbrpmu_lock, flags);
+	s = lbrpmu_task__find(current);
+	if (!s) {
+		raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
+		goto noring;
+	}
+	uaddr = s->ring;
+	if (!lbrpmu_ring__head(uaddr, &h)) {
+		s->calls = h.calls;
+		s->misses = h.misses;
+	} else {
+		uaddr = 0;
+	}
+	snap->valid = true;
+	snap->calls = s->calls;
+	snap->misses = s->misses;
+	snap->calls_in = s->calls_in;
+	snap->misses_in = s->misses_in;
+	*ring = uaddr;
+	*pos_in = s->pos_in;
+	raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
+	return;
+noring:
+	if (current->flags & PF_EXITING) {
+		/* exit_mm() already ran: the last values of the thread */
+		raw_spin_lock_irqsave(&lbrpmu_lock, flags);
+		s = atomic_read(&lbrpmu_ntasks) ? lbrpmu_task__find(current) : NULL;
+		if (s) {
+			snap->valid = true;
+			snap->calls = s->calls;
+			snap->misses = s->misses;
+			snap->calls_in = s->calls_in;
+			snap->misses_in = s->misses_in;
+		}
+		raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
+	}
+}
+
+static u64 lbrpmu_update(struct perf_event *event, u64 *uaddr, u64 *pos_in);
+
+/*
+ * sched_switch, in @prev's context (its ring is readable), before the
+ * perf core schedules its events out or hands them over to @next (the
+ * contexts of threads cloned from one parent are swapped, not
+ * rescheduled): the events running here count @prev's calls up to now.
+ * The ring position and counters of @prev when it leaves are where its
+ * records and counts start when it is switched in again (it writes none
+ * meanwhile).
+ */
+static void lbrpmu_probe_switch(void *data, bool preempt,
+				struct task_struct *prev,
+				struct task_struct *next,
+				unsigned int prev_state)
+{
+	struct lbrpmu_cpu *c = this_cpu_ptr(&lbrpmu_cpu);
+	struct kcc_lbr_ring h;
+	struct lbrpmu_event *le;
+	struct lbrpmu_task *s;
+	unsigned long flags;
+	u64 uaddr, pos_in;
+
+	if (!atomic_read(&lbrpmu_ntasks) || !prev->mm || prev == next)
+		return;
+	local_irq_save(flags);
+	list_for_each_entry(le, &c->active, active)
+		lbrpmu_update(le->event, &uaddr, &pos_in);
+	raw_spin_lock(&lbrpmu_lock);
+	s = lbrpmu_task__find(prev);
+	if (s && !lbrpmu_ring__head(s->ring, &h)) {
+		s->pos_in = h.pos;
+		s->calls = h.calls;
+		s->misses = h.misses;
+	}
+	if (s) {
+		s->calls_in = s->calls;
+		s->misses_in = s->misses;
+	}
+	raw_spin_unlock(&lbrpmu_lock);
+	local_irq_restore(flags);
+}
+
+static struct tracepoint *lbrpmu_tp_switch;
+
+static void lbrpmu_tp_lookup(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "sched_switch"))
+		lbrpmu_tp_switch = tp;
+}
+
+/* ---- /dev/kcc_lbr ------------------------------------------------------ */
+
+static long lbrpmu_register(unsigned long uaddr)
+{
+	struct task_struct *dead = NULL;
+	struct kcc_lbr_ring h;
+	struct lbrpmu_task *s;
+	unsigned long flags;
+	int i;
+
+	if (!uaddr || !IS_ALIGNED(uaddr, 8) ||
+	    !access_ok((void __user *)uaddr, sizeof(struct kcc_lbr_ring)))
+		return -EINVAL;
+	if (copy_from_user(&h, (void __user *)uaddr,
+			   offsetof(struct kcc_lbr_ring, rec)))
+		return -EFAULT;
+	if (h.magic != KCC_LBR_MAGIC || h.version != KCC_LBR_VERSION)
+		return -EPROTO;
+
+	raw_spin_lock_irqsave(&lbrpmu_lock, flags);
+	s = lbrpmu_task__find(current);
+	if (!s) {
+		/* A free slot, or one whose thread is dead. */
+		for (i = 0; i < LBRPMU_TASKS && !s; i++) {
+			struct lbrpmu_task *c = &lbrpmu_tasks[i];
+
+			if (c->task && !dead && READ_ONCE(c->task->exit_state))
+				dead = lbrpmu_task__drop(c);
+			if (!c->task)
+				s = c;
+		}
+		if (!s) {
+			raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
+			if (dead)
+				put_task_struct(dead);
+			return -ENOSPC;
+		}
+		get_task_struct(current);
+		s->task = current;
+		atomic_inc(&lbrpmu_ntasks);
+	}
+	s->ring = uaddr;
+	s->pos_in = h.pos;
+	s->calls = h.calls;
+	s->misses = h.misses;
+	s->calls_in = h.calls;
+	s->misses_in = h.misses;
+	raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
+	if (dead)
+		put_task_struct(dead);
+	return 0;
+}
+
+static long lbrpmu_unregister(void)
+{
+	struct kcc_lbr_ring h;
+	struct lbrpmu_task *s;
+	unsigned long flags;
+	u64 uaddr = 0;
+	int ok;
+
+	raw_spin_lock_irqsave(&lbrpmu_lock, flags);
+	s = lbrpmu_task__find(current);
+	if (s)
+		uaddr = s->ring;
+	raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
+	if (!s)
+		return -ENOENT;
+	ok = uaddr && !copy_from_user(&h, (void __user *)uaddr,
+				      offsetof(struct kcc_lbr_ring, rec));
+	raw_spin_lock_irqsave(&lbrpmu_lock, flags);
+	/*
+	 * The slot stays until the thread is dead, with its final counters:
+	 * a per-task event is scheduled out after exit_mm().
+	 */
+	s = lbrpmu_task__find(current);
+	if (s) {
+		if (ok && h.magic == KCC_LBR_MAGIC) {
+			s->calls = h.calls;
+			s->misses = h.misses;
+		}
+		s->ring = 0;
+	}
+	raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
+	return 0;
+}
+
+static long lbrpmu_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	switch (cmd) {
+	case KCC_LBR_IOC_REGISTER:
+		return lbrpmu_register(arg);
+	case KCC_LBR_IOC_UNREGISTER:
+		return lbrpmu_unregister();
+	default:
+		return -ENOTTY;
+	}
+}
+
+static const struct file_operations lbrpmu_fops = {
+	.owner = THIS_MODULE,
+	.unlocked_ioctl = lbrpmu_ioctl,
+	.compat_ioctl = lbrpmu_ioctl,
+};
+
+static struct miscdevice lbrpmu_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "kcc_lbr",
+	.fops = &lbrpmu_fops,
+	.mode = 0666,
+};
+
+/* ---- branch stacks ----------------------------------------------------- */
+
+/* The number of this stack of the running thread (1, 2, ...), or 0. */
+static u64 lbrpmu_task__samples(void)
+{
+	struct lbrpmu_task *s;
+	unsigned long flags;
+	u64 n = 0;
+
+	raw_spin_lock_irqsave(&lbrpmu_lock, flags);
+	s = lbrpmu_task__find(current);
+	if (s)
+		n = ++s->samples;
+	raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
+	return n;
+}
+
+static bool lbrpmu_kernel_ip(u64 ip)
+{
+	return (s64)ip < 0;
+}
+
+static bool lbrpmu_event__per_task(struct perf_event *event)
+{
+	return event->attach_state & PERF_ATTACH_TASK;
+}
+
+/*
+ * Keep @r under the branch filter @bst: the type must be asked for, the
+ * target's privilege level too, and a record from a kernel address only
+ * when the kernel is (intel_pmu_lbr_filter() of 6.1).
+ */
+static bool lbrpmu_keep(u64 bst, const struct kcc_lbr_rec *r)
+{
+	u64 plm = lbrpmu_kernel_ip(r->to) ? PERF_SAMPLE_BRANCH_KERNEL :
+					    PERF_SAMPLE_BRANCH_USER;
+
+	if (!(bst & plm))
+		return false;
+	if (lbrpmu_kernel_ip(r->from) && !(bst & PERF_SAMPLE_BRANCH_KERNEL))
+		return false;
+	if (bst & PERF_SAMPLE_BRANCH_ANY)
+		return true;
+	if (r->flags & KCC_LBR_F_RET)
+		return bst & PERF_SAMPLE_BRANCH_ANY_RETURN;
+	if (bst & PERF_SAMPLE_BRANCH_ANY_CALL)
+		return true;
+	if (r->flags & KCC_LBR_F_IND)
+		return bst & PERF_SAMPLE_BRANCH_IND_CALL;
+	return bst & PERF_SAMPLE_BRANCH_CALL;
+}
+
+static void lbrpmu_entry(struct perf_branch_entry *e, u64 from, u64 to,
+			 int type, bool save_type)
+{
+	memset(e, 0, sizeof(*e));
+	e->from = from;
+	e->to = to;
+	if (save_type)
+		e->type = type;
+}
+
+/*
+ * Fill the CPU's branch stack from the ring at @uaddr of the running
+ * thread, whose records from @pos_in on are valid (those before were
+ * wiped by a context switch).
+ */
+static struct perf_branch_stack *
+lbrpmu_brstack(struct perf_event *event, u64 uaddr, u64 pos_in)
+{
+	struct lbrpmu_cpu *c = this_cpu_ptr(&lbrpmu_cpu);
+	u64 bst = event->attr.branch_sample_type;
+	bool save_type = bst & PERF_SAMPLE_BRANCH_TYPE_SAVE;
+	struct kcc_lbr_ring *r = &c->ring;
+	u64 seq, first, i, n = 0;
+
+	c->bs.nr = 0;
+	c->bs.hw_idx = -1ULL;
+	if (uaddr && !copy_from_user_nmi(r, (const void __user *)uaddr,
+					 sizeof(*r)) &&
+	    r->magic == KCC_LBR_MAGIC &&
+	    !copy_from_user_nmi(&seq, (const void __user *)(uaddr +
+				offsetof(struct kcc_lbr_ring, seq)),
+				sizeof(seq))) {
+		first = r->pos > KCC_LBR_RECS ? r->pos - KCC_LBR_RECS : 0;
+		/* A write in progress: its slot is the oldest one. */
+		if ((r->seq & 1) || seq != r->seq)
+			first = r->pos + 1 > KCC_LBR_RECS ?
+				r->pos + 1 - KCC_LBR_RECS : 0;
+		if ((!lbrpmu_event__per_task(event) || !task_save) &&
+		    pos_in > first)
+			first = pos_in;
+		for (i = r->pos; i > first; i--) {
+			const struct kcc_lbr_rec *rec =
+				&r->rec[(i - 1) % KCC_LBR_RECS];
+
+			if (r->pos - i < skid)
+				continue;
+			if (!lbrpmu_keep(bst, rec))
+				continue;
+			lbrpmu_entry(&c->e[n++], rec->from, rec->to,
+				     (rec->flags & KCC_LBR_F_RET) ? PERF_BR_RET :
+				     (rec->flags & KCC_LBR_F_IND) ?
+				     PERF_BR_IND_CALL : PERF_BR_CALL, save_type);
+		}
+	}
+	if (stray && uaddr && !(lbrpmu_task__samples() % stray)) {
+		/* Room: at most KCC_LBR_RECS records came from the ring. */
+		memmove(&c->e[1], &c->e[0], n * sizeof(c->e[0]));
+		lbrpmu_entry(&c->e[0], (u64)(unsigned long)lbrpmu_hrtimer,
+			     task_pt_regs(current)->ip, PERF_BR_UNKNOWN,
+			     save_type);
+		n++;
+	}
+	c->bs.nr = n;
+	return &c->bs;
+}
+
+/* ---- the PMU ----------------------------------------------------------- */
+
+static u64 lbrpmu_config(struct perf_event *event)
+{
+	return event->attr.config & 0xff;
+}
+
+/* Take one sample now; true when the core throttled the event. */
+static bool lbrpmu_sample(struct perf_event *event, u64 uaddr, u64 pos_in)
+{
+	struct perf_sample_data data;
+	struct pt_regs *regs;
+
+	if (!current->mm || (current->flags & PF_EXITING))
+		return false;
+	regs = task_pt_regs(current);
+	if (event->attr.exclude_user)
+		return false;
+	perf_sample_data_init(&data, 0, event->hw.last_period);
+	if (event->attr.sample_type & PERF_SAMPLE_BRANCH_STACK)
+		lbrpmu_save_brstack(&data, event,
+				    lbrpmu_brstack(event, uaddr, pos_in));
+	return lbrpmu_overflow(event, &data, regs);
+}
+
+/*
+ * Bring the count of a calls or misses event up to date with the running
+ * thread; the new events counted, or 0.  A thread the event has not seen
+ * since it was switched in counts from its counters at the switch (or at
+ * its registration): the event was running since then, on this thread or
+ * handed over with its context.
+ */
+static u64 lbrpmu_update(struct perf_event *event, u64 *uaddr, u64 *pos_in)
+{
+	struct lbrpmu_event *le = event->pmu_private;
+	bool calls = lbrpmu_config(event) == KCC_LBR_EV_CALLS;
+	struct lbrpmu_snap snap;
+	u64 v, delta;
+
+	lbrpmu_task__snap(&snap, uaddr, pos_in);
+	if (!snap.valid) {
+		le->seen_task = NULL;
+		return 0;
+	}
+	v = calls ? snap.calls : snap.misses;
+	if (le->seen_task == current)
+		delta = v - le->seen;
+	else
+		delta = v - (calls ? snap.calls_in : snap.misses_in);
+	le->seen_task = current;
+	le->seen = v;
+	local64_add(delta, &event->count);
+	return delta;
+}
+
+static void lbrpmu_clock_update(struct perf_event *event)
+{
+	struct lbrpmu_event *le = event->pmu_private;
+	u64 now = local_clock();
+
+	local64_add(now - le->clock_prev, &event->count);
+	le->clock_prev = now;
+}
+
+static void lbrpmu_read(struct perf_event *event)
+{
+	u64 uaddr, pos_in;
+
+	if (lbrpmu_config(event) == KCC_LBR_EV_CLOCK)
+		lbrpmu_clock_update(event);
+	else
+		lbrpmu_update(event, &uaddr, &pos_in);
+}
+
+/* Did @delta more events cross the period?  Then the period restarts. */
+static bool lbrpmu_period(struct perf_event *event, u64 delta)
+{
+	struct hw_perf_event *hwc = &event->hw;
+	s64 left;
+
+	if (!is_sampling_event(event) || !delta)
+		return false;
+	left = local64_sub_return(delta, &hwc->period_left);
+	if (left > 0)
+		return false;
+	left += (div64_u64(-left, hwc->sample_period) + 1) *
+		hwc->sample_period;
+	local64_set(&hwc->period_left, left);
+	hwc->last_period = hwc->sample_period;
+	return true;
+}
+
+static enum hrtimer_restart lbrpmu_hrtimer(struct hrtimer *hrtimer)
+{
+	struct perf_event *event = container_of(hrtimer, struct perf_event,
+						hw.hrtimer);
+	bool clock = lbrpmu_config(event) == KCC_LBR_EV_CLOCK;
+	u64 uaddr = 0, pos_in = 0, period;
+	struct lbrpmu_snap snap;
+	bool fire;
+
+	if (event->state != PERF_EVENT_STATE_ACTIVE)
+		return HRTIMER_NORESTART;
+	if (clock) {
+		lbrpmu_clock_update(event);
+		lbrpmu_task__snap(&snap, &uaddr, &pos_in);
+		fire = true;
+		period = max_t(u64, 10000, event->hw.sample_period);
+	} else {
+		fire = lbrpmu_period(event, lbrpmu_update(event, &uaddr,
+							  &pos_in));
+		period = max_t(u64, LBRPMU_POLL_MIN, READ_ONCE(poll_us)) *
+			 NSEC_PER_USEC;
+	}
+	if (fire && lbrpmu_sample(event, uaddr, pos_in))
+		return HRTIMER_NORESTART;	/* throttled */
+	hrtimer_forward_now(hrtimer, ns_to_ktime(period));
+	return HRTIMER_RESTART;
+}
+
+static void lbrpmu_start(struct perf_event *event, int flags)
+{
+	struct lbrpmu_event *le = event->pmu_private;
+	struct hw_perf_event *hwc = &event->hw;
+	u64 uaddr, pos_in, ns;
+
+	hwc->state = 0;
+	if (lbrpmu_config(event) == KCC_LBR_EV_CLOCK) {
+		le->clock_prev = local_clock();
+		if (!is_sampling_event(event))
+			return;
+		ns = max_t(u64, 10000, hwc->sample_period);
+	} else {
+		/* Nothing counted yet of the thread now running. */
+		le->seen_task = NULL;
+		lbrpmu_update(event, &uaddr, &pos_in);
+		list_add(&le->active, &this_cpu_ptr(&lbrpmu_cpu)->active);
+		ns = max_t(u64, LBRPMU_POLL_MIN, READ_ONCE(poll_us)) *
+		     NSEC_PER_USEC;
+	}
+	hrtimer_start(&hwc->hrtimer, ns_to_ktime(ns),
+		      HRTIMER_MODE_REL_PINNED_HARD);
+}
+
+static void lbrpmu_stop(struct perf_event *event, int flags)
+{
+	struct lbrpmu_event *le = event->pmu_private;
+	struct hw_perf_event *hwc = &event->hw;
+
+	if (hwc->state & PERF_HES_STOPPED)
+		return;
+	hrtimer_cancel(&hwc->hrtimer);
+	lbrpmu_read(event);
+	if (lbrpmu_config(event) != KCC_LBR_EV_CLOCK)
+		list_del_init(&le->active);
+	hwc->state = PERF_HES_STOPPED | PERF_HES_UPTODATE;
+}
+
+static int lbrpmu_add(struct perf_event *event, int flags)
+{
+	event->hw.state = PERF_HES_STOPPED | PERF_HES_UPTODATE;
+	if (flags & PERF_EF_START)
+		lbrpmu_start(event, flags);
+	return 0;
+}
+
+static void lbrpmu_del(struct perf_event *event, int flags)
+{
+	lbrpmu_stop(event, PERF_EF_UPDATE);
+}
+
+static void lbrpmu_destroy(struct perf_event *event)
+{
+	kfree(event->pmu_private);
+	event->pmu_private = NULL;
+}
+
+#define LBRPMU_BRANCH_OK (PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_KERNEL | \
+	PERF_SAMPLE_BRANCH_HV | PERF_SAMPLE_BRANCH_ANY | \
+	PERF_SAMPLE_BRANCH_ANY_CALL | PERF_SAMPLE_BRANCH_ANY_RETURN | \
+	PERF_SAMPLE_BRANCH_IND_CALL | PERF_SAMPLE_BRANCH_CALL | \
+	PERF_SAMPLE_BRANCH_NO_FLAGS | PERF_SAMPLE_BRANCH_NO_CYCLES | \
+	PERF_SAMPLE_BRANCH_TYPE_SAVE | PERF_SAMPLE_BRANCH_HW_INDEX)
+
+static int lbrpmu_event_init(struct perf_event *event)
+{
+	struct hw_perf_event *hwc = &event->hw;
+	u64 config = event->attr.config;
+	struct lbrpmu_event *le;
+
+	if (event->attr.type != lbrpmu_pmu.type)
+		return -ENOENT;
+	if (config > KCC_LBR_EV_MISSES || event->attr.config1 ||
+	    event->attr.config2)
+		return -EINVAL;
+	if (has_branch_stack(event) &&
+	    (event->attr.branch_sample_type & ~LBRPMU_BRANCH_OK))
+		return -EOPNOTSUPP;
+	le = kzalloc(sizeof(*le), GFP_KERNEL);
+	if (!le)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&le->active);
+	le->event = event;
+	event->pmu_private = le;
+	event->destroy = lbrpmu_destroy;
+	hrtimer_init(&hwc->hrtimer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+	hwc->hrtimer.function = lbrpmu_hrtimer;
+	/* A clock at a frequency is a clock with a period (cpu-clock). */
+	if (config == KCC_LBR_EV_CLOCK && is_sampling_event(event) &&
+	    event->attr.freq) {
+		event->attr.sample_period = NSEC_PER_SEC /
+			max_t(u64, 1, event->attr.sample_freq);
+		hwc->sample_period = event->attr.sample_period;
+		local64_set(&hwc->period_left, hwc->sample_period);
+		hwc->last_period = hwc->sample_period;
+		event->attr.freq = 0;
+	}
+	return 0;
+}
+
+PMU_FORMAT_ATTR(event, "config:0-7");
+
+static struct attribute *lbrpmu_format_attrs[] = {
+	&format_attr_event.attr,
+	NULL,
+};
+
+static const struct attribute_group lbrpmu_format_group = {
+	.name = "format",
+	.attrs = lbrpmu_format_attrs,
+};
+
+PMU_EVENT_ATTR_STRING(clock, lbrpmu_ev_clock, "event=0x00");
+PMU_EVENT_ATTR_STRING(calls, lbrpmu_ev_calls, "event=0x01");
+PMU_EVENT_ATTR_STRING(misses, lbrpmu_ev_misses, "event=0x02");
+
+static struct attribute *lbrpmu_events_attrs[] = {
+	&lbrpmu_ev_clock.attr.attr,
+	&lbrpmu_ev_calls.attr.attr,
+	&lbrpmu_ev_misses.attr.attr,
+	NULL,
+};
+
+static const struct attribute_group lbrpmu_events_group = {
+	.name = "events",
+	.attrs = lbrpmu_events_attrs,
+};
+
+static const struct attribute_group *lbrpmu_attr_groups[] = {
+	&lbrpmu_format_group,
+	&lbrpmu_events_group,
+	NULL,
+};
+
+static struct pmu lbrpmu_pmu = {
+	.module		= THIS_MODULE,
+	.task_ctx_nr	= perf_sw_context,
+	.attr_groups	= lbrpmu_attr_groups,
+	.event_init	= lbrpmu_event_init,
+	.add		= lbrpmu_add,
+	.del		= lbrpmu_del,
+	.start		= lbrpmu_start,
+	.stop		= lbrpmu_stop,
+	.read		= lbrpmu_read,
+};
+
+/* ---- load and unload --------------------------------------------------- */
+
+static int lbrpmu_find_overflow(void)
+{
+	struct kprobe kp = { .symbol_name = "kallsyms_lookup_name" };
+	unsigned long (*lookup)(const char *name);
+	int ret;
+
+	ret = register_kprobe(&kp);
+	if (ret)
+		return ret;
+	lookup = (void *)kp.addr;
+	unregister_kprobe(&kp);
+	if (!lookup)
+		return -ENOENT;
+	lbrpmu_overflow = (void *)lookup("perf_event_overflow");
+	return lbrpmu_overflow ? 0 : -ENOENT;
+}
+
+static void lbrpmu_tasks_drop(void)
+{
+	struct task_struct *t;
+	unsigned long flags;
+	int i;
+
+	for (i = 0; i < LBRPMU_TASKS; i++) {
+		raw_spin_lock_irqsave(&lbrpmu_lock, flags);
+		t = lbrpmu_tasks[i].task ? lbrpmu_task__drop(&lbrpmu_tasks[i]) :
+					   NULL;
+		raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
+		if (t)
+			put_task_struct(t);
+	}
+}
+
+static int __init lbrpmu_init(void)
+{
+	int cpu, ret;
+
+	for_each_possible_cpu(cpu)
+		INIT_LIST_HEAD(&per_cpu_ptr(&lbrpmu_cpu, cpu)->active);
+	ret = lbrpmu_find_overflow();
+	if (ret) {
+		pr_err("perf_event_overflow not found (%d)\n", ret);
+		return ret;
+	}
+	for_each_kernel_tracepoint(lbrpmu_tp_lookup, NULL);
+	if (!lbrpmu_tp_switch) {
+		pr_err("tracepoint sched_switch not found\n");
+		return -ENOENT;
+	}
+	ret = tracepoint_probe_register(lbrpmu_tp_switch,
+					lbrpmu_probe_switch, NULL);
+	if (ret)
+		return ret;
+	ret = perf_pmu_register(&lbrpmu_pmu, "kcc_lbr", -1);
+	if (ret)
+		goto err_tp;
+	ret = misc_register(&lbrpmu_misc);
+	if (ret)
+		goto err_pmu;
+	pr_info("PMU kcc_lbr type %d, %d records, skid %u, stray %u, task_save %d\n",
+		lbrpmu_pmu.type, KCC_LBR_RECS, skid, stray, task_save);
+	return 0;
+
+err_pmu:
+	perf_pmu_unregister(&lbrpmu_pmu);
+err_tp:
+	tracepoint_probe_unregister(lbrpmu_tp_switch, lbrpmu_probe_switch,
+				    NULL);
+	tracepoint_synchronize_unregister();
+	return ret;
+}
+
+static void __exit lbrpmu_exit(void)
+{
+	misc_deregister(&lbrpmu_misc);
+	perf_pmu_unregister(&lbrpmu_pmu);
+	tracepoint_probe_unregister(lbrpmu_tp_switch, lbrpmu_probe_switch,
+				    NULL);
+	tracepoint_synchronize_unregister();
+	lbrpmu_tasks_drop();
+}
+
+module_init(lbrpmu_init);
+module_exit(lbrpmu_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("kcc test: a software LBR PMU fed by the tracing runtime");

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * kcc_lbrpmu.h - the interface between the test LBR PMU (kcc_lbrpmu.ko)
+ * and the tracing runtime (tools/kcc-trace/kcc_trace_rt.c).  Test-only:
+ * not part of kcc's ABI (include/uapi/linux/kcc.h), never installed.
+ *
+ * A traced thread keeps one struct kcc_lbr_ring in its own memory and
+ * registers its address with KCC_LBR_IOC_REGISTER on /dev/kcc_lbr.  The
+ * thread is the only writer; the PMU reads the ring of the thread that
+ * is running on the CPU, in interrupt context, with copy_from_user_nmi().
+ *
+ * Writer protocol, per record: seq becomes odd, rec[pos % KCC_LBR_RECS]
+ * is written, pos (and calls, misses for a call) advance, seq becomes
+ * even.  A reader that finds seq odd interrupted the writer: the slot at
+ * pos % KCC_LBR_RECS is torn and is left out.
+ */
+#ifndef KCC_LBRPMU_H
+#define KCC_LBRPMU_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define KCC_LBR_MAGIC		0x4b4c4252u	/* "KLBR" */
+#define KCC_LBR_VERSION		1
+#define KCC_LBR_RECS		32		/* like Skylake's LBR depth */
+
+/* kcc_lbr_rec.flags */
+#define KCC_LBR_F_RET		0x1	/* a return; else a call */
+#define KCC_LBR_F_IND		0x2	/* an indirect call */
+
+/* The event codes (config:0-7) of the kcc_lbr PMU. */
+#define KCC_LBR_EV_CLOCK	0	/* time in ns, like cpu-clock */
+#define KCC_LBR_EV_CALLS	1	/* the ring's calls counter */
+#define KCC_LBR_EV_MISSES	2	/* the ring's synthetic misses */
+
+/*
+ * The synthetic misses of one call of the routine at @fn: 0..7, fixed per
+ * routine, so the misses event samples some routines more than others.
+ */
+#define KCC_LBR_MISSES(fn) \
+	((__u64)(fn) * 0x9e3779b97f4a7c15ull >> 61)
+
+struct kcc_lbr_rec {
+	__u64 from;	/* call: the call instruction; return: in the callee */
+	__u64 to;	/* call: the call's target; return: the return address */
+	__u64 flags;	/* KCC_LBR_F_* */
+};
+
+struct kcc_lbr_ring {
+	__u32 magic;		/* KCC_LBR_MAGIC */
+	__u32 version;		/* KCC_LBR_VERSION */
+	__u64 seq;		/* odd while a record is written */
+	__u64 pos;		/* records written since registration */
+	__u64 calls;		/* calls retired since registration */
+	__u64 misses;		/* synthetic misses since registration */
+	struct kcc_lbr_rec rec[KCC_LBR_RECS];
+};
+
+/* Register the calling thread's ring (argument: its address). */
+#define KCC_LBR_IOC_REGISTER	_IO('L', 1)
+/* The calling thread is done: its final counters are taken now. */
+#define KCC_LBR_IOC_UNREGISTER	_IO('L', 2)
+
+#endif /* KCC_LBRPMU_H */
