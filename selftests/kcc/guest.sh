@@ -129,20 +129,20 @@ fi
 # calls_exact ...) at k = 1, 2, 3, with calls in the profile, and kcc
 # report must count calls (not "-").  With "floors", overlap must reach
 # LBR_FLOOR_OVERLAP1 at k = 1 and LBR_FLOOR_OVERLAP at k = 2, 3, and
-# hot-edge coverage at T = 0.1 LBR_FLOOR_HOT at every k.  The floors sit
-# between what the path gives (6.1 and 6.12, wordfreq: overlap 0.81-0.86
-# at k = 1, 0.50-0.59 at k = 2, 3; hot@0.1 0.75, 1, 1) and what it gives
-# with the frame-pointer walk broken by one frame (0.75-0.77; 0.31-0.35;
-# hot@0.1 0.25-0.63).
+# hot-edge coverage at T = 0.1 LBR_FLOOR_HOT at k = 2, 3 (at k = 1 only
+# four contexts are that hot: one more or less found is a quarter).
+# The floors sit between what the path gives on wordfreq and what it
+# gives with the frame-pointer walk broken by one frame (Documentation/
+# testing.rst has both).
 LBR_FLOOR_OVERLAP1=${LBR_FLOOR_OVERLAP1:-0.70}
-LBR_FLOOR_OVERLAP=${LBR_FLOOR_OVERLAP:-0.42}
-LBR_FLOOR_HOT=${LBR_FLOOR_HOT:-0.70}
+LBR_FLOOR_OVERLAP=${LBR_FLOOR_OVERLAP:-0.40}
+LBR_FLOOR_HOT=${LBR_FLOOR_HOT:-0.75}
 lbr_judge() {
 	ev=$tmp/blobs/$2-eval.stream
 	prof=$tmp/blobs/$2.stream
 	if [ "${3:-}" = floors ]; then
 		fo1=$LBR_FLOOR_OVERLAP1 fo=$LBR_FLOOR_OVERLAP fh=$LBR_FLOOR_HOT
-		what="guest $1: $2: kcc record --source lbr vs the exact k-CCF of the same run: overlap >= $fo1 (k = 1), >= $fo (k = 2, 3), hot@0.1 >= $fh, calls > 0"
+		what="guest $1: $2: kcc record --source lbr vs the exact k-CCF of the same run: overlap >= $fo1 (k = 1), >= $fo (k = 2, 3), hot@0.1 >= $fh (k = 2, 3), calls > 0"
 	else
 		fo1=0 fo=0 fh=0
 		what="guest $1: $2: kcc record --source lbr vs the exact k-CCF of the same run: figures at k = 1..3, calls > 0"
@@ -161,7 +161,8 @@ lbr_judge() {
 	if awk -F '\t' -v fo1="$fo1" -v fo="$fo" -v fh="$fh" '
 		NR > 1 && $2 >= 1 && $2 <= 3 {
 			f = $2 == 1 ? fo1 : fo
-			if ($3 + 0 < f + 0 || $4 + 0 < fh + 0 || $6 + 0 <= 0) bad = 1
+			if ($3 + 0 < f + 0 || $6 + 0 <= 0) bad = 1
+			if ($2 > 1 && $4 + 0 < fh + 0) bad = 1
 			seen++
 		}
 		END { exit !(seen == 3 && !bad) }' "$ev" &&
