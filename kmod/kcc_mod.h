@@ -159,13 +159,13 @@ struct kcc_session {
 
 	struct perf_event **events;
 	u32 nr_events;
-	/* Totals of released events (status ev_*), then the live ones add. */
+	/* Totals of released events (status ev_*): since configure. */
 	u64 ev_count;
 	u64 ev_enabled;
 	u64 ev_running;
 	u32 ev_nr;
 	u32 ev_errors;
-	u64 throttles_base;	/* handler throttles at configure/reset */
+	u64 throttles_base;	/* handler throttles at configure */
 
 	DECLARE_HASHTABLE(tasks, KCC_TASK_HASH_BITS);
 	struct list_head task_list;

@@ -490,11 +490,10 @@ void kcc_events_read(struct kcc_session *s, struct kcc_status *st)
  */
 void kcc_lbr_detect(void)
 {
-	struct x86_pmu_lbr lbr;
-
 	static const struct kcc_evsel cycles = {
 		.type = PERF_TYPE_HARDWARE, .config = PERF_COUNT_HW_CPU_CYCLES,
 	};
+	struct x86_pmu_lbr lbr;
 
 	kcc_g.lbr = !kcc_probe_event(&cycles, true, NULL, 0);
 	if (!kcc_g.lbr)
