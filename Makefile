@@ -35,7 +35,8 @@ BASE_CFLAGS := -std=gnu11 -g $(WARN) -Iinclude/uapi -Ilbr -Iuser/util \
 OPT_CFLAGS  := -O2
 SAN_CFLAGS  := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 	    -fno-sanitize-recover=all
-LDLIBS	+= -lm -ldw -lelf -lz
+# libpfm4: hardware event names for kcc record -e (user/util/evspec.c).
+LDLIBS	+= -lm -ldw -lelf -lz -lpfm
 
 LBR_SRCS   := $(wildcard lbr/*.c)
 UTIL_SRCS  := $(wildcard user/util/*.c)
@@ -88,7 +89,7 @@ $(O)/san/kccread: $(O)/san/user/kccread.o $(CORE_SAN)
 # libdw.a needs the decompressors it was built with.  Its debuginfod
 # client dlopen()s a library that the guest lacks: that warning of the
 # static link is expected and dropped, any other is shown.
-STATIC_LDLIBS := -lm -ldw -lelf -lz -llzma -lbz2 -lpthread
+STATIC_LDLIBS := -lm -ldw -lelf -lz -llzma -lbz2 -lpfm -lpthread
 .PHONY: static-kcc
 static-kcc: $(O)/static/kcc
 
@@ -112,9 +113,9 @@ $(O)/opt/bench/%: $(O)/opt/bench/%.o $(CORE_OPT)
 	$(Q)$(CC) $(OPT_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The guest suite runs kcc record when the static libraries exist.
-STATIC_LIBS := $(foreach l,dw elf z lzma bz2,$(filter /%, \
+STATIC_LIBS := $(foreach l,dw elf z lzma bz2 pfm,$(filter /%, \
 		$(shell $(CC) -print-file-name=lib$(l).a)))
-STATIC_KCC := $(if $(word 5,$(STATIC_LIBS)),$(O)/static/kcc)
+STATIC_KCC := $(if $(word 6,$(STATIC_LIBS)),$(O)/static/kcc)
 .PHONY: check
 check: $(O)/san/kcc $(O)/san/kccread $(TEST_BINS) $(STATIC_KCC)
 	$(Q)KCC=$(abspath $(O)/san/kcc) KCCREAD=$(abspath $(O)/san/kccread) \

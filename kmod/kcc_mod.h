@@ -79,6 +79,7 @@ struct kcc_ring {
 	u64 head;		/* bytes committed: producer, release */
 	u64 tail;		/* bytes consumed: consumer, release */
 	u64 drops[KCC_DROP_NR];	/* handler-side drops, producer only */
+	u64 throttles;		/* overflows that throttled their event */
 };
 
 struct kcc_cpu {
@@ -98,6 +99,14 @@ struct kcc_tev {
 };
 
 /* ---- the session (kcc_session.c) --------------------------------------- */
+
+/* A perf event as perf_event_attr names it. */
+struct kcc_evsel {
+	u32 type;		/* PERF_TYPE_* or a dynamic PMU type */
+	u64 config;
+	u64 config1;
+	u64 config2;
+};
 
 struct kcc_proc {
 	struct list_head node;
@@ -143,14 +152,20 @@ struct kcc_session {
 	u32 state;		/* KCC_STATE_* */
 	struct kcc_config cfg;	/* as resolved: defaults filled in */
 	u32 source;		/* never AUTO */
-	u32 ev_type;		/* event actually sampled */
-	u64 ev_config;
+	struct kcc_evsel ev;	/* event actually sampled */
 	char ev_name[KCC_METRIC_NAME_LEN];
 	u32 stack_cap;		/* shadow stack of each task's k-SF */
 	u32 frames_cap;		/* stitching scratch */
 
 	struct perf_event **events;
 	u32 nr_events;
+	/* Totals of released events (status ev_*): since configure. */
+	u64 ev_count;
+	u64 ev_enabled;
+	u64 ev_running;
+	u32 ev_nr;
+	u32 ev_errors;
+	u64 throttles_base;	/* handler throttles at configure */
 
 	DECLARE_HASHTABLE(tasks, KCC_TASK_HASH_BITS);
 	struct list_head task_list;
@@ -202,13 +217,16 @@ int kcc_rings_init(void);
 void kcc_rings_sync(void);
 void kcc_rings_exit(void);
 void kcc_lbr_detect(void);
-int kcc_probe_event(u32 type, u64 config, bool lbr);
+int kcc_probe_event(const struct kcc_evsel *ev, bool lbr, char *pmu_name,
+		    size_t len);
+void kcc_events_read(struct kcc_session *s, struct kcc_status *st);
 int kcc_events_start(struct kcc_session *s);
 void kcc_events_stop(struct kcc_session *s);
 int kcc_push_task(const struct kcc_sample *smp);
 void kcc_kick(void);
 void kcc_drain_rings(struct kcc_session *s);
 void kcc_handler_drops(u64 *out);
+u64 kcc_handler_throttles(void);
 void kcc_work_fn(struct work_struct *work);
 
 /* kcc_task.c */

@@ -227,6 +227,9 @@ static void kcc_overflow(struct perf_event *event,
 	if (lvl != KCC_LVL_NMI)
 		local_irq_save(irqf);
 	ring = &this_cpu_ptr(&kcc_cpus)->ring[lvl];
+	/* The sample is still taken; the event is off until the next tick. */
+	if (kcc_event_throttled(event))
+		ring->throttles++;
 
 	if ((current->flags & PF_KTHREAD) || !current->mm) {
 		ring->drops[KCC_DROP_NO_STACK]++;
@@ -368,41 +371,69 @@ void kcc_work_fn(struct work_struct *work)
 	wake_up_interruptible(&kcc_g.wait);
 }
 
+/* Overflows that throttled their event, every ring. */
+u64 kcc_handler_throttles(void)
+{
+	u64 n = 0;
+	int cpu, l;
+
+	for_each_possible_cpu(cpu) {
+		struct kcc_cpu *c = per_cpu_ptr(&kcc_cpus, cpu);
+
+		for (l = 0; l < KCC_NR_LVL; l++)
+			n += READ_ONCE(c->ring[l].throttles);
+	}
+	return n;
+}
+
 /* ---- perf events ------------------------------------------------------- */
 
-static void kcc_attr_init(struct perf_event_attr *a, u32 type, u64 config,
-			  u64 period, bool lbr)
+/*
+ * The attributes perf record gives a sampling event with -j
+ * any_call,any_ret,u: user only, not while a guest runs, and not pinned,
+ * so that a PMU shared with other users multiplexes the event (reported
+ * as running < enabled time) instead of putting it in the ERROR state.
+ */
+static void kcc_attr_init(struct perf_event_attr *a,
+			  const struct kcc_evsel *ev, u64 period, bool lbr)
 {
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
-	a->type = type;
-	a->config = config;
+	a->type = ev->type;
+	a->config = ev->config;
+	a->config1 = ev->config1;
+	a->config2 = ev->config2;
 	a->sample_period = period;
 	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_PERIOD;
+	a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
+			 PERF_FORMAT_TOTAL_TIME_RUNNING;
 	a->exclude_kernel = 1;
 	a->exclude_hv = 1;
-	a->pinned = 1;
+	a->exclude_guest = 1;
 	if (lbr) {
 		a->sample_type |= PERF_SAMPLE_BRANCH_STACK;
 		a->branch_sample_type = PERF_SAMPLE_BRANCH_ANY_CALL |
 					PERF_SAMPLE_BRANCH_ANY_RETURN |
 					PERF_SAMPLE_BRANCH_USER |
-					PERF_SAMPLE_BRANCH_TYPE_SAVE;
+					PERF_SAMPLE_BRANCH_TYPE_SAVE |
+					KCC_BRANCH_SAMPLE_QUIET;
 	}
 }
 
 /*
  * Whether an event can be created here at all: one disabled counter on
- * the current CPU, released at once.  Returns 0 or the -errno of
+ * the current CPU, released at once.  The name of the PMU that took it
+ * goes to @pmu_name (@len bytes) when given.  Returns 0 or the -errno of
  * perf_event_create_kernel_counter().
  */
-int kcc_probe_event(u32 type, u64 config, bool lbr)
+int kcc_probe_event(const struct kcc_evsel *evs, bool lbr, char *pmu_name,
+		    size_t len)
 {
 	struct perf_event_attr attr;
 	struct perf_event *ev;
 	int cpu;
 
-	kcc_attr_init(&attr, type, config, 100000, lbr);
+	kcc_attr_init(&attr, evs, 100000, lbr);
 	attr.disabled = 1;
 	cpu = get_cpu();
 	put_cpu();
@@ -410,21 +441,61 @@ int kcc_probe_event(u32 type, u64 config, bool lbr)
 					      NULL);
 	if (IS_ERR(ev))
 		return PTR_ERR(ev);
+	if (pmu_name)
+		strscpy(pmu_name, ev->pmu->name ?: "", len);
 	perf_event_release_kernel(ev);
 	return 0;
 }
 
+static void kcc_event_read(struct perf_event *ev, u64 *count, u64 *enabled,
+			   u64 *running, u32 *errors)
+{
+	u64 e = 0, r = 0;
+
+	*count += perf_event_read_value(ev, &e, &r);
+	*enabled += e;
+	*running += r;
+	if (READ_ONCE(ev->state) == PERF_EVENT_STATE_ERROR)
+		(*errors)++;
+}
+
 /*
- * The LBR source needs a sampling hardware event with a branch stack of
- * calls and returns; a VM without a virtual PMU, or with KVM's LBR
- * passthrough only, refuses it.  Called once at load.
+ * The ev_* fields of @st: the released events' totals plus what the
+ * live events read now (children of inherited events included).
+ * Process context.
+ */
+void kcc_events_read(struct kcc_session *s, struct kcc_status *st)
+{
+	u32 i, errors = s->ev_errors;
+
+	st->ev_config1 = s->ev.config1;
+	st->ev_config2 = s->ev.config2;
+	st->ev_count = s->ev_count;
+	st->ev_enabled_ns = s->ev_enabled;
+	st->ev_running_ns = s->ev_running;
+	for (i = 0; i < s->nr_events; i++)
+		kcc_event_read(s->events[i], &st->ev_count, &st->ev_enabled_ns,
+			       &st->ev_running_ns, &errors);
+	st->ev_nr = s->ev_nr;
+	st->ev_errors = errors;
+	st->ev_throttles = kcc_handler_throttles() - s->throttles_base;
+}
+
+/*
+ * Whether the CPU's PMU gives cycles with a branch stack of calls and
+ * returns, which makes the LBR source the default (KCC_SOURCE_AUTO); a
+ * VM without a virtual PMU, or with KVM's LBR passthrough only, refuses
+ * it.  An explicit KCC_SOURCE_LBR probes its own event instead: any PMU
+ * that delivers branch stacks will do.  Called once at load.
  */
 void kcc_lbr_detect(void)
 {
+	static const struct kcc_evsel cycles = {
+		.type = PERF_TYPE_HARDWARE, .config = PERF_COUNT_HW_CPU_CYCLES,
+	};
 	struct x86_pmu_lbr lbr;
 
-	kcc_g.lbr = !kcc_probe_event(PERF_TYPE_HARDWARE,
-				     PERF_COUNT_HW_CPU_CYCLES, true);
+	kcc_g.lbr = !kcc_probe_event(&cycles, true, NULL, 0);
 	if (!kcc_g.lbr)
 		return;
 	x86_perf_get_lbr(&lbr);
@@ -478,6 +549,7 @@ static int kcc_events_pid(struct kcc_session *s, struct perf_event_attr *attr)
 			break;
 		}
 		s->events[s->nr_events++] = ev;
+		s->ev_nr++;
 	}
 	for (i = 0; i < n; i++)
 		put_task_struct(tasks[i]);
@@ -505,6 +577,7 @@ static int kcc_events_cpus(struct kcc_session *s, struct perf_event_attr *attr)
 			break;
 		}
 		s->events[s->nr_events++] = ev;
+		s->ev_nr++;
 	}
 	cpus_read_unlock();
 	return ret;
@@ -517,7 +590,7 @@ int kcc_events_start(struct kcc_session *s)
 
 	if (s->source == KCC_SOURCE_INJECT)
 		return 0;
-	kcc_attr_init(&attr, s->ev_type, s->ev_config, s->cfg.sample_period,
+	kcc_attr_init(&attr, &s->ev, s->cfg.sample_period,
 		      s->source == KCC_SOURCE_LBR);
 	if (s->cfg.target == KCC_TARGET_PID)
 		ret = kcc_events_pid(s, &attr);
@@ -536,8 +609,11 @@ void kcc_events_stop(struct kcc_session *s)
 {
 	u32 i;
 
-	for (i = 0; i < s->nr_events; i++)
+	for (i = 0; i < s->nr_events; i++) {
+		kcc_event_read(s->events[i], &s->ev_count, &s->ev_enabled,
+			       &s->ev_running, &s->ev_errors);
 		perf_event_release_kernel(s->events[i]);
+	}
 	kvfree(s->events);
 	s->events = NULL;
 	s->nr_events = 0;

@@ -39,25 +39,33 @@ static const char *const kcc_hw_names[] = {
 	[PERF_COUNT_HW_BUS_CYCLES]		= "bus-cycles",
 };
 
-static bool kcc_is_clock(u32 type, u64 config)
+static bool kcc_is_clock(const struct kcc_evsel *ev)
 {
-	return type == PERF_TYPE_SOFTWARE;
+	return ev->type == PERF_TYPE_SOFTWARE;
 }
 
-static void kcc_event_name(struct kcc_session *s)
+/*
+ * The event metric's name: the user's, else a perf name for the generic
+ * events, else the name of the PMU that took the event ("cpu", ...).
+ */
+static void kcc_event_name(struct kcc_session *s, const char *user,
+			   const char *pmu)
 {
-	const char *n = "raw";
+	const struct kcc_evsel *ev = &s->ev;
+	const char *n = ev->type >= PERF_TYPE_MAX && pmu[0] ? pmu : "raw";
 
-	if (s->source == KCC_SOURCE_INJECT)
+	if (user[0])
+		n = user;
+	else if (s->source == KCC_SOURCE_INJECT)
 		n = "events";
-	else if (s->ev_type == PERF_TYPE_HARDWARE &&
-		 s->ev_config < ARRAY_SIZE(kcc_hw_names) &&
-		 kcc_hw_names[s->ev_config])
-		n = kcc_hw_names[s->ev_config];
-	else if (s->ev_type == PERF_TYPE_SOFTWARE)
-		n = s->ev_config == PERF_COUNT_SW_CPU_CLOCK ? "cpu-clock" :
-							     "task-clock";
-	else if (s->ev_type == PERF_TYPE_HW_CACHE)
+	else if (ev->type == PERF_TYPE_HARDWARE &&
+		 ev->config < ARRAY_SIZE(kcc_hw_names) &&
+		 kcc_hw_names[ev->config])
+		n = kcc_hw_names[ev->config];
+	else if (ev->type == PERF_TYPE_SOFTWARE)
+		n = ev->config == PERF_COUNT_SW_CPU_CLOCK ? "cpu-clock" :
+							   "task-clock";
+	else if (ev->type == PERF_TYPE_HW_CACHE)
 		n = "hw-cache";
 	strscpy(s->ev_name, n, sizeof(s->ev_name));
 }
@@ -76,11 +84,14 @@ static int kcc_config_resolve(struct kcc_session *s, const struct kcc_config *in
 {
 	struct kcc_config *c = &s->cfg;
 	u64 ram = (u64)totalram_pages() << PAGE_SHIFT;
+	char pmu[KCC_METRIC_NAME_LEN] = "";
 	bool dflt_event, lbr;
 	size_t i;
 	int ret;
 
 	if (in->flags & ~KCC_CFG_FLAGS_ALL || in->__reserved0)
+		return -EINVAL;
+	if (!memchr(in->event_name, 0, sizeof(in->event_name)))
 		return -EINVAL;
 	if ((in->flags & KCC_CFG_JOIN_UNIQUE) &&
 	    (in->flags & KCC_CFG_JOIN_LONGEST))
@@ -139,8 +150,7 @@ static int kcc_config_resolve(struct kcc_session *s, const struct kcc_config *in
 		s->source = kcc_g.lbr ? KCC_SOURCE_LBR : KCC_SOURCE_FP;
 		break;
 	case KCC_SOURCE_LBR:
-		if (!kcc_g.lbr)
-			return -EOPNOTSUPP;
+		/* Any PMU whose event delivers branch stacks: probed below. */
 		s->source = KCC_SOURCE_LBR;
 		break;
 	case KCC_SOURCE_FP:
@@ -163,9 +173,8 @@ static int kcc_config_resolve(struct kcc_session *s, const struct kcc_config *in
 	s->frames_cap = s->stack_cap + KCC_INJECT_MAX_BRANCHES;
 
 	if (s->source == KCC_SOURCE_INJECT) {
-		s->ev_type = ~0u;
-		s->ev_config = 0;
-		kcc_event_name(s);
+		s->ev.type = ~0u;
+		kcc_event_name(s, c->event_name, pmu);
 		if (!c->sample_period)
 			c->sample_period = 1;
 		return 0;
@@ -186,6 +195,7 @@ static int kcc_config_resolve(struct kcc_session *s, const struct kcc_config *in
 	case PERF_TYPE_RAW:
 		break;
 	case PERF_TYPE_SOFTWARE:
+		/* perf's software events never carry a branch stack. */
 		if (c->event_config != PERF_COUNT_SW_CPU_CLOCK &&
 		    c->event_config != PERF_COUNT_SW_TASK_CLOCK)
 			return -EINVAL;
@@ -193,22 +203,34 @@ static int kcc_config_resolve(struct kcc_session *s, const struct kcc_config *in
 			return -EINVAL;
 		break;
 	default:
-		return -EINVAL;
+		/* A PMU registered with a dynamic type (sysfs type file). */
+		if (c->event_type < PERF_TYPE_MAX)
+			return -EINVAL;
+		break;
 	}
+	s->ev.type = c->event_type;
+	s->ev.config = c->event_config;
+	s->ev.config1 = c->event_config1;
+	s->ev.config2 = c->event_config2;
 	lbr = s->source == KCC_SOURCE_LBR;
-	ret = kcc_probe_event(c->event_type, c->event_config, lbr);
+	ret = kcc_probe_event(&s->ev, lbr, pmu, sizeof(pmu));
 	if (ret && dflt_event && !lbr && kcc_no_pmu(ret)) {
 		c->event_type = PERF_TYPE_SOFTWARE;
 		c->event_config = PERF_COUNT_SW_CPU_CLOCK;
-		ret = kcc_probe_event(c->event_type, c->event_config, false);
+		s->ev.type = c->event_type;
+		s->ev.config = c->event_config;
+		ret = kcc_probe_event(&s->ev, false, pmu, sizeof(pmu));
 	}
 	if (ret)
 		return kcc_no_pmu(ret) ? -EOPNOTSUPP : ret;
-	s->ev_type = c->event_type;
-	s->ev_config = c->event_config;
-	kcc_event_name(s);
+	kcc_event_name(s, c->event_name, pmu);
 
-	if (kcc_is_clock(c->event_type, c->event_config)) {
+	/*
+	 * The period floors bound the handler's share of a CPU: each sample
+	 * costs at most stack_depth user reads and KCC_INJECT_MAX_BRANCHES
+	 * records, and comes at least KCC_*_PERIOD_MIN events apart.
+	 */
+	if (kcc_is_clock(&s->ev)) {
 		if (!c->sample_period)
 			c->sample_period = kcc_param_period ?: KCC_CLOCK_PERIOD_DEF;
 		if (c->sample_period < KCC_CLOCK_PERIOD_MIN)
@@ -269,6 +291,7 @@ long kcc_configure(struct file *file, const struct kcc_config *cfg)
 	INIT_LIST_HEAD(&s->task_list);
 	INIT_LIST_HEAD(&s->procs);
 	kcc_counters_zero(s);
+	s->throttles_base = kcc_handler_throttles();
 	WRITE_ONCE(kcc_g.gen, kcc_g.gen + 1);
 	raw_spin_lock_irq(&kcc_g.ev_lock);
 	kcc_g.nr_ev = 0;
@@ -396,6 +419,7 @@ void kcc_status_fill(struct kcc_session *s, struct kcc_status *st)
 	st->bytes = s->bytes;
 	st->tasks = s->nr_tasks;
 	st->tasks_exited = s->nr_exited;
+	kcc_events_read(s, st);
 }
 
 /* ---- the read() snapshot ----------------------------------------------- */
@@ -493,7 +517,7 @@ void *kcc_snapshot(struct kcc_session *s, size_t *len)
 
 	d = (struct kcc_metric_desc *)(h + 1);
 	kcc_put_desc(&d[KCC_CTR_CALLS], ~0u, 0, "calls");
-	kcc_put_desc(&d[KCC_CTR_EVENTS], s->ev_type, s->ev_config, s->ev_name);
+	kcc_put_desc(&d[KCC_CTR_EVENTS], s->ev.type, s->ev.config, s->ev_name);
 	kcc_put_desc(&d[KCC_CTR_SAMPLES], ~0u, 0, "samples");
 	p = (u8 *)(d + KCC_NR_CTRS);
 

@@ -18,6 +18,8 @@
 #include "builtin.h"
 #include "ccf.h"
 #include "evalsim.h"
+#include "profile.h"
+#include "report.h"
 #include "trace.h"
 
 #define CMD "kcc eval"
@@ -27,6 +29,7 @@ static void eval_usage(void)
 {
 	printf(
 "usage: kcc eval [options] TRACE...\n"
+"       kcc eval --profile PROFILE [-k LIST] [-T LIST] [--comm NAME] TRACE\n"
 "\n"
 "Replay each TRACE (an exact call/return trace: text, binary, or the\n"
 "files of the kcc tracing runtime) through simulated sampling, build the\n"
@@ -69,6 +72,12 @@ static void eval_usage(void)
 "                       depth, burst, rr or trim\n"
 "  --name NAME          program name in the output (default: the file's)\n"
 "  --tsv                tab-separated values with a header line\n"
+"  --profile PROFILE    instead: compare the calls of PROFILE (kcc record,\n"
+"                       the LBR source) with the exact k-CCF of TRACE, the\n"
+"                       trace of the same run; routines are matched by\n"
+"                       name; -k defaults to 1 up to the recorded k (3 at\n"
+"                       most); the profile's processes are joined, or only\n"
+"                       those named NAME with --comm\n"
 "  --check-exact        instead: at period 1 with a full stack, check that\n"
 "                       lbr (one record a burst) and stack give the exact\n"
 "                       k-CCF bit for bit; exit 1 if not\n"
@@ -77,7 +86,8 @@ static void eval_usage(void)
 "EXAMPLES\n"
 "  kcc eval -k 2,3 trace.bin\n"
 "  kcc eval --tsv --sweep period=100,1000,10000 -m lbr-join,stack t.bin\n"
-"  kcc eval --check-exact -k 1,2,3,5 trace.bin\n");
+"  kcc eval --check-exact -k 1,2,3,5 trace.bin\n"
+"  kcc eval --profile kcc.data -k 1,2,3 run.trace\n");
 }
 
 enum {
@@ -95,6 +105,8 @@ enum {
 	OPT_CHECK,
 	OPT_TRIM,
 	OPT_WEIGHT_CALLS,
+	OPT_PROFILE,
+	OPT_COMM,
 };
 
 struct eval {
@@ -107,6 +119,9 @@ struct eval {
 	const char *name;
 	bool tsv;
 	bool check;
+	bool k_set;
+	const char *profile;		/* --profile: compare it with the trace */
+	const char *comm;
 };
 
 /* "1,2,3" into @v; 0 or -EINVAL. */
@@ -380,6 +395,155 @@ out:
 	return ret;
 }
 
+/*
+ * @g's k-CCF with every label the id of its routine's name in @names (the
+ * trace's), or an id past them for a routine the trace never called, so
+ * that accuracy__compare() matches contexts by routine name.
+ */
+static int relabel(const struct report *r, const struct report_grp *g,
+		   const struct symtab *names, struct pool *out)
+{
+	const struct kcc_forest *f = &g->kccf.f;
+	uint32_t *map, v, nr = symtab__nr(names);
+	int ret;
+
+	ret = pool__alloc(out, f->count ? f->count : 1, 0);
+	if (ret)
+		return ret;
+	map = calloc(f->count ? f->count : 1, sizeof(*map));
+	if (!map)
+		return -ENOMEM;
+	for (v = 0; v < f->count; v++) {
+		const struct kcc_node *n = kcc_forest_node(f, v);
+		const char *name = report__name(r, n->label);
+		uint32_t parent = kcc_is_root_parent(n->parent) ? n->parent :
+				  map[n->parent];
+		uint32_t id;
+		uint64_t label;
+
+		if (!symtab__find(names, name, strlen(name), &id))
+			label = id;
+		else
+			label = (uint64_t)nr + n->label;
+		map[v] = kcc_forest_get(&out->f, parent, label);
+		if (map[v] == KCC_NIL) {
+			free(map);
+			return -ENOMEM;
+		}
+		kcc_forest_ctr(&out->f, map[v])[KCC_CTR_CALLS] +=
+			kcc_forest_ctr(f, v)[KCC_CTR_CALLS];
+	}
+	free(map);
+	return 0;
+}
+
+/*
+ * --profile: the profile of a kcc record run against the exact k-CCF of
+ * the trace the same run wrote, at each k.
+ */
+static int eval_profile(struct eval *e, const char *ppath, const char *tpath)
+{
+	struct profile p;
+	struct trace t;
+	uint32_t ki, j, krec;
+	char nbuf[64];
+	const char *prog = e->name ? e->name :
+			   program_name(tpath, nbuf, sizeof(nbuf));
+	int ret;
+
+	profile__init(&p);
+	ret = trace__init(&t);
+	if (ret)
+		return ret;
+	ret = trace__read(&t, tpath, false);
+	if (!ret)
+		ret = profile__read(&p, ppath);
+	if (ret)
+		goto out;
+	if (!t.calls) {
+		fprintf(stderr, "kcc: %s: no calls to evaluate\n",
+			trace__display_name(tpath));
+		ret = -EINVAL;
+		goto out;
+	}
+	krec = p.runs[0].s.hdr.k;
+	if (!e->k_set) {
+		e->nk = 0;
+		for (ki = 1; ki <= 3 && ki <= krec; ki++)
+			e->ks[e->nk++] = ki;
+	}
+	if (e->tsv) {
+		printf("program\tk\toverlap");
+		for (j = 0; j < e->ao.nr_t; j++)
+			printf("\thot@%g", e->ao.t[j]);
+		printf("\tcalls_profile\tcalls_exact\titems_exact\titems_profile\titems_common\n");
+	} else {
+		printf("%-10s %3s %8s", "program", "k", "overlap");
+		for (j = 0; j < e->ao.nr_t; j++) {
+			char h[24];
+
+			snprintf(h, sizeof(h), "hot@%g", e->ao.t[j]);
+			printf(" %8s", h);
+		}
+		printf(" %13s %13s %6s %6s %6s\n", "calls_profile", "calls_exact",
+		       "exact", "prof", "common");
+	}
+	for (ki = 0; ki < e->nk && !ret; ki++) {
+		struct report_opts ro = {
+			.name = ppath, .k = e->ks[ki], .k_set = true, .sort = -1,
+			.group = GROUP_ALL, .comm = e->comm, .pid = -1, .tid = -1,
+		};
+		struct ccf_opts co = { .k = e->ks[ki] };
+		struct acc_opts ao = e->ao;
+		struct pool approx = { 0 };
+		struct accuracy acc;
+		struct report r;
+		struct ccf exact;
+
+		ret = report__build(&r, &p, &ro);
+		if (ret) {
+			report__exit(&r);
+			break;
+		}
+		if (!r.nr_groups || !r.calls_valid) {
+			fprintf(stderr, "kcc: %s: %s\n", ppath, !r.nr_groups ?
+				"no samples (of that command)" :
+				"calls were not measured (no bursts replayed: not the lbr source)");
+			report__exit(&r);
+			ret = -EINVAL;
+			break;
+		}
+		ret = relabel(&r, &r.groups[0], &t.syms, &approx);
+		if (!ret)
+			ret = ccf__build(&exact, &t, &co);
+		if (!ret) {
+			ao.k = e->ks[ki];
+			ao.approx_ctr = KCC_CTR_CALLS;
+			ret = accuracy__compare(&exact.kccf.f, &approx.f, &ao, &acc);
+			ccf__exit(&exact);
+		}
+		if (!ret) {
+			printf(e->tsv ? "%s\t%u\t%.4f" : "%-10s %3u %8.4f", prog,
+			       e->ks[ki], acc.overlap);
+			for (j = 0; j < e->ao.nr_t; j++)
+				printf(e->tsv ? "\t%.4f" : " %8.4f", acc.cover[j]);
+			printf(e->tsv ? "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\t%u\n" :
+			       " %13" PRIu64 " %13" PRIu64 " %6u %6u %6u\n",
+			       acc.weight_approx, acc.weight_exact,
+			       acc.items_exact, acc.items_approx,
+			       acc.items_common);
+		} else {
+			fprintf(stderr, "kcc: %s: %s\n", ppath, strerror(-ret));
+		}
+		pool__exit(&approx);
+		report__exit(&r);
+	}
+out:
+	profile__exit(&p);
+	trace__exit(&t);
+	return ret;
+}
+
 int cmd_eval(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -401,6 +565,8 @@ int cmd_eval(int argc, char **argv)
 		{ "check-exact", no_argument, NULL, OPT_CHECK },
 		{ "trim", required_argument, NULL, OPT_TRIM },
 		{ "weight-calls", no_argument, NULL, OPT_WEIGHT_CALLS },
+		{ "profile", required_argument, NULL, OPT_PROFILE },
+		{ "comm", required_argument, NULL, OPT_COMM },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -431,6 +597,13 @@ int cmd_eval(int argc, char **argv)
 			for (i = 0; i < e.nk; i++)
 				if (!e.ks[i] || e.ks[i] > KCC_K_MAX)
 					return usage_error(CMD, "k must be 1..%u", KCC_K_MAX);
+			e.k_set = true;
+			break;
+		case OPT_PROFILE:
+			e.profile = optarg;
+			break;
+		case OPT_COMM:
+			e.comm = optarg;
 			break;
 		case 'm':
 			if (parse_methods(&e, optarg))
@@ -516,6 +689,14 @@ int cmd_eval(int argc, char **argv)
 			return usage_error(CMD, "bad --sweep value %u", e.sweep_v[i]);
 	if (optind >= argc)
 		return usage_error(CMD, "no trace given");
+	if (e.comm && !e.profile)
+		return usage_error(CMD, "--comm goes with --profile");
+	if (e.profile) {
+		if (e.check || optind + 1 != argc)
+			return usage_error(CMD, "--profile takes exactly one TRACE, without --check-exact");
+		return eval_profile(&e, e.profile, argv[optind]) ?
+		       KCC_EXIT_ERROR : KCC_EXIT_OK;
+	}
 
 	if (!e.check)
 		print_header(&e);

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "builtin.h"
+#include "evspec.h"
 #include "profile.h"
 #include "trace.h"
 
@@ -41,9 +42,11 @@ static void record_usage(void)
 "(what kccread writes) to FILE, default kcc.data.\n"
 "\n"
 "Options:\n"
-"  -e EVENT          cache-misses (default), cache-references, cycles,\n"
-"                    instructions, branch-misses, cpu-clock, task-clock,\n"
-"                    page-faults, or rNNNN (raw PMU config, hex)\n"
+"  -e EVENT          as perf names it: cache-misses (default), cycles,\n"
+"                    instructions, branch-misses, cpu-clock, ...; rNNNN (raw\n"
+"                    config, hex); PMU/TERM,.../ (sysfs event_source PMUs:\n"
+"                    cpu/event=0xc4,umask=0x20/, kcc_lbr/calls/); or a\n"
+"                    libpfm4 name (BR_INST_RETIRED:NEAR_CALL)\n"
 "  -c PERIOD         events per sample (default: the module's)\n"
 "  -F FREQ           samples per second: not in ABI 1, rejected\n"
 "  -k K              context length kept, 1..64 or inf (default 3)\n"
@@ -62,25 +65,9 @@ static void record_usage(void)
 "EXAMPLES\n"
 "  kcc record -- ./a.out input.txt && kcc report\n"
 "  kcc record -e cycles -c 100000 -k 2 -p 1234 --duration 10\n"
+"  kcc record --source lbr -e BR_INST_RETIRED:NEAR_CALL -c 10007 -- ./a.out\n"
 "  kcc record --trace t.txt -k 2 -o t.kcc && kcc report t.kcc\n");
 }
-
-struct event_name {
-	const char *name;
-	uint32_t type;		/* PERF_TYPE_* */
-	uint64_t config;
-};
-
-static const struct event_name events[] = {
-	{ "cycles", 0, 0 },
-	{ "instructions", 0, 1 },
-	{ "cache-references", 0, 2 },
-	{ "cache-misses", 0, 3 },
-	{ "branch-misses", 0, 5 },
-	{ "cpu-clock", 1, 0 },
-	{ "task-clock", 1, 1 },
-	{ "page-faults", 1, 2 },
-};
 
 static volatile sig_atomic_t stop_now;
 
@@ -107,27 +94,23 @@ struct record_opts {
 
 static int parse_event(const char *s, struct kcc_config *c)
 {
-	size_t i;
-	char *end;
+	char err[EVSPEC_ERR_LEN];
+	struct evspec ev;
 
-	for (i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
-		if (!strcmp(s, events[i].name)) {
-			c->event_type = events[i].type;
-			c->event_config = events[i].config;
-			c->flags |= KCC_CFG_EVENT;
-			return 0;
-		}
+	if (evspec__parse(&ev, s, NULL, err)) {
+		fprintf(stderr, "kcc: %s\n", err);
+		return -EINVAL;
 	}
-	if (s[0] == 'r' && s[1]) {
-		errno = 0;
-		c->event_config = strtoull(s + 1, &end, 16);
-		if (!errno && !*end) {
-			c->event_type = 4;	/* PERF_TYPE_RAW */
-			c->flags |= KCC_CFG_EVENT;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	c->event_type = ev.type;
+	c->event_config = ev.config;
+	c->event_config1 = ev.config1;
+	c->event_config2 = ev.config2;
+	c->flags |= KCC_CFG_EVENT;
+	/* The name the stream's metric carries, cut to its field. */
+	memset(c->event_name, 0, sizeof(c->event_name));
+	memcpy(c->event_name, ev.name,
+	       strnlen(ev.name, sizeof(c->event_name) - 1));
+	return 0;
 }
 
 static int write_profile(struct profile *p, const char *output)
@@ -246,6 +229,17 @@ static int record_device(struct record_opts *ro)
 		go[0] = -1;
 		ro->cfg.pid = child;
 	}
+	/* ABI 1.0 modules know neither config1/2 nor event names. */
+	if (v.minor < 1) {
+		if (ro->cfg.event_config1 || ro->cfg.event_config2) {
+			fprintf(stderr, "kcc: %s: ABI %u.%u has no config1/config2: load kcc.ko of ABI %d.%d\n",
+				ro->device, v.major, v.minor, KCC_ABI_MAJOR,
+				KCC_ABI_MINOR);
+			ret = -EOPNOTSUPP;
+			goto cleanup;
+		}
+		ro->cfg.size = offsetof(struct kcc_config, event_config1);
+	}
 	if (ioctl(fd, KCC_IOC_CONFIGURE, &ro->cfg)) {
 		ret = -errno;
 		fprintf(stderr, "kcc: %s: configure: %s%s\n", ro->device, strerror(errno),
@@ -350,7 +344,7 @@ int cmd_record(int argc, char **argv)
 		switch (c) {
 		case 'e':
 			if (parse_event(optarg, &ro.cfg))
-				return usage_error(CMD, "unknown event '%s'", optarg);
+				return KCC_EXIT_USAGE;
 			break;
 		case 'c':
 			if (parse_u32(optarg, &x) || !x)

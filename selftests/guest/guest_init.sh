@@ -15,6 +15,7 @@
 #      /demo/demo_workload when /demo/kcc is packed (blob "record")
 #   2b. the software LBR PMU (lbrpmu.sh, when packed): kcc_lbrpmu.ko,
 #      lbr_check of lbr_workload's branch stacks, perf stat and record
+#   2c. the lbr source end to end when /demo/lbr_e2e.sh is packed
 #   3. rmmod while a session runs and while the device is merely open:
 #      refused; rmmod once the holder is gone: succeeds
 #   4. insmod autostart=1: the stream of the system-wide session can be
@@ -177,6 +178,12 @@ else
 	if [ -f /lbrpmu.sh ]; then
 		. /lbrpmu.sh
 		lbrpmu_tests
+	fi
+
+	# The lbr source end to end on the software LBR PMU, when packed
+	# (selftests/guest/lbr_e2e/lbr_e2e.sh, selftests/kcc/guest.sh).
+	if [ -x /demo/kcc ] && [ -f /demo/lbr_e2e.sh ]; then
+		. /demo/lbr_e2e.sh
 	fi
 
 	# rmmod while a session runs: refused, nothing breaks.

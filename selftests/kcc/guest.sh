@@ -19,8 +19,15 @@
 # runs `kcc record -k 2 -- demo_workload` and prints the profile; here
 # `kcc report` of it must show the workload's call paths by name.
 #
+# LBR end to end: with kcc record, wordfreq (selftests/guest/lbr_e2e/)
+# runs under `kcc record --source lbr -e kcc_lbr/calls/` and /misses/ on
+# the software LBR PMU of selftests/lbrpmu, writing its own trace; the
+# guest's `kcc eval --profile` figures must pass the floors below; the
+# PMU's adversarial lbr_workload runs the same way, figures printed.
+#
 # Environment: KDIR, KCC, KCC_STATIC, KCC_GUEST_KERNELS (flavours,
-# default "6.1 6.12").
+# default "6.1 6.12"), LBR_FLOOR_OVERLAP1, LBR_FLOOR_OVERLAP,
+# LBR_FLOOR_HOT, KCC_ARTIFACTS (the profiles are kept there).
 # Skips when qemu, a static busybox or the kernels are missing.
 set -u
 
@@ -92,9 +99,87 @@ if [ -n "${KCC_STATIC:-}" ] && [ -x "$KCC_STATIC" ] &&
 	fi
 fi
 
+# The lbr source end to end (selftests/guest/lbr_e2e/): wordfreq, a real
+# program built with the tracing runtime, runs under kcc record --source
+# lbr on the software LBR PMU kcc_lbr (selftests/lbrpmu, which run.sh
+# builds and packs for every boot) while it writes its own trace; the
+# guest compares the two with kcc eval --profile and the floors are
+# checked here.  The PMU's adversarial workload runs the same way: its
+# figures are printed and its calls must be there, no floors (frameless
+# code and PLT stubs cost bursts until stitching learns them).
+lbr=
+if [ -n "$record" ] && [ -f "$top/selftests/lbrpmu/kcc_lbrpmu.c" ]; then
+	if ${CC:-gcc} -std=gnu11 -O2 -g -fPIC -c -o "$tmp/rt.o" \
+		"$top/tools/kcc-trace/kcc_trace_rt.c" 2>"$tmp/lbr.err" &&
+	   ${CC:-gcc} -static -O1 -g -fno-omit-frame-pointer \
+		-mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls \
+		-fno-inline -finstrument-functions -Wall -Wextra -Werror \
+		-o "$tmp/rec/wordfreq" \
+		"$top/selftests/guest/lbr_e2e/wordfreq.c" "$tmp/rt.o" \
+		-lpthread 2>>"$tmp/lbr.err" &&
+	   cp "$top/selftests/guest/lbr_e2e/lbr_e2e.sh" "$tmp/rec/" &&
+	   chmod +x "$tmp/rec/lbr_e2e.sh"; then
+		lbr=1
+	else
+		sed 's/^/# wordfreq: /' "$tmp/lbr.err"
+	fi
+fi
+
+# lbr_judge KERNEL RUN [floors]: the figures of kcc eval --profile in the
+# guest (TSV: program k overlap hot@0.1 hot@0.05 calls_profile
+# calls_exact ...) at k = 1, 2, 3, with calls in the profile, and kcc
+# report must count calls (not "-").  With "floors", overlap must reach
+# LBR_FLOOR_OVERLAP1 at k = 1 and LBR_FLOOR_OVERLAP at k = 2, 3, and
+# hot-edge coverage at T = 0.1 LBR_FLOOR_HOT at k = 2, 3 (at k = 1 only
+# four contexts are that hot: one more or less found is a quarter).
+# The floors sit between what the path gives on wordfreq and what it
+# gives with the frame-pointer walk broken by one frame (Documentation/
+# testing.rst has both).
+LBR_FLOOR_OVERLAP1=${LBR_FLOOR_OVERLAP1:-0.70}
+LBR_FLOOR_OVERLAP=${LBR_FLOOR_OVERLAP:-0.40}
+LBR_FLOOR_HOT=${LBR_FLOOR_HOT:-0.75}
+lbr_judge() {
+	ev=$tmp/blobs/$2-eval.stream
+	prof=$tmp/blobs/$2.stream
+	if [ "${3:-}" = floors ]; then
+		fo1=$LBR_FLOOR_OVERLAP1 fo=$LBR_FLOOR_OVERLAP fh=$LBR_FLOOR_HOT
+		what="guest $1: $2: kcc record --source lbr vs the exact k-CCF of the same run: overlap >= $fo1 (k = 1), >= $fo (k = 2, 3), hot@0.1 >= $fh (k = 2, 3), calls > 0"
+	else
+		fo1=0 fo=0 fh=0
+		what="guest $1: $2: kcc record --source lbr vs the exact k-CCF of the same run: figures at k = 1..3, calls > 0"
+	fi
+	if [ ! -s "$ev" ] || [ ! -s "$prof" ]; then
+		echo "not ok $i $what # no figures came back"
+		return 1
+	fi
+	sed "s/^/# $1 $2: /" "$ev"
+	if [ -n "${KCC_ARTIFACTS:-}" ] && mkdir -p "$KCC_ARTIFACTS"; then
+		cp "$prof" "$KCC_ARTIFACTS/guest-$1-$2.kcc" &&
+			echo "# profile: $KCC_ARTIFACTS/guest-$1-$2.kcc"
+	fi
+	"$KCC" report "$prof" >"$tmp/lbr.report" 2>&1
+	sed -n '1,12s/^/# /p' "$tmp/lbr.report"
+	if awk -F '\t' -v fo1="$fo1" -v fo="$fo" -v fh="$fh" '
+		NR > 1 && $2 >= 1 && $2 <= 3 {
+			f = $2 == 1 ? fo1 : fo
+			if ($3 + 0 < f + 0 || $6 + 0 <= 0) bad = 1
+			if ($2 > 1 && $4 + 0 < fh + 0) bad = 1
+			seen++
+		}
+		END { exit !(seen == 3 && !bad) }' "$ev" &&
+	   grep -q '^# metrics: calls ' "$tmp/lbr.report" &&
+	   grep -q '^# total: calls [1-9]' "$tmp/lbr.report"; then
+		echo "ok $i $what"
+	else
+		echo "not ok $i $what"
+		return 1
+	fi
+}
+
 per=1
 [ -n "$equal" ] && per=$((per + 1))
 [ -n "$record" ] && per=$((per + 1))
+[ -n "$lbr" ] && per=$((per + 3))
 plan=$(($(wc -l <"$tmp/kernels") * per))
 echo "1..$plan"
 i=0
@@ -141,6 +226,16 @@ while read -r name vmlinuz kdir; do
 			echo "not ok $i $what"
 			fail=1
 		fi
+	fi
+	if [ -n "$lbr" ]; then
+		for run in lbr-wf-calls:floors lbr-wf-misses:floors lbr-adv-calls:; do
+			i=$((i + 1))
+			if [ $rc -eq 4 ]; then
+				echo "ok $i guest $name: ${run%:*} # SKIP guest not booted"
+			else
+				lbr_judge "$name" "${run%:*}" "${run#*:}" || fail=1
+			fi
+		done
 	fi
 	[ -n "$equal" ] || continue
 

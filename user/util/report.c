@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "evspec.h"
 #include "report.h"
 
 #define KCCF_MAX_NODES	(1u << 27)
@@ -385,6 +386,11 @@ int report__build(struct report *r, struct profile *p,
 		r->st_bursts_skipped += s->hdr.status.bursts_skipped;
 		r->st_stitch_errors += s->hdr.status.stitch_errors;
 		r->st_node_drops += s->hdr.status.node_drops;
+		r->ev_enabled_ns += s->hdr.status.ev_enabled_ns;
+		r->ev_running_ns += s->hdr.status.ev_running_ns;
+		r->ev_throttles += s->hdr.status.ev_throttles;
+		r->ev_nr += s->hdr.status.ev_nr;
+		r->ev_errors += s->hdr.status.ev_errors;
 		/* A bare stream brings no symbols: read the live files. */
 		if (p->bare && profile__add_objects(p, run) < 0)
 			return -ENOMEM;
@@ -598,6 +604,37 @@ fail:
 
 /* ---- text ---------------------------------------------------------------- */
 
+/*
+ * The sampled event and how much of the time it could sample: samples
+ * missing because the event was descheduled (multiplexed), throttled or
+ * never scheduled are said here, not left to look like a quiet program.
+ */
+static void print_event(struct report *r, FILE *out)
+{
+	const struct kcc_status *st = &r->p->runs[0].s.hdr.status;
+	const struct kcc_metric_desc *d = &r->desc[KCC_CTR_EVENTS];
+	char enc[128];
+
+	if (r->nr_ctrs <= KCC_CTR_EVENTS || d->type == ~0u)
+		return;
+	evspec__encoding(d->type, d->config, st->ev_config1, st->ev_config2,
+			 enc, sizeof(enc));
+	fprintf(out, "# event: %s (%s)", d->name, enc);
+	if (r->ev_nr)
+		fprintf(out, ", %u perf events, enabled %.3f s, running %.3f s",
+			r->ev_nr, r->ev_enabled_ns / 1e9, r->ev_running_ns / 1e9);
+	if (r->ev_running_ns < r->ev_enabled_ns)
+		fprintf(out, " (%.1f%% descheduled: fewer samples)",
+			100.0 * (r->ev_enabled_ns - r->ev_running_ns) /
+			r->ev_enabled_ns);
+	if (r->ev_throttles)
+		fprintf(out, ", throttled %" PRIu64 " times (each until the next tick)",
+			r->ev_throttles);
+	if (r->ev_errors)
+		fprintf(out, ", %u never scheduled (ERROR state)", r->ev_errors);
+	fprintf(out, "\n");
+}
+
 static void print_header(struct report *r, FILE *out)
 {
 	const struct stream *s = &r->p->runs[0].s;
@@ -618,6 +655,7 @@ static void print_header(struct report *r, FILE *out)
 		fprintf(out, "%u", r->k);
 	fprintf(out, ", sample period: %" PRIu64 "\n",
 		(uint64_t)s->hdr.sample_period);
+	print_event(r, out);
 	fprintf(out, "# metrics:");
 	for (i = 0; i < r->nr_ctrs; i++)
 		fprintf(out, " %s%s", r->desc[i].name,

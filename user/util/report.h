@@ -97,6 +97,9 @@ struct report {
 	uint64_t st_samples, st_processed, st_dropped[KCC_DROP_NR];
 	uint64_t st_bursts_replayed, st_bursts_skipped, st_stitch_errors;
 	uint64_t st_node_drops;
+	/* the sampled perf events (ABI 1.1 status), summed over the runs */
+	uint64_t ev_enabled_ns, ev_running_ns, ev_throttles;
+	uint32_t ev_nr, ev_errors;
 };
 
 /*

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -95,16 +96,25 @@ static int grow(void **arr, uint32_t nr, size_t elem)
 	return 0;
 }
 
+/*
+ * The header of a stream of ABI 1.0, whose status ended at __reserved.
+ * Newer modules append to the status (and so to the header): the
+ * descriptors always end the header_size bytes, and what this reader
+ * does not know of a longer header is skipped, what a shorter one lacks
+ * reads as zero.
+ */
+#define STREAM_HDR_SIZE0 (offsetof(struct kcc_stream_header, status) + \
+			  offsetof(struct kcc_status, ev_config1))
+
 static int parse_header(struct stream *s, const uint8_t *buf, size_t len)
 {
 	const struct kcc_stream_header *h = (const void *)buf;
-	uint64_t need;
+	uint64_t need, fixed;
 	uint32_t i;
 
-	if (len < sizeof(*h))
+	if (len < STREAM_HDR_SIZE0)
 		return stream__fail(s, len, "truncated stream header (%zu of %zu bytes)",
-				    len, sizeof(*h));
-	memcpy(&s->hdr, buf, sizeof(*h));
+				    len, STREAM_HDR_SIZE0);
 	if (h->magic != KCC_STREAM_MAGIC)
 		return stream__fail(s, 0, "not a kcc stream (magic 0x%08x)",
 				    h->magic);
@@ -116,16 +126,19 @@ static int parse_header(struct stream *s, const uint8_t *buf, size_t len)
 				    h->nr_ctrs, STREAM_MAX_CTRS);
 	if (!h->k || (h->k > KCC_K_MAX && h->k != KCC_K_INF))
 		return stream__fail(s, 16, "bad k %u", h->k);
-	need = sizeof(*h) + (uint64_t)h->nr_ctrs * sizeof(struct kcc_metric_desc);
+	need = STREAM_HDR_SIZE0 + (uint64_t)h->nr_ctrs * sizeof(struct kcc_metric_desc);
 	if (h->header_size < need || h->header_size % 8)
 		return stream__fail(s, 8, "bad header size %u (at least %" PRIu64 ", a multiple of 8)",
 				    h->header_size, need);
 	if (h->header_size > len)
 		return stream__fail(s, len, "truncated stream header (%zu of %u bytes)",
 				    len, h->header_size);
+	fixed = h->header_size - (uint64_t)h->nr_ctrs * sizeof(struct kcc_metric_desc);
+	memset(&s->hdr, 0, sizeof(s->hdr));
+	memcpy(&s->hdr, buf, fixed < sizeof(s->hdr) ? fixed : sizeof(s->hdr));
 	s->nr_ctrs = h->nr_ctrs;
 	for (i = 0; i < h->nr_ctrs; i++) {
-		size_t off = sizeof(*h) + i * sizeof(struct kcc_metric_desc);
+		size_t off = fixed + i * sizeof(struct kcc_metric_desc);
 
 		memcpy(&s->desc[i], buf + off, sizeof(s->desc[i]));
 		if (!memchr(s->desc[i].name, 0, KCC_METRIC_NAME_LEN) ||

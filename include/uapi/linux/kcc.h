@@ -18,7 +18,7 @@
 #include <linux/ioctl.h>
 
 #define KCC_ABI_MAJOR		1	/* incompatible changes */
-#define KCC_ABI_MINOR		0	/* compatible additions */
+#define KCC_ABI_MINOR		1	/* compatible additions */
 
 #define KCC_DEVICE		"/dev/kcc"
 #define KCC_IOC_MAGIC		0xCC
@@ -27,9 +27,11 @@
 #define KCC_K_INF		0xffffffffu
 #define KCC_K_MAX		64	/* largest finite k accepted */
 
+#define KCC_METRIC_NAME_LEN	24	/* metric and event names, NUL included */
+
 /* ---- sources of samples and branch records -------------------------- */
 #define KCC_SOURCE_AUTO		0	/* lbr when available, else fp */
-#define KCC_SOURCE_LBR		1	/* PMU event + LBR call/return bursts */
+#define KCC_SOURCE_LBR		1	/* PMU event + its branch stacks (calls, returns) */
 #define KCC_SOURCE_FP		2	/* sampled event + frame-pointer walk */
 #define KCC_SOURCE_INJECT	3	/* KCC_IOC_INJECT only (inject=1 param) */
 
@@ -108,6 +110,10 @@ struct kcc_config {
 	__u32 burst_table;	/* In: history table entries (power of 2), 0 = default */
 	__u32 burst_sig_depth;	/* In: frames hashed into a signature, 0 = default */
 	__u64 __reserved[4];	/* In: zero */
+	/* ABI 1.1: events of any PMU (event_type may be a dynamic PMU type) */
+	__u64 event_config1;	/* In: perf_event_attr.config1 */
+	__u64 event_config2;	/* In: perf_event_attr.config2 */
+	char event_name[KCC_METRIC_NAME_LEN]; /* In: metric name or "", NUL-terminated */
 };
 
 #define KCC_IOC_CONFIGURE	_IOW(KCC_IOC_MAGIC, 0x01, struct kcc_config)
@@ -152,6 +158,16 @@ struct kcc_status {
 	__u32 tasks;		/* Out: tasks with a forest */
 	__u32 tasks_exited;	/* Out: of which have exited */
 	__u64 __reserved[4];	/* Out: zero */
+	/* ABI 1.1: the sampled perf events, summed over all of them */
+	__u64 ev_config1;	/* Out: perf_event_attr.config1 of the event */
+	__u64 ev_config2;	/* Out: perf_event_attr.config2 of the event */
+	__u64 ev_count;		/* Out: events counted (perf_event_read_value()) */
+	__u64 ev_enabled_ns;	/* Out: time the events were enabled */
+	__u64 ev_running_ns;	/* Out: time they counted: less when descheduled */
+	__u64 ev_throttles;	/* Out: overflows that throttled an event until a tick */
+	__u64 ev_depth_capped;	/* Out: samples whose stack walk hit stack_depth */
+	__u32 ev_nr;		/* Out: perf events opened (one per CPU or thread) */
+	__u32 ev_errors;	/* Out: of which in the ERROR state: never counted */
 };
 
 #define KCC_IOC_STATUS		_IOWR(KCC_IOC_MAGIC, 0x05, struct kcc_status)
@@ -217,8 +233,6 @@ struct kcc_inject {
  */
 #define KCC_STREAM_MAGIC	0x5354434bu	/* "KCTS" in memory order */
 #define KCC_STREAM_VERSION	1
-
-#define KCC_METRIC_NAME_LEN	24
 
 struct kcc_metric_desc {
 	__u32 type;		/* perf type of the event, or ~0 for calls/samples */

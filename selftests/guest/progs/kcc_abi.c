@@ -109,7 +109,18 @@ static void e_nodes(struct kcc_config *c) { c->task_nodes = 1; }
 static void e_depth(struct kcc_config *c) { c->stack_depth = 100000; }
 static void e_table(struct kcc_config *c) { c->burst_table = 3; }
 static void e_bytes(struct kcc_config *c) { c->max_bytes = ~0ull; }
-static void e_type(struct kcc_config *c) { c->event_type = 99; }
+static void e_type(struct kcc_config *c) { c->event_type = 2; }
+static void e_dyn(struct kcc_config *c) { c->event_type = 0x7ffffff0; }
+static void e_name(struct kcc_config *c)
+{
+	memset(c->event_name, 'x', sizeof(c->event_name));
+}
+static void e_lbrsw(struct kcc_config *c)
+{
+	c->source = KCC_SOURCE_LBR;
+	c->event_type = 1;	/* PERF_TYPE_SOFTWARE */
+	c->flags |= KCC_CFG_EVENT;
+}
 static void e_sw(struct kcc_config *c) { c->event_type = 1; c->event_config = 5; }
 
 static void test_config(int fd)
@@ -142,7 +153,13 @@ static void test_config(int fd)
 	expect(cfg_try(fd, e_depth), -EINVAL, "CONFIGURE stack_depth 100000");
 	expect(cfg_try(fd, e_table), -EINVAL, "CONFIGURE burst_table 3");
 	expect(cfg_try(fd, e_bytes), -EINVAL, "CONFIGURE max_bytes 2^64 - 1");
-	expect(cfg_try(fd, e_type), -EINVAL, "CONFIGURE event type 99");
+	expect(cfg_try(fd, e_type), -EINVAL, "CONFIGURE event type 2 (tracepoint)");
+	expect(cfg_try(fd, e_dyn), -EOPNOTSUPP,
+	       "CONFIGURE a dynamic PMU type nobody registered");
+	expect(cfg_try(fd, e_name), -EINVAL,
+	       "CONFIGURE event_name not NUL-terminated");
+	expect(cfg_try(fd, e_lbrsw), -EINVAL,
+	       "CONFIGURE source lbr on cpu-clock (no branch stack)");
 	expect(cfg_try(fd, e_sw), -EINVAL, "CONFIGURE software event other than a clock");
 
 	kcc_cfg_init(&c, KCC_SOURCE_FP, KCC_TARGET_ALL, 0, 3);
@@ -310,6 +327,17 @@ static void test_sources(int fd)
 	tap_diag("stream: source %u flags %#x k %u period %llu metric 1 '%s' type %u config %llu",
 		 h->source, h->flags, h->k, (unsigned long long)h->sample_period,
 		 d[1].name, d[1].type, (unsigned long long)d[1].config);
+	/* The events were read before their release at STOP (ABI 1.1). */
+	tap_diag("events: %u, errors %u, enabled %llu ns, running %llu ns, count %llu, throttles %llu",
+		 h->status.ev_nr, h->status.ev_errors,
+		 (unsigned long long)h->status.ev_enabled_ns,
+		 (unsigned long long)h->status.ev_running_ns,
+		 (unsigned long long)h->status.ev_count,
+		 (unsigned long long)h->status.ev_throttles);
+	tap_result(h->status.ev_nr > 0 && !h->status.ev_errors &&
+		   h->status.ev_running_ns > 0 &&
+		   h->status.ev_running_ns <= h->status.ev_enabled_ns,
+		   "stream status: events read at STOP, running <= enabled, none in ERROR");
 	if (v.sources & 1u << KCC_SOURCE_LBR) {
 		tap_skip("stream says fp: this machine has LBR");
 	} else {

@@ -1,0 +1,64 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# lbr_e2e.sh - the end-to-end LBR steps of the guest suite, sourced by
+# guest_init.sh (busybox sh; uses its check and dmesg_clean) when
+# selftests/kcc/guest.sh packed them into /demo: kcc.ko's lbr source on
+# the software LBR PMU kcc_lbr (selftests/lbrpmu, packed in /lbr by
+# run.sh), through the kernel's own perf core.
+#
+# Each run is `kcc record --source lbr -e kcc_lbr/EVENT/` of a program
+# built with kcc's tracing runtime, which with KCC_TRACE_LBR=1 feeds the
+# PMU's branch records and writes the full trace of the same run.  The
+# guest then compares the two with `kcc eval --profile` (names come from
+# the program, which only the guest has) and hands back, as blobs, the
+# profile (NAME) and the comparison (NAME-eval); selftests/kcc/guest.sh
+# judges them on the host.
+#
+# Runs: lbr-wf-calls and lbr-wf-misses (wordfreq, the well-behaved
+# program, on the calls and the misses events); lbr-adv-calls (the PMU's
+# adversarial workload lbr_workload: frameless leaves, PLT calls into a
+# frameless library, tail calls, a signal handler, longjmp, recursion,
+# threads and fork).
+
+lbr_blob() {	# lbr_blob NAME FILE
+	[ -s "$2" ] || return 0
+	echo "KCC-BLOB-BEGIN $1 $(wc -c <"$2")"
+	busybox base64 "$2"
+	echo "KCC-BLOB-END $1"
+}
+
+lbr_run() {	# lbr_run NAME EVENT PROGRAM [ARGS...]
+	name=$1
+	ev=$2
+	shift 2
+	rm -rf /tmp/lbrtr
+	mkdir -p /tmp/lbrtr
+	KCC_TRACE_LBR=1 KCC_TRACE_DIR=/tmp/lbrtr /demo/kcc record \
+		--source lbr -e "kcc_lbr/$ev/" -c 1009 -k 3 \
+		-o "/tmp/$name.data" -- "$@" >"/tmp/$name.err" 2>&1
+	check $? "$name: kcc record --source lbr -e kcc_lbr/$ev/ -c 1009 -k 3 -- ${1##*/}"
+	sed 's/^/# /' "/tmp/$name.err"
+	/demo/kcc eval --tsv -k 1,2,3 -T 0.1,0.05 --profile "/tmp/$name.data" \
+		/tmp/lbrtr >"/tmp/$name.eval" 2>"/tmp/$name.everr"
+	check $? "$name: kcc eval --profile against the run's own trace"
+	sed 's/^/# /' "/tmp/$name.eval" "/tmp/$name.everr"
+	lbr_blob "$name" "/tmp/$name.data"
+	lbr_blob "$name-eval" "/tmp/$name.eval"
+	rm -rf /tmp/lbrtr "/tmp/$name.data"
+	dmesg_clean "$name"
+}
+
+if [ ! -f /lbr/kcc_lbrpmu.ko ]; then
+	not_ok "lbr end to end: kcc_lbrpmu.ko not packed in /lbr"
+elif insmod /lbr/kcc_lbrpmu.ko poll_us=250; then
+	# Polled 4 times a millisecond: more samples of the short runs.
+	ok "insmod kcc_lbrpmu.ko poll_us=250 (software LBR PMU kcc_lbr)"
+	lbr_run lbr-wf-calls calls /demo/wordfreq 24
+	lbr_run lbr-wf-misses misses /demo/wordfreq 24
+	lbr_run lbr-adv-calls calls /lbr/lbr_workload 1000
+	rmmod kcc_lbrpmu
+	check $? "rmmod kcc_lbrpmu"
+	dmesg_clean "lbr end to end"
+else
+	not_ok "insmod kcc_lbrpmu.ko poll_us=250 (software LBR PMU kcc_lbr)"
+fi
