@@ -103,12 +103,20 @@ static inline void kcc_ksf_push(struct kcc_ksf *s, u64 label, u64 inc)
 			}
 		}
 	}
-	if (likely(t != KCC_NIL))
+	/*
+	 * The activation reaches the k-CCF through t in the first slab
+	 * (the depth-0 tree is read whole) and through b below it (the
+	 * top region of a slab tree is cleared by kcc_inv_k()): it is
+	 * lost exactly when that location is.  t is counted below the
+	 * first slab too, because the slab root it belongs to becomes
+	 * the bottom location of the next slab.
+	 */
+	if (t != KCC_NIL)
 		kcc_forest_ctr(f, t)[KCC_CTR_CALLS] += inc;
-	else
-		s->lost_calls += inc;
 	if (b != KCC_NIL)
 		kcc_forest_ctr(f, b)[KCC_CTR_CALLS] += inc;
+	if (unlikely((d < s->k ? t : b) == KCC_NIL))
+		s->lost_calls += inc;
 
 	fr = &s->stack[d];
 	fr->t = t;
@@ -160,10 +168,11 @@ void kcc_ksf_charge(struct kcc_ksf *s, u32 metric, u64 delta)
 		return;
 	}
 	fr = &s->stack[s->depth - 1];
-	if (fr->t == KCC_NIL)
-		s->lost_charges++;
-	else
+	if (fr->t != KCC_NIL)
 		kcc_forest_ctr(s->f, fr->t)[metric] += delta;
 	if (fr->b != KCC_NIL)
 		kcc_forest_ctr(s->f, fr->b)[metric] += delta;
+	/* Lost exactly when the call was: see kcc_ksf_push(). */
+	if ((s->depth - 1 < s->k ? fr->t : fr->b) == KCC_NIL)
+		s->lost_charges++;
 }
