@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "kcc_forest.h"
+#include "kcc_hcct.h"
 
 #define EV_RET		0xffffffffu	/* trace event: return */
 #define MAX_DEG		12		/* callees per routine */
@@ -42,7 +43,14 @@ struct opts {
 	u64 seed;
 	u32 routines;
 	u32 repeat;
+	u32 hcct_m;	/* 0: the default three counter counts */
+	const char *only;	/* NULL, or one section: build, invk, hcct */
 };
+
+static bool section(const struct opts *o, const char *name)
+{
+	return !o->only || !strcmp(o->only, name);
+}
 
 struct trace {
 	u32 *ev;		/* routine id, or EV_RET */
@@ -413,10 +421,102 @@ static int time_invk(const struct opts *o, const struct result *src_r,
 	return 0;
 }
 
+/*
+ * The HCCT with m Space-Saving counters over the same trace: the MCCT
+ * pool starts at 2m plus the deepest stack and doubles until no call is
+ * dropped; then the best of o->repeat passes.
+ */
+static int time_hcct(const struct trace *t, const struct opts *o, u32 m)
+{
+	u64 want = 2ull * m + t->max_depth + 1024;
+	double best = INFINITY;
+	struct kcc_hcct h;
+	void *mem = NULL;
+	u32 cap, i;
+	u64 j;
+
+	cap = want < KCC_FREE ? (u32)want : KCC_FREE - 1;
+	for (i = 0; i < o->repeat + 1; i++) {
+		size_t sz = kcc_hcct_mem_size(cap, m);
+		double t0, dt;
+
+		if (!mem)
+			mem = malloc(sz);
+		if (!mem || kcc_hcct_init(&h, mem, sz, cap, m)) {
+			fprintf(stderr, "bench_ksf: cannot set up an HCCT of %u nodes\n",
+				cap);
+			free(mem);
+			return -ENOMEM;
+		}
+		t0 = now();
+		for (j = 0; j < t->n; j++) {
+			if (t->ev[j] == EV_RET)
+				kcc_hcct_return(&h);
+			else
+				kcc_hcct_call(&h, t->label[t->ev[j]]);
+		}
+		dt = now() - t0;
+		if (h.drops) {
+			if (cap >= KCC_FREE / 2)
+				return -ENOSPC;
+			cap *= 2;
+			free(mem);
+			mem = NULL;
+			i--;
+			continue;
+		}
+		/* The first complete pass warms the pool up. */
+		if (i && dt < best)
+			best = dt;
+	}
+	printf("%8u %10u %9.1f %8.2f\n", m, h.f.live,
+	       t->calls / best / 1e6, best * 1e9 / t->calls);
+	free(mem);
+	return 0;
+}
+
+/*
+ * Space-Saving's worst case: every other call is a context never seen
+ * before, which takes the smallest counter over, while 97 hot contexts
+ * keep the counts apart.  A heap pays O(log m) for each takeover; the
+ * Stream-Summary a constant.
+ */
+static int time_hcct_evict(const struct opts *o, u32 m, u64 calls)
+{
+	u32 cap = 2 * m + 64, r;
+	size_t sz = kcc_hcct_mem_size(cap, m);
+	void *mem = malloc(sz);
+	double best = INFINITY;
+	struct kcc_hcct h;
+	u64 i;
+
+	if (!mem)
+		return -ENOMEM;
+	for (r = 0; r < o->repeat; r++) {
+		double t0;
+
+		kcc_hcct_init(&h, mem, sz, cap, m);
+		t0 = now();
+		kcc_hcct_call(&h, 1);
+		for (i = 0; i < calls; i++) {
+			kcc_hcct_call(&h, (i & 1) ? 2 + i % 97 : 1000 + i);
+			kcc_hcct_return(&h);
+		}
+		t0 = now() - t0;
+		if (t0 < best)
+			best = t0;
+	}
+	printf("%8u %10u %9.1f %8.2f  (a new context every other call)\n",
+	       m, h.f.live, calls / best / 1e6, best * 1e9 / calls);
+	free(mem);
+	return h.drops ? -ENOSPC : 0;
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: bench_ksf [-n EVENTS] [-s SEED] [-r ROUTINES] [-R REPEAT]\n"
+		"                 [-m COUNTERS] [-o SECTION]\n"
 		"\n"
 		"Times the online construction of the CCT and of k-slab forests\n"
 		"(k = 1, 2, 3, 8) and inv_k (k = 1, 2, 3) on a synthetic trace.\n"
@@ -425,6 +525,8 @@ static void usage(FILE *out)
 		"  -s SEED      trace generator seed (default 1)\n"
 		"  -r ROUTINES  distinct routines (default 4096)\n"
 		"  -R REPEAT    runs per figure, the best is shown (default 3)\n"
+		"  -m COUNTERS  HCCT with this many counters only\n"
+		"  -o SECTION   only build, invk or hcct (e.g. under callgrind)\n"
 		"\n"
 		"EXAMPLES\n"
 		"  bench_ksf                 the figures of Documentation/benchmark.rst\n"
@@ -460,8 +562,17 @@ int main(int argc, char **argv)
 	u64 v = 0;
 	size_t i;
 
-	while ((c = getopt(argc, argv, "n:s:r:R:h")) != -1) {
+	while ((c = getopt(argc, argv, "n:s:r:R:m:o:h")) != -1) {
 		switch (c) {
+		case 'm':
+			bad = parse_u64(optarg, &v, 1, 1u << 24);
+			o.hcct_m = v;
+			break;
+		case 'o':
+			o.only = optarg;
+			bad = !section(&o, "build") + !section(&o, "invk") +
+			      !section(&o, "hcct") != 2;
+			break;
 		case 'n':
 			bad = parse_u64(optarg, &o.events, 1000, 1ull << 33);
 			break;
@@ -506,8 +617,9 @@ int main(int argc, char **argv)
 	       o.repeat);
 
 	stack = xcalloc(STACK_CAP, sizeof(*stack));
-	printf("struct      nodes  Mcalls/s  ns/call  B/node used  B/node full  vs CCT\n");
-	for (i = 0; i < 5; i++) {
+	if (section(&o, "build"))
+		printf("struct      nodes  Mcalls/s  ns/call  B/node used  B/node full  vs CCT\n");
+	for (i = 0; i < 5 && section(&o, "build"); i++) {
 		res[i].name = names[i];
 		if (time_build(&t, &o, ks[i], &src, stack, &res[i]))
 			goto cleanup;
@@ -515,9 +627,12 @@ int main(int argc, char **argv)
 		fflush(stdout);
 	}
 
-	printf("\ninv_k from the k-SF (k-CCF of the same k), best of %u\n", o.repeat);
-	printf("k      k-SF nodes  k-CCF nodes       ms  ns/SF node\n");
-	for (i = 1; i <= 3; i++) {
+	if (section(&o, "invk")) {
+		printf("\ninv_k from the k-SF (k-CCF of the same k), best of %u\n",
+		       o.repeat);
+		printf("k      k-SF nodes  k-CCF nodes       ms  ns/SF node\n");
+	}
+	for (i = 1; i <= 3 && section(&o, "invk"); i++) {
 		struct result r = res[i];
 
 		/* Rebuild the k-SF: src last held the 8-SF. */
@@ -528,6 +643,24 @@ int main(int argc, char **argv)
 			goto cleanup;
 	}
 
+	if (section(&o, "hcct")) {
+		printf("\nHCCT (Space-Saving over full contexts), best of %u\n",
+		       o.repeat);
+		printf("counters MCCT nodes  Mcalls/s  ns/call\n");
+	}
+	for (i = 0; i < 3 && section(&o, "hcct"); i++) {
+		u32 m = o.hcct_m ? o.hcct_m :
+			(i == 0 ? 1000 : i == 1 ? 10000 : 100000) + 1;
+
+		if (time_hcct(&t, &o, m) ||
+		    time_hcct_evict(&o, m, t.calls))
+			goto cleanup;
+		if (o.hcct_m)
+			break;
+	}
+
+	if (o.only)
+		goto done;
 	printf("\ntargets (not asserted):\n");
 	printf("  1-SF time <= %.1fx CCT time:    %.2fx  %s\n",
 	       TARGET_KSF1_RATIO, res[1].secs / res[0].secs,
@@ -538,6 +671,7 @@ int main(int argc, char **argv)
 	printf("  <= %.0f bytes/node incl. index: %.1f at full capacity  %s\n",
 	       TARGET_BYTES_NODE, bytes_full(&res[0]),
 	       bytes_full(&res[0]) <= TARGET_BYTES_NODE ? "met" : "MISSED");
+done:
 	ret = 0;
 cleanup:
 	forest_mem__free(&src);
