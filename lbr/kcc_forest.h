@@ -220,6 +220,13 @@ void kcc_ksf_call_w(struct kcc_ksf *s, u64 label, u64 weight);
 void kcc_ksf_enter(struct kcc_ksf *s, u64 label);
 /* A return event; -EINVAL (and bad_returns++) on an empty stack. */
 int kcc_ksf_return(struct kcc_ksf *s);
+/*
+ * A batch of events, each a call of that label or, for KCC_EV_RET, a
+ * return: the same result as one kcc_ksf_call() or kcc_ksf_return() per
+ * event, with the builder's depth and slab position kept in registers.
+ */
+#define KCC_EV_RET	(~0ull)
+void kcc_ksf_replay(struct kcc_ksf *s, const u64 *ev, size_t n);
 /* Add @delta to event counter @metric (1-based) of the current context. */
 void kcc_ksf_charge(struct kcc_ksf *s, u32 metric, u64 delta);
 

@@ -41,32 +41,68 @@ void kcc_ksf_clear_stack(struct kcc_ksf *s)
 	s->slab_pos = 0;
 }
 
+/*
+ * What a call or a return changes besides the forest and the frames,
+ * held in locals: kcc_ksf_replay() keeps them in registers for a whole
+ * batch instead of storing and reloading them around every frame write.
+ */
+struct kcc_ksf_regs {
+	u32 depth;
+	u32 slab_pos;
+	u32 max_depth;
+	u64 lost_calls;
+	u64 stack_drops;
+};
+
+static __always_inline void kcc_ksf_load(const struct kcc_ksf *s,
+					 struct kcc_ksf_regs *r)
+{
+	r->depth = s->depth;
+	r->slab_pos = s->slab_pos;
+	r->max_depth = s->max_depth;
+	r->lost_calls = s->lost_calls;
+	r->stack_drops = s->stack_drops;
+}
+
+static __always_inline void kcc_ksf_store(struct kcc_ksf *s,
+					  const struct kcc_ksf_regs *r)
+{
+	s->depth = r->depth;
+	s->slab_pos = r->slab_pos;
+	s->max_depth = r->max_depth;
+	s->lost_calls = r->lost_calls;
+	s->stack_drops = r->stack_drops;
+}
+
 /* Slab boundaries fall at depths that are multiples of k (Figure 7). */
-static inline void kcc_ksf_slab_up(struct kcc_ksf *s)
+static __always_inline void kcc_ksf_slab_up(u32 k, struct kcc_ksf_regs *r)
 {
-	if (s->k != KCC_K_INF && ++s->slab_pos == s->k)
-		s->slab_pos = 0;
+	if (k != KCC_K_INF && ++r->slab_pos == k)
+		r->slab_pos = 0;
 }
 
-static inline void kcc_ksf_slab_down(struct kcc_ksf *s)
+static __always_inline void kcc_ksf_slab_down(u32 k, struct kcc_ksf_regs *r)
 {
-	if (s->k != KCC_K_INF)
-		s->slab_pos = s->slab_pos ? s->slab_pos - 1 : s->k - 1;
+	if (k != KCC_K_INF)
+		r->slab_pos = r->slab_pos ? r->slab_pos - 1 : k - 1;
 }
 
-static inline void kcc_ksf_push(struct kcc_ksf *s, u64 label, u64 inc)
+static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
+					 struct kcc_ksf_regs *r, u64 label,
+					 u64 inc)
 {
 	struct kcc_forest *f = s->f;
-	u32 d = s->depth;	/* |S| - 1 before the push */
+	u32 d = r->depth;	/* |S| - 1 before the push */
+	u32 k = s->k;
 	struct kcc_frame *up, *fr;
 	bool lost;
 	u32 t, b;
 
 	if (unlikely(d >= s->stack_cap)) {
 		/* Deeper than we can remember: keep depth for alignment. */
-		s->depth++;
-		kcc_ksf_slab_up(s);
-		s->stack_drops += inc;
+		r->depth++;
+		kcc_ksf_slab_up(k, r);
+		r->stack_drops += inc;
 		return;
 	}
 
@@ -83,7 +119,7 @@ static inline void kcc_ksf_push(struct kcc_ksf *s, u64 label, u64 inc)
 			t = up->t;
 			b = up->b;
 			/* Top region (lines 2-16). */
-			if (s->slab_pos == 0 && s->k != KCC_K_INF) {
+			if (r->slab_pos == 0 && k != KCC_K_INF) {
 				b = t;
 				t = kcc_forest_get(f, KCC_ROOT_SLAB, label);
 			} else if (t != KCC_NIL) {
@@ -115,34 +151,44 @@ static inline void kcc_ksf_push(struct kcc_ksf *s, u64 label, u64 inc)
 		kcc_forest_ctr(f, t)[KCC_CTR_CALLS] += inc;
 	if (b != KCC_NIL)
 		kcc_forest_ctr(f, b)[KCC_CTR_CALLS] += inc;
-	if (unlikely((d < s->k ? t : b) == KCC_NIL))
-		s->lost_calls += inc;
+	if (unlikely((d < k ? t : b) == KCC_NIL))
+		r->lost_calls += inc;
 
 	fr = &s->stack[d];
 	fr->t = t;
 	fr->b = b;
 	fr->memo_t = KCC_NIL;
-	s->depth = d + 1;
-	kcc_ksf_slab_up(s);
-	if (s->depth > s->max_depth)
-		s->max_depth = s->depth;
+	r->depth = d + 1;
+	kcc_ksf_slab_up(k, r);
+	if (r->depth > r->max_depth)
+		r->max_depth = r->depth;
+}
+
+static __always_inline void kcc_ksf_push1(struct kcc_ksf *s, u64 label,
+					  u64 inc)
+{
+	struct kcc_ksf_regs r;
+
+	kcc_ksf_load(s, &r);
+	kcc_ksf_push(s, &r, label, inc);
+	kcc_ksf_store(s, &r);
 }
 
 void kcc_ksf_call(struct kcc_ksf *s, u64 label)
 {
 	s->calls++;
-	kcc_ksf_push(s, label, 1);
+	kcc_ksf_push1(s, label, 1);
 }
 
 void kcc_ksf_call_w(struct kcc_ksf *s, u64 label, u64 weight)
 {
 	s->calls++;
-	kcc_ksf_push(s, label, weight);
+	kcc_ksf_push1(s, label, weight);
 }
 
 void kcc_ksf_enter(struct kcc_ksf *s, u64 label)
 {
-	kcc_ksf_push(s, label, 0);
+	kcc_ksf_push1(s, label, 0);
 }
 
 int kcc_ksf_return(struct kcc_ksf *s)
@@ -152,9 +198,48 @@ int kcc_ksf_return(struct kcc_ksf *s)
 		return -EINVAL;
 	}
 	s->depth--;
-	kcc_ksf_slab_down(s);
+	if (s->k != KCC_K_INF)
+		s->slab_pos = s->slab_pos ? s->slab_pos - 1 : s->k - 1;
 	s->returns++;
 	return 0;
+}
+
+/**
+ * kcc_ksf_replay() - a batch of call and return events
+ * @s:		builder state
+ * @ev:		@n events: a label is a call, KCC_EV_RET a return
+ * @n:		number of events
+ *
+ * The same as kcc_ksf_call() or kcc_ksf_return() per event, with the
+ * depth, slab position and statistics kept in registers for the batch.
+ */
+void kcc_ksf_replay(struct kcc_ksf *s, const u64 *ev, size_t n)
+{
+	struct kcc_ksf_regs r;
+	u64 calls = 0, returns = 0, bad = 0;
+	size_t i;
+
+	kcc_ksf_load(s, &r);
+	for (i = 0; i < n; i++) {
+		u64 e = ev[i];
+
+		if (e == KCC_EV_RET) {
+			if (unlikely(!r.depth)) {
+				bad++;
+				continue;
+			}
+			r.depth--;
+			kcc_ksf_slab_down(s->k, &r);
+			returns++;
+		} else {
+			calls++;
+			kcc_ksf_push(s, &r, e, 1);
+		}
+	}
+	kcc_ksf_store(s, &r);
+	s->calls += calls;
+	s->returns += returns;
+	s->bad_returns += bad;
 }
 
 void kcc_ksf_charge(struct kcc_ksf *s, u32 metric, u64 delta)

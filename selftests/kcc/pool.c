@@ -47,6 +47,7 @@ enum prop {
 	P_STK_DROPS,	/* stack_drops == calls deeper than the cap */
 	P_STK_KSF,	/* capped k-SF gives the k-CCF of the cut trace */
 	P_STK_CCT,	/* capped CCT is the CCT of the cut trace */
+	P_REPLAY,	/* kcc_ksf_replay() == one call per event */
 	NPROP
 };
 
@@ -64,6 +65,7 @@ static const char *const prop_name[NPROP] = {
 	[P_STK_DROPS]	= "stack cap: stack_drops == calls deeper than the cap, nothing else lost",
 	[P_STK_KSF]	= "stack cap: k-CCF == brute force on the trace without the deep calls",
 	[P_STK_CCT]	= "stack cap: CCT == brute force on the trace without the deep calls",
+	[P_REPLAY]	= "kcc_ksf_replay() in batches == kcc_ksf_call()/return() per event, full pools and caps included",
 };
 
 static struct ksft_prop res[NPROP];
@@ -123,6 +125,56 @@ static void lost_vs_ref(const struct ref_trace *t, u64 seed, u32 k, u32 cap,
 	free(stk);
 }
 
+/*
+ * The batch entry point against the per-event one on the same trace,
+ * pool and stack cap, with two stray returns first: the same nodes in
+ * the same order, the same counters and statistics.
+ */
+static void replay_same(const struct ref_trace *t, u64 seed, u32 k, u32 cap,
+			u32 stack_cap)
+{
+	u64 *ev = ref_alloc((t->n + 2) * sizeof(u64));
+	struct kcc_frame *stk = ref_alloc((size_t)stack_cap * sizeof(*stk));
+	struct kcc_forest f;
+	void *mem = ref_forest_new(&f, cap, 0);
+	struct ref_ksf one;
+	struct kcc_ksf s;
+	size_t j, n = t->n + 2, done;
+	bool same;
+
+	ref_ksf_build(&one, t, k, cap, stack_cap);
+	kcc_ksf_return(&one.s);		/* the stray returns, after */
+	kcc_ksf_return(&one.s);
+	ev[0] = KCC_EV_RET;
+	ev[1] = KCC_EV_RET;
+	for (j = 0; j < t->n; j++)
+		ev[j + 2] = t->ev[j] == REF_RET ? KCC_EV_RET :
+			    ref_label(t->ev[j]);
+	kcc_ksf_init(&s, &f, k, stk, stack_cap);
+	/* Batches of 1 to 64 events: state must carry across them. */
+	for (done = 0, j = 1; done < n; j = j % 64 + 1) {
+		size_t len = n - done < j ? n - done : j;
+
+		kcc_ksf_replay(&s, ev + done, len);
+		done += len;
+	}
+	same = s.calls == one.s.calls && s.returns == one.s.returns &&
+	       s.bad_returns == 2 && one.s.bad_returns == 2 &&
+	       s.lost_calls == one.s.lost_calls &&
+	       s.stack_drops == one.s.stack_drops &&
+	       s.max_depth == one.s.max_depth && s.depth == one.s.depth &&
+	       f.count == one.f.count && f.drops == one.f.drops &&
+	       !memcmp(f.nodes, one.f.nodes, (size_t)f.count * f.stride);
+	check(P_REPLAY, same,
+	      "seed %" PRIu64 " k=%u cap=%u stack %u: replay calls %" PRIu64 " lost %" PRIu64 " nodes %u, per event %" PRIu64 " %" PRIu64 " %u",
+	      seed, k, cap, stack_cap, s.calls, s.lost_calls, f.count,
+	      one.s.calls, one.s.lost_calls, one.f.count);
+	ref_ksf_free(&one);
+	free(mem);
+	free(stk);
+	free(ev);
+}
+
 static void full_pool(const struct ref_trace *t, u64 seed, u32 k)
 {
 	u32 kp = k ? k : 1, stack_cap = t->max_depth + 1;
@@ -177,6 +229,7 @@ static void full_pool(const struct ref_trace *t, u64 seed, u32 k)
 		check(P_EXACT, matched, "seed %" PRIu64 " k=%u cap=%u: %s",
 		      seed, k, cap, why);
 		lost_vs_ref(t, seed, k, cap, ccf_calls);
+		replay_same(t, seed, kp, cap, stack_cap);
 
 		/* Only the smallest pools: these runs cost O(k |k-SF|). */
 		if (ci == 4 && want) {
@@ -258,6 +311,7 @@ static void stack_cap(const struct ref_trace *t, u64 seed, u32 cap)
 		int r;
 
 		ref_ksf_build(&s, t, kp, 2 * (u32)t->calls + 16, cap);
+		replay_same(t, seed, kp, 2 * (u32)t->calls + 16, cap);
 		check(P_STK_DROPS, s.s.stack_drops == deep && !s.s.lost_calls &&
 		      !s.f.drops && s.s.calls == t->calls &&
 		      s.s.returns == t->calls && !s.s.depth,
