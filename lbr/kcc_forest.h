@@ -202,6 +202,10 @@ struct kcc_ksf {
 	u64 lost_charges;	/* kcc_ksf_charge() with no context to charge */
 };
 
+/*
+ * O(stack_cap): it forgets every frame's memo.  A forest that is reset
+ * (kcc_forest_reset()) needs its builder initialised again.
+ */
 int kcc_ksf_init(struct kcc_ksf *s, struct kcc_forest *f, u32 k,
 		 struct kcc_frame *stack, u32 stack_cap);
 /* Forget the pending activations; the forest is kept. */

@@ -25,6 +25,8 @@
 int kcc_ksf_init(struct kcc_ksf *s, struct kcc_forest *f, u32 k,
 		 struct kcc_frame *stack, u32 stack_cap)
 {
+	u32 i;
+
 	if (!f || !k || !stack || !stack_cap)
 		return -EINVAL;
 	memset(s, 0, sizeof(*s));
@@ -32,6 +34,12 @@ int kcc_ksf_init(struct kcc_ksf *s, struct kcc_forest *f, u32 k,
 	s->k = k;
 	s->stack = stack;
 	s->stack_cap = stack_cap;
+	/* Frames keep their memo across pushes (see kcc_ksf_push()). */
+	for (i = 0; i < stack_cap; i++) {
+		stack[i].t = KCC_NIL;
+		stack[i].b = KCC_NIL;
+		stack[i].memo_t = KCC_NIL;
+	}
 	return 0;
 }
 
@@ -154,10 +162,19 @@ static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
 	if (unlikely((d < k ? t : b) == KCC_NIL))
 		r->lost_calls += inc;
 
+	/*
+	 * A frame pushed again with the same locations keeps its memo:
+	 * the memo maps (t, b, label) to the children, which never move
+	 * in a k-SF, and the slab position is the depth's.  An anchored
+	 * stack prefix that repeats from sample to sample is then entered
+	 * with one compare a frame instead of two lookups.
+	 */
 	fr = &s->stack[d];
-	fr->t = t;
-	fr->b = b;
-	fr->memo_t = KCC_NIL;
+	if (fr->t != t || fr->b != b) {
+		fr->t = t;
+		fr->b = b;
+		fr->memo_t = KCC_NIL;
+	}
 	r->depth = d + 1;
 	kcc_ksf_slab_up(k, r);
 	if (r->depth > r->max_depth)

@@ -48,6 +48,7 @@ enum prop {
 	P_STK_KSF,	/* capped k-SF gives the k-CCF of the cut trace */
 	P_STK_CCT,	/* capped CCT is the CCT of the cut trace */
 	P_REPLAY,	/* kcc_ksf_replay() == one call per event */
+	P_REUSE,	/* forest reset, stack reused: same as fresh */
 	NPROP
 };
 
@@ -66,6 +67,7 @@ static const char *const prop_name[NPROP] = {
 	[P_STK_KSF]	= "stack cap: k-CCF == brute force on the trace without the deep calls",
 	[P_STK_CCT]	= "stack cap: CCT == brute force on the trace without the deep calls",
 	[P_REPLAY]	= "kcc_ksf_replay() in batches == kcc_ksf_call()/return() per event, full pools and caps included",
+	[P_REUSE]	= "kcc_forest_reset() and kcc_ksf_init() over a used stack: no memo of the old forest survives",
 };
 
 static struct ksft_prop res[NPROP];
@@ -173,6 +175,49 @@ static void replay_same(const struct ref_trace *t, u64 seed, u32 k, u32 cap,
 	free(mem);
 	free(stk);
 	free(ev);
+}
+
+/*
+ * Frames keep their memo when pushed again with the same locations, so
+ * kcc_ksf_init() must forget the memos a stack holds from an earlier
+ * forest: build @a, reset, build @b over the same stack and pool, and
+ * compare with @b built fresh.  The node indices of the two builds
+ * coincide (the same root comes first), which is where a stale memo
+ * would be taken for a current one.
+ */
+static void reuse_stack(const struct ref_trace *a, const struct ref_trace *b,
+			u64 seed, u32 k)
+{
+	u32 depth = (a->max_depth > b->max_depth ? a->max_depth :
+		     b->max_depth) + 1;
+	u32 cap = 2 * (u32)(a->calls + b->calls) + 16;
+	struct kcc_frame *stk = ref_alloc((size_t)depth * sizeof(*stk));
+	struct kcc_forest f;
+	void *mem = ref_forest_new(&f, cap, 0);
+	const struct ref_trace *tr[2] = { a, b };
+	struct ref_ksf fresh;
+	struct kcc_ksf s;
+	size_t j;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		kcc_forest_reset(&f);
+		kcc_ksf_init(&s, &f, k, stk, depth);
+		for (j = 0; j < tr[i]->n; j++) {
+			if (tr[i]->ev[j] == REF_RET)
+				kcc_ksf_return(&s);
+			else
+				kcc_ksf_call(&s, ref_label(tr[i]->ev[j]));
+		}
+	}
+	ref_ksf_build(&fresh, b, k, cap, depth);
+	check(P_REUSE, f.count == fresh.f.count &&
+	      !memcmp(f.nodes, fresh.f.nodes, (size_t)f.count * f.stride),
+	      "seed %" PRIu64 " k=%u: %u nodes after reuse, %u fresh",
+	      seed, k, f.count, fresh.f.count);
+	ref_ksf_free(&fresh);
+	free(mem);
+	free(stk);
 }
 
 static void full_pool(const struct ref_trace *t, u64 seed, u32 k)
@@ -358,6 +403,7 @@ static void bad_returns(void)
 
 int main(void)
 {
+	struct ref_trace prev;
 	unsigned int p;
 	u64 seed;
 
@@ -376,8 +422,15 @@ int main(void)
 		ref_gen_trace(&t, &g, &rng);
 		for (ki = 0; ki < NK; ki++)
 			full_pool(&t, seed, ks[ki]);
-		ref_trace_free(&t);
+		if (seed) {
+			for (ki = 1; ki < NK; ki++)
+				reuse_stack(&prev, &t, seed, ks[ki]);
+			ref_trace_free(&prev);
+		}
+		prev = t;
 	}
+
+	ref_trace_free(&prev);
 
 	for (seed = 0; seed < 40; seed++) {
 		u64 rng = seed * 0x9e3779b97f4a7c15ull + 11;
