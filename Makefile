@@ -168,7 +168,7 @@ deps:
 
 .PHONY: bench
 bench: $(BENCH_BINS)
-	$(Q)for b in $(BENCH_BINS); do $$b $(BENCH_ARGS) || exit 1; done
+	$(Q)BENCH=$(O)/opt/bench/bench_ksf sh bench/run.sh $(BENCH_ARGS)
 
 # The tracing runtime for programs built with -finstrument-functions
 # (tools/kcc-trace), and the fidelity evaluation that uses it

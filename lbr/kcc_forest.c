@@ -56,7 +56,33 @@ int kcc_forest_init(struct kcc_forest *f, void *mem, size_t mem_size,
 	f->nodes = mem;
 	f->buckets = (u32 *)((u8 *)mem + (size_t)capacity * f->stride);
 	f->bucket_mask = nb - 1;
+	f->hshift = 64;
+	while (nb > 1) {
+		nb >>= 1;
+		f->hshift--;
+	}
 	kcc_forest_reset(f);
+	return kcc_forest_set_seed(f, KCC_SEED_FIXED);
+}
+
+/* splitmix64: spreads one seed over the four hash keys. */
+static u64 kcc_splitmix(u64 *x)
+{
+	u64 z = (*x += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+int kcc_forest_set_seed(struct kcc_forest *f, u64 seed)
+{
+	u32 j;
+
+	if (f->count)
+		return -EBUSY;
+	for (j = 0; j < 4; j++)
+		f->hkey[j] = kcc_splitmix(&seed);
 	return 0;
 }
 
@@ -71,7 +97,7 @@ void kcc_forest_reset(struct kcc_forest *f)
 
 u32 kcc_forest_insert(struct kcc_forest *f, u32 parent, u64 label)
 {
-	u32 *head = &f->buckets[kcc_forest_hash(parent, label, f->bucket_mask)];
+	u32 *head = &f->buckets[kcc_forest_hash(f, parent, label)];
 	struct kcc_node *n;
 	u32 i;
 
@@ -97,7 +123,7 @@ u32 kcc_forest_insert(struct kcc_forest *f, u32 parent, u64 label)
 void kcc_forest_del(struct kcc_forest *f, u32 idx)
 {
 	struct kcc_node *n = kcc_forest_node(f, idx);
-	u32 *link = &f->buckets[kcc_forest_hash(n->parent, n->label, f->bucket_mask)];
+	u32 *link = &f->buckets[kcc_forest_hash(f, n->parent, n->label)];
 
 	while (*link != idx) {
 		if (KCC_WARN_ON(*link == KCC_NIL))

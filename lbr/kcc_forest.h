@@ -60,14 +60,27 @@ struct kcc_forest {
 	u32 count;		/* nodes handed out (high-water mark) */
 	u32 live;		/* nodes in use (count minus freed) */
 	u32 bucket_mask;
+	u32 hshift;		/* 64 - log2(bucket_mask + 1) */
 	u32 free_head;		/* freed nodes, linked through hnext */
 	u64 drops;		/* node creations refused: block full */
+	u64 hkey[4];		/* hash keys, from kcc_forest_set_seed() */
 };
 
 size_t kcc_forest_mem_size(u32 capacity, u32 nmetrics);
 int kcc_forest_init(struct kcc_forest *f, void *mem, size_t mem_size,
 		    u32 capacity, u32 nmetrics);
 void kcc_forest_reset(struct kcc_forest *f);
+/*
+ * Labels are addresses the profiled program chooses, so a fixed hash
+ * lets it put every edge in one bucket.  kcc_forest_init() keys the hash
+ * with a fixed seed (reproducible runs); a caller exposed to untrusted
+ * labels passes a random one here (the kernel: get_random_u64()) before
+ * the first node is created.  The seed changes where edges are hashed,
+ * never which nodes a forest holds or their order.  -EBUSY when the
+ * forest is not empty.
+ */
+#define KCC_SEED_FIXED	0
+int kcc_forest_set_seed(struct kcc_forest *f, u64 seed);
 
 static inline struct kcc_node *kcc_forest_node(const struct kcc_forest *f,
 					       u32 idx)
@@ -80,20 +93,38 @@ static inline u64 *kcc_forest_ctr(const struct kcc_forest *f, u32 idx)
 	return kcc_forest_node(f, idx)->ctr;
 }
 
-static inline u32 kcc_forest_hash(u32 parent, u64 label, u32 mask)
+/*
+ * The bucket of edge (parent, label).  The keyed part is vector
+ * multiply-shift (Dietzfelbinger; Thorup, "High Speed Hashing for
+ * Integers and Strings", 2015) over the three 32-bit words of the key:
+ * with the four 64-bit keys uniformly random,
+ *	a0 + a1 * label_lo + a2 * label_hi + a3 * parent   (mod 2^64)
+ * puts two distinct edges in the same top l bits with probability
+ * 2^-l, whatever labels the profiled program chose, as long as it does
+ * not know the keys.  That bounds the mean only: a label set built to
+ * collide under one key is a lattice, and some other keys still crowd
+ * it (one key in 2000 gave 60 times the mean chain cost on the labels
+ * of selftests/kcc/hashflood.c).
+ * A fixed xor-shift-multiply round mixes all 64 bits into the bucket
+ * bits and removes that tail.  The three keyed products are
+ * independent, so the critical path is two multiplies, as before.
+ */
+static inline u32 kcc_forest_hash(const struct kcc_forest *f, u32 parent,
+				  u64 label)
 {
-	u64 h = (label ^ ((u64)parent << 32 | parent)) * 0x9e3779b97f4a7c15ull;
+	u64 h = f->hkey[0] + f->hkey[1] * (u32)label +
+		f->hkey[2] * (u32)(label >> 32) + f->hkey[3] * parent;
 
-	h ^= h >> 29;
+	h ^= h >> 32;
 	h *= 0xbf58476d1ce4e5b9ull;
-	return (u32)(h >> 32) & mask;
+	return (u32)(h >> f->hshift);
 }
 
 /* Child of @parent (or root, for the KCC_ROOT_* values) labelled @label. */
 static inline u32 kcc_forest_find(const struct kcc_forest *f, u32 parent,
 				  u64 label)
 {
-	u32 i = f->buckets[kcc_forest_hash(parent, label, f->bucket_mask)];
+	u32 i = f->buckets[kcc_forest_hash(f, parent, label)];
 
 	while (i != KCC_NIL) {
 		const struct kcc_node *n = kcc_forest_node(f, i);
@@ -171,6 +202,10 @@ struct kcc_ksf {
 	u64 lost_charges;	/* kcc_ksf_charge() with no context to charge */
 };
 
+/*
+ * O(stack_cap): it forgets every frame's memo.  A forest that is reset
+ * (kcc_forest_reset()) needs its builder initialised again.
+ */
 int kcc_ksf_init(struct kcc_ksf *s, struct kcc_forest *f, u32 k,
 		 struct kcc_frame *stack, u32 stack_cap);
 /* Forget the pending activations; the forest is kept. */
@@ -189,6 +224,13 @@ void kcc_ksf_call_w(struct kcc_ksf *s, u64 label, u64 weight);
 void kcc_ksf_enter(struct kcc_ksf *s, u64 label);
 /* A return event; -EINVAL (and bad_returns++) on an empty stack. */
 int kcc_ksf_return(struct kcc_ksf *s);
+/*
+ * A batch of events, each a call of that label or, for KCC_EV_RET, a
+ * return: the same result as one kcc_ksf_call() or kcc_ksf_return() per
+ * event, with the builder's depth and slab position kept in registers.
+ */
+#define KCC_EV_RET	(~0ull)
+void kcc_ksf_replay(struct kcc_ksf *s, const u64 *ev, size_t n);
 /* Add @delta to event counter @metric (1-based) of the current context. */
 void kcc_ksf_charge(struct kcc_ksf *s, u32 metric, u64 delta);
 

@@ -24,15 +24,29 @@
 
 #include "kcc_forest.h"
 
+/*
+ * Space-Saving runs on Metwally, Agrawal and El Abbadi's Stream-Summary:
+ * counters with equal counts share a bucket, buckets form a list sorted
+ * by count, so the smallest counter is the first bucket and an increment
+ * moves a counter to the next bucket or makes one.  O(1) per call, in
+ * arrays of m entries: no allocation.
+ */
 struct kcc_hcct {
 	struct kcc_forest f;	/* the MCCT, ctr[0] = Space-Saving count */
-	u32 *err;		/* per node: overestimation bound */
 	u32 *nchild;		/* per node: children in the MCCT */
-	u32 *heap;		/* min-heap of monitored nodes by count */
-	u32 *heap_pos;		/* per node: slot in heap, KCC_NIL if cold */
+	u32 *slot;		/* per node: its counter, KCC_NIL if cold */
 	u8 *on_stack;		/* per node: pending activation */
+	u32 *mon;		/* per counter: the node it monitors */
+	u64 *err;		/* per counter: overestimation bound */
+	u32 *snext, *sprev;	/* per counter: siblings in its bucket */
+	u32 *sbkt;		/* per counter: its bucket */
+	u64 *bcnt;		/* per bucket: the count of its counters */
+	u32 *bhead;		/* per bucket: first counter */
+	u32 *bnext, *bprev;	/* per bucket: list by count; bnext: free */
+	u32 bmin;		/* bucket of the smallest count */
+	u32 bfree;		/* unused buckets */
 	u32 m;			/* Space-Saving counters */
-	u32 nmon;		/* counters in use */
+	u32 nmon;		/* counters in use: mon[0 .. nmon) */
 	u32 cursor;		/* current context, KCC_NIL at depth 0 */
 	u32 depth;
 	u32 lost_depth;		/* pending calls dropped because pool full */
@@ -49,11 +63,14 @@ int kcc_hcct_return(struct kcc_hcct *h);
 /* floor(phi N) with phi in parts per million. */
 u64 kcc_hcct_threshold(const struct kcc_hcct *h, u32 phi_ppm);
 /*
- * Write the HCCT into @dst (nmetrics 0): every monitored context whose
- * count reaches kcc_hcct_threshold() and its ancestors.  ctr[0] of a
- * node is its Space-Saving estimate, 0 for ancestors that are no longer
- * monitored.  @scratch has room for 2 * h->f.count u32.  Returns the
- * number of hot contexts, or -ENOSPC when @dst is too small.
+ * Write the HCCT into @dst: every monitored context whose count reaches
+ * kcc_hcct_threshold() and its ancestors.  ctr[0] of a node is its
+ * Space-Saving estimate, 0 for ancestors that are no longer monitored.
+ * When @dst has a metric, ctr[1] receives the guaranteed count, estimate
+ * minus overestimation bound: the true frequency is at least that, so a
+ * context whose guaranteed count reaches the threshold is hot for sure.
+ * @scratch has room for 2 * h->f.count u32.  Returns the number of hot
+ * contexts, or -ENOSPC when @dst is too small.
  */
 int kcc_hcct_export(const struct kcc_hcct *h, u32 phi_ppm,
 		    struct kcc_forest *dst, u32 *scratch);

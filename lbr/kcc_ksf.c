@@ -25,6 +25,8 @@
 int kcc_ksf_init(struct kcc_ksf *s, struct kcc_forest *f, u32 k,
 		 struct kcc_frame *stack, u32 stack_cap)
 {
+	u32 i;
+
 	if (!f || !k || !stack || !stack_cap)
 		return -EINVAL;
 	memset(s, 0, sizeof(*s));
@@ -32,6 +34,12 @@ int kcc_ksf_init(struct kcc_ksf *s, struct kcc_forest *f, u32 k,
 	s->k = k;
 	s->stack = stack;
 	s->stack_cap = stack_cap;
+	/* Frames keep their memo across pushes (see kcc_ksf_push()). */
+	for (i = 0; i < stack_cap; i++) {
+		stack[i].t = KCC_NIL;
+		stack[i].b = KCC_NIL;
+		stack[i].memo_t = KCC_NIL;
+	}
 	return 0;
 }
 
@@ -41,32 +49,68 @@ void kcc_ksf_clear_stack(struct kcc_ksf *s)
 	s->slab_pos = 0;
 }
 
+/*
+ * What a call or a return changes besides the forest and the frames,
+ * held in locals: kcc_ksf_replay() keeps them in registers for a whole
+ * batch instead of storing and reloading them around every frame write.
+ */
+struct kcc_ksf_regs {
+	u32 depth;
+	u32 slab_pos;
+	u32 max_depth;
+	u64 lost_calls;
+	u64 stack_drops;
+};
+
+static __always_inline void kcc_ksf_load(const struct kcc_ksf *s,
+					 struct kcc_ksf_regs *r)
+{
+	r->depth = s->depth;
+	r->slab_pos = s->slab_pos;
+	r->max_depth = s->max_depth;
+	r->lost_calls = s->lost_calls;
+	r->stack_drops = s->stack_drops;
+}
+
+static __always_inline void kcc_ksf_store(struct kcc_ksf *s,
+					  const struct kcc_ksf_regs *r)
+{
+	s->depth = r->depth;
+	s->slab_pos = r->slab_pos;
+	s->max_depth = r->max_depth;
+	s->lost_calls = r->lost_calls;
+	s->stack_drops = r->stack_drops;
+}
+
 /* Slab boundaries fall at depths that are multiples of k (Figure 7). */
-static inline void kcc_ksf_slab_up(struct kcc_ksf *s)
+static __always_inline void kcc_ksf_slab_up(u32 k, struct kcc_ksf_regs *r)
 {
-	if (s->k != KCC_K_INF && ++s->slab_pos == s->k)
-		s->slab_pos = 0;
+	if (k != KCC_K_INF && ++r->slab_pos == k)
+		r->slab_pos = 0;
 }
 
-static inline void kcc_ksf_slab_down(struct kcc_ksf *s)
+static __always_inline void kcc_ksf_slab_down(u32 k, struct kcc_ksf_regs *r)
 {
-	if (s->k != KCC_K_INF)
-		s->slab_pos = s->slab_pos ? s->slab_pos - 1 : s->k - 1;
+	if (k != KCC_K_INF)
+		r->slab_pos = r->slab_pos ? r->slab_pos - 1 : k - 1;
 }
 
-static inline void kcc_ksf_push(struct kcc_ksf *s, u64 label, u64 inc)
+static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
+					 struct kcc_ksf_regs *r, u64 label,
+					 u64 inc)
 {
 	struct kcc_forest *f = s->f;
-	u32 d = s->depth;	/* |S| - 1 before the push */
+	u32 d = r->depth;	/* |S| - 1 before the push */
+	u32 k = s->k;
 	struct kcc_frame *up, *fr;
 	bool lost;
 	u32 t, b;
 
 	if (unlikely(d >= s->stack_cap)) {
 		/* Deeper than we can remember: keep depth for alignment. */
-		s->depth++;
-		kcc_ksf_slab_up(s);
-		s->stack_drops += inc;
+		r->depth++;
+		kcc_ksf_slab_up(k, r);
+		r->stack_drops += inc;
 		return;
 	}
 
@@ -83,7 +127,7 @@ static inline void kcc_ksf_push(struct kcc_ksf *s, u64 label, u64 inc)
 			t = up->t;
 			b = up->b;
 			/* Top region (lines 2-16). */
-			if (s->slab_pos == 0 && s->k != KCC_K_INF) {
+			if (r->slab_pos == 0 && k != KCC_K_INF) {
 				b = t;
 				t = kcc_forest_get(f, KCC_ROOT_SLAB, label);
 			} else if (t != KCC_NIL) {
@@ -103,38 +147,65 @@ static inline void kcc_ksf_push(struct kcc_ksf *s, u64 label, u64 inc)
 			}
 		}
 	}
-	if (likely(t != KCC_NIL))
+	/*
+	 * The activation reaches the k-CCF through t in the first slab
+	 * (the depth-0 tree is read whole) and through b below it (the
+	 * top region of a slab tree is cleared by kcc_inv_k()): it is
+	 * lost exactly when that location is.  t is counted below the
+	 * first slab too, because the slab root it belongs to becomes
+	 * the bottom location of the next slab.
+	 */
+	if (t != KCC_NIL)
 		kcc_forest_ctr(f, t)[KCC_CTR_CALLS] += inc;
-	else
-		s->lost_calls += inc;
 	if (b != KCC_NIL)
 		kcc_forest_ctr(f, b)[KCC_CTR_CALLS] += inc;
+	if (unlikely((d < k ? t : b) == KCC_NIL))
+		r->lost_calls += inc;
 
+	/*
+	 * A frame pushed again with the same locations keeps its memo:
+	 * the memo maps (t, b, label) to the children, which never move
+	 * in a k-SF, and the slab position is the depth's.  An anchored
+	 * stack prefix that repeats from sample to sample is then entered
+	 * with one compare a frame instead of two lookups.
+	 */
 	fr = &s->stack[d];
-	fr->t = t;
-	fr->b = b;
-	fr->memo_t = KCC_NIL;
-	s->depth = d + 1;
-	kcc_ksf_slab_up(s);
-	if (s->depth > s->max_depth)
-		s->max_depth = s->depth;
+	if (fr->t != t || fr->b != b) {
+		fr->t = t;
+		fr->b = b;
+		fr->memo_t = KCC_NIL;
+	}
+	r->depth = d + 1;
+	kcc_ksf_slab_up(k, r);
+	if (r->depth > r->max_depth)
+		r->max_depth = r->depth;
+}
+
+static __always_inline void kcc_ksf_push1(struct kcc_ksf *s, u64 label,
+					  u64 inc)
+{
+	struct kcc_ksf_regs r;
+
+	kcc_ksf_load(s, &r);
+	kcc_ksf_push(s, &r, label, inc);
+	kcc_ksf_store(s, &r);
 }
 
 void kcc_ksf_call(struct kcc_ksf *s, u64 label)
 {
 	s->calls++;
-	kcc_ksf_push(s, label, 1);
+	kcc_ksf_push1(s, label, 1);
 }
 
 void kcc_ksf_call_w(struct kcc_ksf *s, u64 label, u64 weight)
 {
 	s->calls++;
-	kcc_ksf_push(s, label, weight);
+	kcc_ksf_push1(s, label, weight);
 }
 
 void kcc_ksf_enter(struct kcc_ksf *s, u64 label)
 {
-	kcc_ksf_push(s, label, 0);
+	kcc_ksf_push1(s, label, 0);
 }
 
 int kcc_ksf_return(struct kcc_ksf *s)
@@ -144,9 +215,48 @@ int kcc_ksf_return(struct kcc_ksf *s)
 		return -EINVAL;
 	}
 	s->depth--;
-	kcc_ksf_slab_down(s);
+	if (s->k != KCC_K_INF)
+		s->slab_pos = s->slab_pos ? s->slab_pos - 1 : s->k - 1;
 	s->returns++;
 	return 0;
+}
+
+/**
+ * kcc_ksf_replay() - a batch of call and return events
+ * @s:		builder state
+ * @ev:		@n events: a label is a call, KCC_EV_RET a return
+ * @n:		number of events
+ *
+ * The same as kcc_ksf_call() or kcc_ksf_return() per event, with the
+ * depth, slab position and statistics kept in registers for the batch.
+ */
+void kcc_ksf_replay(struct kcc_ksf *s, const u64 *ev, size_t n)
+{
+	struct kcc_ksf_regs r;
+	u64 calls = 0, returns = 0, bad = 0;
+	size_t i;
+
+	kcc_ksf_load(s, &r);
+	for (i = 0; i < n; i++) {
+		u64 e = ev[i];
+
+		if (e == KCC_EV_RET) {
+			if (unlikely(!r.depth)) {
+				bad++;
+				continue;
+			}
+			r.depth--;
+			kcc_ksf_slab_down(s->k, &r);
+			returns++;
+		} else {
+			calls++;
+			kcc_ksf_push(s, &r, e, 1);
+		}
+	}
+	kcc_ksf_store(s, &r);
+	s->calls += calls;
+	s->returns += returns;
+	s->bad_returns += bad;
 }
 
 void kcc_ksf_charge(struct kcc_ksf *s, u32 metric, u64 delta)
@@ -160,10 +270,11 @@ void kcc_ksf_charge(struct kcc_ksf *s, u32 metric, u64 delta)
 		return;
 	}
 	fr = &s->stack[s->depth - 1];
-	if (fr->t == KCC_NIL)
-		s->lost_charges++;
-	else
+	if (fr->t != KCC_NIL)
 		kcc_forest_ctr(s->f, fr->t)[metric] += delta;
 	if (fr->b != KCC_NIL)
 		kcc_forest_ctr(s->f, fr->b)[metric] += delta;
+	/* Lost exactly when the call was: see kcc_ksf_push(). */
+	if ((s->depth - 1 < s->k ? fr->t : fr->b) == KCC_NIL)
+		s->lost_charges++;
 }

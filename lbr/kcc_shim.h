@@ -41,6 +41,7 @@ typedef uint64_t u64;
 typedef int32_t s32;
 typedef int64_t s64;
 
+/* __always_inline comes from glibc's <sys/cdefs.h>, via <string.h>. */
 #ifndef likely
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)

@@ -13,6 +13,7 @@ linux-image-6.12-rt-amd64 linux-headers-6.12-rt-amd64 \
 linux-source-6.1 flex bison bc xz-utils perl sparse cppcheck clang-tidy"
 PKGS="$PKGS linux-perf"  # perf in the guest, on the software LBR PMU (selftests/guest/lbrpmu.sh)
 PKGS="$PKGS libpfm4-dev"	# kcc record -e: hardware event names (evspec.c)
+PKGS="$PKGS valgrind"	# bench/insns.sh: instruction counts (callgrind)
 
 missing=""
 for p in $PKGS; do

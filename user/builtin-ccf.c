@@ -39,6 +39,9 @@ static void ccf_usage(void)
 "                       activations of their routine (0 < X <= 100)\n"
 "  --prune-chains       drop every chain that leads to a leaf but its\n"
 "                       first node (tree format shows '(+N pruned)')\n"
+"  --expand-chains      --prune-chains, and the tree format names the\n"
+"                       pruned routines, rebuilt from the source forest:\n"
+"                       '(+N pruned: outermost;...;caller)'\n"
 "  --max-nodes N        fixed budget of N nodes per forest; on overflow\n"
 "                       warn and print what was kept\n"
 "  -h, --help           this help\n"
@@ -50,7 +53,8 @@ static void ccf_usage(void)
 "  printf 'call r\\ncall a\\nreturn\\nreturn\\n' | kcc ccf -k 1 -\n"
 "  kcc ccf -k 2 --format tree trace.txt\n"
 "  kcc ccf -k inf --similar 90 trace.bin\n"
-"  kcc ccf -k 3 --stats trace.txt\n");
+"  kcc ccf -k 3 --stats trace.txt\n"
+"  kcc ccf -k 8 --expand-chains --format tree trace.txt\n");
 }
 
 enum {
@@ -60,6 +64,7 @@ enum {
 	OPT_TOLERANT,
 	OPT_SIMILAR,
 	OPT_PRUNE_CHAINS,
+	OPT_EXPAND_CHAINS,
 	OPT_MAX_NODES,
 };
 
@@ -72,13 +77,14 @@ int cmd_ccf(int argc, char **argv)
 		{ "tolerant", no_argument, NULL, OPT_TOLERANT },
 		{ "similar", required_argument, NULL, OPT_SIMILAR },
 		{ "prune-chains", no_argument, NULL, OPT_PRUNE_CHAINS },
+		{ "expand-chains", no_argument, NULL, OPT_EXPAND_CHAINS },
 		{ "max-nodes", required_argument, NULL, OPT_MAX_NODES },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ccf_opts o = { 0 };
 	bool have_k = false, stats = false, tolerant = false, tree = false;
-	bool chains = false;
+	bool chains = false, expand = false;
 	uint32_t similar_bp = 0;
 	const char *path, *name;
 	struct trace t;
@@ -130,6 +136,10 @@ int cmd_ccf(int argc, char **argv)
 		case OPT_PRUNE_CHAINS:
 			chains = true;
 			break;
+		case OPT_EXPAND_CHAINS:
+			chains = true;
+			expand = true;
+			break;
 		case OPT_MAX_NODES:
 			if (parse_u32(optarg, &o.max_nodes) || !o.max_nodes ||
 			    o.max_nodes >= KCC_FREE)
@@ -174,6 +184,7 @@ int cmd_ccf(int argc, char **argv)
 		ret = ccf__prune_similar(&c, similar_bp);
 	if (!ret && chains)
 		ret = ccf__prune_chains(&c);
+	c.expand_chains = expand;
 	if (!ret) {
 		if (stats)
 			ret = ccf__print_stats(&c, stdout);

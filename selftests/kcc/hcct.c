@@ -50,6 +50,8 @@ static const struct params ps[] = {
 	{ 20000, 2000 },
 	{ 10000, 5000 },
 	{ 5000, 1000 },
+	{ 50000, 40000 },	/* few counters: hot yet not guaranteed */
+	{ 20000, 15000 },
 };
 #define NP	(sizeof(ps) / sizeof(ps[0]))
 
@@ -63,6 +65,9 @@ enum prop {
 	P_TIGHT,	/* reported => f > T - N/m */
 	P_EPS,		/* reported => f >= floor((phi - eps) N) */
 	P_EXACT,	/* m >= distinct contexts: exact, hot set == {f >= T} */
+	P_GUAR,		/* est - err <= f; exported ctr[1] == est - err */
+	P_GUAR_HOT,	/* est - err >= T  =>  f >= T */
+	P_SUMMARY,	/* Stream-Summary buckets sorted, counts match */
 	NPROP
 };
 
@@ -76,12 +81,46 @@ static const char *const prop_name[NPROP] = {
 	[P_TIGHT]	= "a reported context has f > floor(phi N) - N/m",
 	[P_EPS]		= "no context with f < floor((phi - eps) N) is reported",
 	[P_EXACT]	= "with m >= distinct contexts: exact estimates, hot set == {f >= floor(phi N)}",
+	[P_GUAR]	= "guaranteed count est - err <= f for every counter, exported as ctr[1]",
+	[P_GUAR_HOT]	= "a context whose guaranteed count reaches floor(phi N) is hot",
+	[P_SUMMARY]	= "Stream-Summary: buckets non-empty, counts strictly rising, each counter's count == its node's",
 };
 
 static struct ksft_prop res[NPROP];
 #define check(p, ok, ...)	ksft_prop_check(&res[p], ok, __VA_ARGS__)
 
 static u64 runs, overestimated;	/* the approximation was exercised */
+static u64 guar_hot, guar_short;	/* sure hot; hot but not sure */
+
+/*
+ * The buckets from the smallest count up: each non-empty, counts
+ * strictly rising, every counter in exactly one bucket whose count is
+ * its node's estimate, and the first bucket holding the minimum.
+ */
+static void check_summary(const struct kcc_hcct *h, u64 seed)
+{
+	u32 b, prev = KCC_NIL, seen = 0, bad = 0;
+	u64 last = 0;
+
+	for (b = h->bmin; b != KCC_NIL && seen <= h->m; b = h->bnext[b]) {
+		u32 s, in = 0;
+
+		bad += h->bprev[b] != prev || h->bhead[b] == KCC_NIL ||
+		       (prev != KCC_NIL && h->bcnt[b] <= last);
+		for (s = h->bhead[b]; s != KCC_NIL && in <= h->m;
+		     s = h->snext[s]) {
+			bad += h->sbkt[s] != b || h->slot[h->mon[s]] != s ||
+			       kcc_forest_ctr(&h->f, h->mon[s])[0] != h->bcnt[b];
+			in++;
+		}
+		seen += in;
+		last = h->bcnt[b];
+		prev = b;
+	}
+	check(P_SUMMARY, !bad && seen == h->nmon,
+	      "seed %" PRIu64 " m %u: %u inconsistencies, %u counters in buckets of %u",
+	      seed, h->m, bad, seen, h->nmon);
+}
 
 static void run(const struct ref_trace *t, const struct ref_map *cct, u64 seed,
 		u32 phi_ppm, u32 eps_ppm, u32 m, bool exact)
@@ -116,7 +155,7 @@ static void run(const struct ref_trace *t, const struct ref_map *cct, u64 seed,
 			maxlive = h.f.live;
 	}
 	for (i = 0; i < h.nmon; i++)
-		sum += kcc_forest_ctr(&h.f, h.heap[i])[0];
+		sum += kcc_forest_ctr(&h.f, h.mon[i])[0];
 	thr = kcc_hcct_threshold(&h, phi_ppm);
 	check(P_RUN, h.n == N && thr == thr_ref && !h.drops && !h.f.drops &&
 	      !h.depth && !h.bad_returns && sum == N && h.nmon <= m,
@@ -126,7 +165,7 @@ static void run(const struct ref_trace *t, const struct ref_map *cct, u64 seed,
 	/* Mark what must stay: monitored nodes and their ancestors. */
 	need = ref_alloc((size_t)h.f.count + 1);
 	for (i = 0; i < h.nmon; i++) {
-		u32 v = h.heap[i];
+		u32 v = h.mon[i];
 
 		while (!need[v]) {
 			u32 p = kcc_forest_node(&h.f, v)->parent;
@@ -154,7 +193,7 @@ static void run(const struct ref_trace *t, const struct ref_map *cct, u64 seed,
 
 	/* Every counter, exported or not, obeys the Space-Saving bounds. */
 	for (i = 0; i < h.nmon; i++) {
-		u32 v = h.heap[i], x = REF_NONE, q = 0;
+		u32 v = h.mon[i], x = REF_NONE, q = 0;
 		u64 est = kcc_forest_ctr(&h.f, v)[0], f;
 		u64 *lab = ref_alloc(((size_t)d + 1) * sizeof(u64));
 
@@ -174,12 +213,16 @@ static void run(const struct ref_trace *t, const struct ref_map *cct, u64 seed,
 		f = x == REF_NONE ? 0 : cct->e[x].cnt;
 		check(P_EST, x != REF_NONE && est >= f && (est - f) * m < N,
 		      "seed %" PRIu64 " m %u N %" PRIu64 ": monitored node %u estimate %" PRIu64 ", true %" PRIu64 "%s",
-		      seed, m, N, h.heap[i], est, f,
+		      seed, m, N, h.mon[i], est, f,
 		      x == REF_NONE ? " (not a context)" : "");
+		check(P_GUAR, h.err[i] <= est && est - h.err[i] <= f,
+		      "seed %" PRIu64 " m %u: counter %u estimate %" PRIu64 " err %" PRIu64 ", true %" PRIu64,
+		      seed, m, i, est, h.err[i], f);
 		over += est > f;
 	}
 
-	dmem = ref_forest_new(&dst, h.f.count + 1, 0);
+	check_summary(&h, seed);
+	dmem = ref_forest_new(&dst, h.f.count + 1, 1);
 	scratch = ref_alloc((2 * (size_t)h.f.count + 1) * sizeof(u32));
 	hot = kcc_hcct_export(&h, phi_ppm, &dst, scratch);
 	ids = ref_alloc(((size_t)dst.count + 1) * sizeof(u32));
@@ -215,6 +258,25 @@ static void run(const struct ref_trace *t, const struct ref_map *cct, u64 seed,
 			check(P_EST, est >= f && (est - f) * m < N,
 			      "seed %" PRIu64 " m %u N %" PRIu64 ": <%s> estimate %" PRIu64 ", true %" PRIu64,
 			      seed, m, N, path, est, f);
+		{
+			u64 g = n->ctr[1];
+
+			if (exact && est)
+				check(P_EXACT, g == est,
+				      "seed %" PRIu64 " m %u: <%s> guaranteed %" PRIu64 " below estimate %" PRIu64 " without evictions",
+				      seed, m, path, g, est);
+			check(P_GUAR, g <= f && g <= est,
+			      "seed %" PRIu64 " m %u: <%s> guaranteed %" PRIu64 ", estimate %" PRIu64 ", true %" PRIu64,
+			      seed, m, path, g, est, f);
+			if (g >= thr && thr) {
+				check(P_GUAR_HOT, f >= thr,
+				      "seed %" PRIu64 " m %u T %" PRIu64 ": <%s> guaranteed %" PRIu64 ", true %" PRIu64,
+				      seed, m, thr, path, g, f);
+				guar_hot++;
+			} else if (est >= thr && f >= thr) {
+				guar_short++;
+			}
+		}
 		if (est >= thr) {
 			check(P_TIGHT, f * m + N > thr * m,
 			      "seed %" PRIu64 " m %u N %" PRIu64 " T %" PRIu64 ": <%s> reported with f %" PRIu64,
@@ -286,7 +348,7 @@ int main(void)
 	u64 seed;
 
 	ksft_print_header();
-	ksft_set_plan(NPROP + 1);
+	ksft_set_plan(NPROP + 2);
 
 	for (seed = 0; seed <= NTRACES; seed++) {
 		u64 rng = seed * 0xd1342543de82ef95ull + 3;
@@ -325,5 +387,9 @@ int main(void)
 	ksft_test_result(overestimated * 2 > runs,
 			 "counters above the true frequency in %" PRIu64 " of %" PRIu64 " runs\n",
 			 overestimated, runs);
+	/* Both kinds of hot context occur: the mark tells them apart. */
+	ksft_test_result(guar_hot && guar_short,
+			 "hot contexts guaranteed by est - err: %" PRIu64 ", hot but not guaranteed: %" PRIu64 "\n",
+			 guar_hot, guar_short);
 	ksft_finished();
 }

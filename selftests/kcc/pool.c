@@ -37,7 +37,8 @@ enum prop {
 	P_LIVE,		/* live <= capacity, == min(capacity, |unbounded|) */
 	P_DROPS,	/* drops counted iff something did not fit */
 	P_EXACT,	/* kept k-SF nodes equal the unbounded ones */
-	P_LOST,		/* lost_calls == counts of the missing top nodes */
+	P_LOST,		/* lost_calls == calls the k-CCF lacks (brute force) */
+	P_LOST_CHG,	/* lost_charges == charges the k-CCF lacks */
 	P_CALLS,	/* calls and returns counted whatever was dropped */
 	P_INV_NOSPC,	/* inv_k into a small dst: -ENOSPC, drops, full */
 	P_INV_EXACT,	/* ... and what it kept is exact */
@@ -46,6 +47,8 @@ enum prop {
 	P_STK_DROPS,	/* stack_drops == calls deeper than the cap */
 	P_STK_KSF,	/* capped k-SF gives the k-CCF of the cut trace */
 	P_STK_CCT,	/* capped CCT is the CCT of the cut trace */
+	P_REPLAY,	/* kcc_ksf_replay() == one call per event */
+	P_REUSE,	/* forest reset, stack reused: same as fresh */
 	NPROP
 };
 
@@ -53,7 +56,8 @@ static const char *const prop_name[NPROP] = {
 	[P_LIVE]	= "full pool: live nodes <= capacity, == min(capacity, unbounded size)",
 	[P_DROPS]	= "full pool: f.drops > 0 exactly when the unbounded k-SF is larger",
 	[P_EXACT]	= "full pool: every kept node has the unbounded k-SF's counters",
-	[P_LOST]	= "full pool: lost_calls == activations of the missing top-region nodes",
+	[P_LOST]	= "full pool: lost_calls == calls missing from the k-CCF of the bounded k-SF (vs brute force)",
+	[P_LOST_CHG]	= "full pool: lost_charges == event counts missing from the k-CCF of the bounded k-SF",
 	[P_CALLS]	= "full pool: calls and returns still counted",
 	[P_INV_NOSPC]	= "inv_k into a small dst: -ENOSPC, dst full, drops counted",
 	[P_INV_EXACT]	= "inv_k into a small dst: kept nodes equal the full k-CCF's",
@@ -62,6 +66,8 @@ static const char *const prop_name[NPROP] = {
 	[P_STK_DROPS]	= "stack cap: stack_drops == calls deeper than the cap, nothing else lost",
 	[P_STK_KSF]	= "stack cap: k-CCF == brute force on the trace without the deep calls",
 	[P_STK_CCT]	= "stack cap: CCT == brute force on the trace without the deep calls",
+	[P_REPLAY]	= "kcc_ksf_replay() in batches == kcc_ksf_call()/return() per event, full pools and caps included",
+	[P_REUSE]	= "kcc_forest_reset() and kcc_ksf_init() over a used stack: no memo of the old forest survives",
 };
 
 static struct ksft_prop res[NPROP];
@@ -70,12 +76,157 @@ static struct ksft_prop res[NPROP];
 static const u32 ks[] = { 0, 1, 2, 3, KCC_K_INF };
 #define NK	(sizeof(ks) / sizeof(ks[0]))
 
+/*
+ * What a full pool loses is what the k-CCF built from it lacks: the roots
+ * of a k-CCF count every call once (its 0-context), so the calls missing
+ * there, compared with the brute-force k-CCF, are the calls lost.  Every
+ * call also charges one event to metric 1, which must be lost exactly
+ * when the call is.  No stack drops here: the stack is deep enough.
+ */
+static void lost_vs_ref(const struct ref_trace *t, u64 seed, u32 k, u32 cap,
+			u64 ref_calls)
+{
+	u32 kp = k ? k : 1, i;
+	struct kcc_forest f, d;
+	struct kcc_frame *stk = ref_alloc(((size_t)t->max_depth + 1) *
+					  sizeof(*stk));
+	void *fm = ref_forest_new(&f, cap, 1), *dm;
+	u64 got[2] = { 0, 0 };
+	struct kcc_ksf s;
+	size_t j;
+	int r;
+
+	kcc_ksf_init(&s, &f, kp, stk, t->max_depth + 1);
+	for (j = 0; j < t->n; j++) {
+		if (t->ev[j] == REF_RET) {
+			kcc_ksf_return(&s);
+		} else {
+			kcc_ksf_call(&s, ref_label(t->ev[j]));
+			kcc_ksf_charge(&s, 1, 1);
+		}
+	}
+	/* A source node joins at most min(k, depth) + 1 k-CCF nodes. */
+	dm = ref_forest_new(&d, ((k < t->max_depth ? k : t->max_depth) + 1) *
+			    f.count + 1, 1);
+	r = kcc_inv_k(&f, kp, k, &d, NULL);
+	for (i = 0; i < d.count; i++) {
+		if (!kcc_is_root_parent(kcc_forest_node(&d, i)->parent))
+			continue;
+		got[0] += kcc_forest_ctr(&d, i)[0];
+		got[1] += kcc_forest_ctr(&d, i)[1];
+	}
+	check(P_LOST, !r && !s.stack_drops && ref_calls == t->calls &&
+	      got[0] + s.lost_calls == ref_calls,
+	      "seed %" PRIu64 " k=%u cap=%u: k-CCF counts %" PRIu64 " of %" PRIu64 " calls, lost_calls %" PRIu64 " (inv_k %d)",
+	      seed, k, cap, got[0], ref_calls, s.lost_calls, r);
+	check(P_LOST_CHG, !r && got[1] + s.lost_charges == t->calls,
+	      "seed %" PRIu64 " k=%u cap=%u: k-CCF holds %" PRIu64 " of %" PRIu64 " charges, lost_charges %" PRIu64,
+	      seed, k, cap, got[1], t->calls, s.lost_charges);
+	free(dm);
+	free(fm);
+	free(stk);
+}
+
+/*
+ * The batch entry point against the per-event one on the same trace,
+ * pool and stack cap, with two stray returns first: the same nodes in
+ * the same order, the same counters and statistics.
+ */
+static void replay_same(const struct ref_trace *t, u64 seed, u32 k, u32 cap,
+			u32 stack_cap)
+{
+	u64 *ev = ref_alloc((t->n + 2) * sizeof(u64));
+	struct kcc_frame *stk = ref_alloc((size_t)stack_cap * sizeof(*stk));
+	struct kcc_forest f;
+	void *mem = ref_forest_new(&f, cap, 0);
+	struct ref_ksf one;
+	struct kcc_ksf s;
+	size_t j, n = t->n + 2, done;
+	bool same;
+
+	ref_ksf_build(&one, t, k, cap, stack_cap);
+	kcc_ksf_return(&one.s);		/* the stray returns, after */
+	kcc_ksf_return(&one.s);
+	ev[0] = KCC_EV_RET;
+	ev[1] = KCC_EV_RET;
+	for (j = 0; j < t->n; j++)
+		ev[j + 2] = t->ev[j] == REF_RET ? KCC_EV_RET :
+			    ref_label(t->ev[j]);
+	kcc_ksf_init(&s, &f, k, stk, stack_cap);
+	/* Batches of 1 to 64 events: state must carry across them. */
+	for (done = 0, j = 1; done < n; j = j % 64 + 1) {
+		size_t len = n - done < j ? n - done : j;
+
+		kcc_ksf_replay(&s, ev + done, len);
+		done += len;
+	}
+	same = s.calls == one.s.calls && s.returns == one.s.returns &&
+	       s.bad_returns == 2 && one.s.bad_returns == 2 &&
+	       s.lost_calls == one.s.lost_calls &&
+	       s.stack_drops == one.s.stack_drops &&
+	       s.max_depth == one.s.max_depth && s.depth == one.s.depth &&
+	       f.count == one.f.count && f.drops == one.f.drops &&
+	       !memcmp(f.nodes, one.f.nodes, (size_t)f.count * f.stride);
+	check(P_REPLAY, same,
+	      "seed %" PRIu64 " k=%u cap=%u stack %u: replay calls %" PRIu64 " lost %" PRIu64 " nodes %u, per event %" PRIu64 " %" PRIu64 " %u",
+	      seed, k, cap, stack_cap, s.calls, s.lost_calls, f.count,
+	      one.s.calls, one.s.lost_calls, one.f.count);
+	ref_ksf_free(&one);
+	free(mem);
+	free(stk);
+	free(ev);
+}
+
+/*
+ * Frames keep their memo when pushed again with the same locations, so
+ * kcc_ksf_init() must forget the memos a stack holds from an earlier
+ * forest: build @a, reset, build @b over the same stack and pool, and
+ * compare with @b built fresh.  The node indices of the two builds
+ * coincide (the same root comes first), which is where a stale memo
+ * would be taken for a current one.
+ */
+static void reuse_stack(const struct ref_trace *a, const struct ref_trace *b,
+			u64 seed, u32 k)
+{
+	u32 depth = (a->max_depth > b->max_depth ? a->max_depth :
+		     b->max_depth) + 1;
+	u32 cap = 2 * (u32)(a->calls + b->calls) + 16;
+	struct kcc_frame *stk = ref_alloc((size_t)depth * sizeof(*stk));
+	struct kcc_forest f;
+	void *mem = ref_forest_new(&f, cap, 0);
+	const struct ref_trace *tr[2] = { a, b };
+	struct ref_ksf fresh;
+	struct kcc_ksf s;
+	size_t j;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		kcc_forest_reset(&f);
+		kcc_ksf_init(&s, &f, k, stk, depth);
+		for (j = 0; j < tr[i]->n; j++) {
+			if (tr[i]->ev[j] == REF_RET)
+				kcc_ksf_return(&s);
+			else
+				kcc_ksf_call(&s, ref_label(tr[i]->ev[j]));
+		}
+	}
+	ref_ksf_build(&fresh, b, k, cap, depth);
+	check(P_REUSE, f.count == fresh.f.count &&
+	      !memcmp(f.nodes, fresh.f.nodes, (size_t)f.count * f.stride),
+	      "seed %" PRIu64 " k=%u: %u nodes after reuse, %u fresh",
+	      seed, k, f.count, fresh.f.count);
+	ref_ksf_free(&fresh);
+	free(mem);
+	free(stk);
+}
+
 static void full_pool(const struct ref_trace *t, u64 seed, u32 k)
 {
 	u32 kp = k ? k : 1, stack_cap = t->max_depth + 1;
 	struct ref_ksf full;
 	struct ref_map fm, ccf;
-	u32 *fids, i, ci, want;
+	u32 *fids, ci, want;
+	u64 ccf_calls = 0;
 	u32 caps[8];
 	char why[320];
 
@@ -88,6 +239,9 @@ static void full_pool(const struct ref_trace *t, u64 seed, u32 k)
 	}
 	ref_kccf(&ccf, t, REF_NOCAP);
 	want = ref_map_count(&ccf, k);
+	for (ci = 0; ci < ccf.n; ci++)
+		if (!ccf.e[ci].len)
+			ccf_calls += ccf.e[ci].cnt;
 
 	caps[0] = 1;
 	caps[1] = 2;
@@ -100,9 +254,7 @@ static void full_pool(const struct ref_trace *t, u64 seed, u32 k)
 	for (ci = 0; ci < 8; ci++) {
 		u32 cap = caps[ci], fit = full.f.count < cap ? full.f.count : cap;
 		u32 *ids = ref_alloc((size_t)cap * sizeof(u32));
-		u8 *kept = ref_alloc((size_t)fm.n + 1);
 		struct ref_ksf b;
-		u64 missing = 0;
 		bool matched;
 
 		ref_ksf_build(&b, t, kp, cap, stack_cap);
@@ -121,22 +273,8 @@ static void full_pool(const struct ref_trace *t, u64 seed, u32 k)
 				     ids, why, sizeof(why));
 		check(P_EXACT, matched, "seed %" PRIu64 " k=%u cap=%u: %s",
 		      seed, k, cap, why);
-		if (matched) {
-			/*
-			 * Every call has one top location, so the top
-			 * regions of the unbounded k-SF count every call
-			 * once; what the bounded one lacks there is lost.
-			 */
-			for (i = 0; i < b.f.count; i++)
-				kept[ids[i]] = 1;
-			for (i = 0; i < full.f.count; i++)
-				if (!kept[fids[i]] &&
-				    kcc_forest_level(&full.f, i) < kp)
-					missing += kcc_forest_ctr(&full.f, i)[0];
-			check(P_LOST, b.s.lost_calls == missing,
-			      "seed %" PRIu64 " k=%u cap=%u: lost_calls %" PRIu64 ", missing top activations %" PRIu64,
-			      seed, k, cap, b.s.lost_calls, missing);
-		}
+		lost_vs_ref(t, seed, k, cap, ccf_calls);
+		replay_same(t, seed, kp, cap, stack_cap);
 
 		/* Only the smallest pools: these runs cost O(k |k-SF|). */
 		if (ci == 4 && want) {
@@ -151,7 +289,6 @@ static void full_pool(const struct ref_trace *t, u64 seed, u32 k)
 			      seed, k, cap, r, r ? "" : why);
 			free(mem);
 		}
-		free(kept);
 		free(ids);
 		ref_ksf_free(&b);
 	}
@@ -219,6 +356,7 @@ static void stack_cap(const struct ref_trace *t, u64 seed, u32 cap)
 		int r;
 
 		ref_ksf_build(&s, t, kp, 2 * (u32)t->calls + 16, cap);
+		replay_same(t, seed, kp, 2 * (u32)t->calls + 16, cap);
 		check(P_STK_DROPS, s.s.stack_drops == deep && !s.s.lost_calls &&
 		      !s.f.drops && s.s.calls == t->calls &&
 		      s.s.returns == t->calls && !s.s.depth,
@@ -265,6 +403,7 @@ static void bad_returns(void)
 
 int main(void)
 {
+	struct ref_trace prev;
 	unsigned int p;
 	u64 seed;
 
@@ -283,8 +422,15 @@ int main(void)
 		ref_gen_trace(&t, &g, &rng);
 		for (ki = 0; ki < NK; ki++)
 			full_pool(&t, seed, ks[ki]);
-		ref_trace_free(&t);
+		if (seed) {
+			for (ki = 1; ki < NK; ki++)
+				reuse_stack(&prev, &t, seed, ks[ki]);
+			ref_trace_free(&prev);
+		}
+		prev = t;
 	}
+
+	ref_trace_free(&prev);
 
 	for (seed = 0; seed < 40; seed++) {
 		u64 rng = seed * 0x9e3779b97f4a7c15ull + 11;

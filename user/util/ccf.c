@@ -193,7 +193,14 @@ int ccf__build(struct ccf *c, const struct trace *t,
 		ret = pool__init(&c->kccf, cap);
 		if (ret)
 			goto fail;
-		ret = kcc_inv_k(&c->src.f, c->src_k, c->k, &c->kccf.f, NULL);
+		free(c->witness);
+		c->witness = malloc((size_t)cap * sizeof(*c->witness));
+		if (!c->witness) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		ret = kcc_inv_k(&c->src.f, c->src_k, c->k, &c->kccf.f,
+				c->witness);
 		if (ret != -ENOSPC || o->max_nodes || cap >= POOL_MAX)
 			break;
 		pool__exit(&c->kccf);
@@ -217,14 +224,18 @@ void ccf__exit(struct ccf *c)
 	pool__exit(&c->kccf);
 	free(c->keep);
 	free(c->chain_len);
+	free(c->chain_leaf);
+	free(c->witness);
 	c->keep = NULL;
 	c->chain_len = NULL;
+	c->chain_leaf = NULL;
+	c->witness = NULL;
 }
 
 int ccf__prune_similar(struct ccf *c, uint32_t x_bp)
 {
 	const struct kcc_forest *f = &c->kccf.f;
-	uint32_t n = f->count ? f->count : 1, kept;
+	uint32_t n = f->count ? f->count : 1, kept, i, j;
 	uint8_t *keep = malloc(n);
 	uint32_t *scratch = malloc((size_t)n * sizeof(*scratch));
 	struct pool pruned;
@@ -240,6 +251,10 @@ int ccf__prune_similar(struct ccf *c, uint32_t x_bp)
 	ret = pool__copy(&pruned, f, keep, kept ? kept : 1);
 	if (ret)
 		goto cleanup;
+	/* The copy keeps the kept nodes in order: witnesses move down. */
+	for (i = 0, j = 0; i < f->count; i++)
+		if (keep[i])
+			c->witness[j++] = c->witness[i];
 	pool__exit(&c->kccf);
 	c->kccf = pruned;
 	c->shown = c->kccf.f.count;
@@ -259,11 +274,14 @@ int ccf__prune_chains(struct ccf *c)
 
 	free(c->keep);
 	free(c->chain_len);
+	free(c->chain_leaf);
 	c->keep = malloc(n);
 	c->chain_len = malloc((size_t)n * sizeof(*c->chain_len));
-	if (!c->keep || !c->chain_len || !scratch)
+	c->chain_leaf = malloc((size_t)n * sizeof(*c->chain_leaf));
+	if (!c->keep || !c->chain_len || !c->chain_leaf || !scratch)
 		goto cleanup;
-	c->shown = kcc_prune_chains(f, c->keep, c->chain_len, NULL, scratch);
+	c->shown = kcc_prune_chains(f, c->keep, c->chain_len, c->chain_leaf,
+				    scratch);
 	c->pruned = true;
 	ret = 0;
 cleanup:
@@ -599,6 +617,38 @@ static int tree__cmp(const void *a, const void *b, void *arg)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * " (+N pruned: outermost;...;caller)" for chain head @v: the pruned
+ * nodes sit at levels L + 1 .. L + N below the head at level L, and the
+ * ancestors of the leaf's witness in the source forest spell them (the
+ * witness joined its reversed root path into the k-CCF to make the
+ * leaf), outermost first as in the paths format.
+ */
+static void chain__print(const struct ccf *c, uint32_t v, FILE *out)
+{
+	const struct kcc_forest *f = &c->kccf.f, *src = &c->src.f;
+	uint32_t n = c->chain_len[v], u = c->witness[c->chain_leaf[v]];
+	uint32_t level = kcc_forest_level(f, v), q, *up;
+
+	fprintf(out, " (+%" PRIu32 " pruned:", n);
+	up = malloc(((size_t)n + 1) * sizeof(*up));
+	if (!up) {
+		fputs(" ?)", out);
+		return;
+	}
+	for (q = 0; q <= level + n; q++) {
+		if (q > level)
+			up[q - level - 1] = u;
+		u = kcc_forest_node(src, u)->parent;
+	}
+	for (q = n; q-- > 0;)
+		fprintf(out, "%s%s", q + 1 == n ? " " : ";",
+			symtab__name(&c->trace->syms,
+				     kcc_forest_node(src, up[q])->label));
+	fputc(')', out);
+	free(up);
+}
+
 int ccf__print_tree(const struct ccf *c, FILE *out)
 {
 	const struct kcc_forest *f = &c->kccf.f;
@@ -654,7 +704,9 @@ int ccf__print_tree(const struct ccf *c, FILE *out)
 
 		fprintf(out, "%" PRIu64 "\t%*s%s", calls_of(f, v), (int)(2 * d),
 			"", symtab__name(tc.st, kcc_forest_node(f, v)->label));
-		if (c->chain_len && c->chain_len[v])
+		if (c->chain_len && c->chain_len[v] && c->expand_chains)
+			chain__print(c, v, out);
+		else if (c->chain_len && c->chain_len[v])
 			fprintf(out, " (+%" PRIu32 " pruned)", c->chain_len[v]);
 		fputc('\n', out);
 		for (j = first[v + 1]; j-- > first[v];) {

@@ -44,6 +44,9 @@ struct ccf {
 	bool pruned;		/* a pruned view replaced or masks kccf */
 	uint8_t *keep;		/* NULL, or per node: shown */
 	uint32_t *chain_len;	/* NULL, or per chain head: nodes pruned */
+	uint32_t *chain_leaf;	/* NULL, or per chain head: the chain's leaf */
+	uint32_t *witness;	/* per kccf node: a src node spelling it */
+	bool expand_chains;	/* tree: name what each chain pruned */
 	uint32_t shown;		/* nodes shown */
 };
 
