@@ -206,14 +206,16 @@ else
 	dmesg_clean "rmmod with a session"
 
 	insmod /kcc.ko
-	/t/kcc_hold -n >/tmp/hold.out 2>&1 &
+	# A file of its own: the first kcc_hold's "ready" must not answer
+	# for this one before it has opened the device.
+	/t/kcc_hold -n >/tmp/hold-n.out 2>&1 &
 	hold=$!
 	i=0
-	while ! grep -q ready /tmp/hold.out && [ $i -lt 50 ]; do
+	while ! grep -q ready /tmp/hold-n.out && [ $i -lt 50 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done
-	grep -q ready /tmp/hold.out || sed 's/^/# kcc_hold -n: /' /tmp/hold.out
+	grep -q ready /tmp/hold-n.out || sed 's/^/# kcc_hold -n: /' /tmp/hold-n.out
 	! rmmod kcc 2>/dev/null
 	check $? "rmmod refused while /dev/kcc is open"
 	kill -9 $hold
