@@ -35,7 +35,7 @@ BASE_CFLAGS := -std=gnu11 -g $(WARN) -Iinclude/uapi -Ilbr -Iuser/util \
 OPT_CFLAGS  := -O2
 SAN_CFLAGS  := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 	    -fno-sanitize-recover=all
-LDLIBS	+= -lm -ldw -lelf -lz
+LDLIBS	+= -lm -ldw -lelf -lz -liberty
 
 LBR_SRCS   := $(wildcard lbr/*.c)
 UTIL_SRCS  := $(wildcard user/util/*.c)
@@ -88,7 +88,7 @@ $(O)/san/kccread: $(O)/san/user/kccread.o $(CORE_SAN)
 # libdw.a needs the decompressors it was built with.  Its debuginfod
 # client dlopen()s a library that the guest lacks: that warning of the
 # static link is expected and dropped, any other is shown.
-STATIC_LDLIBS := -lm -ldw -lelf -lz -llzma -lbz2 -lpthread
+STATIC_LDLIBS := -lm -ldw -lelf -lz -liberty -llzma -lbz2 -lpthread
 .PHONY: static-kcc
 static-kcc: $(O)/static/kcc
 

@@ -11,6 +11,7 @@ linux-image-6.12-amd64 linux-headers-6.12-amd64 \
 libdw-dev libelf-dev zlib1g-dev liblzma-dev libbz2-dev clang golang-go libxml2-utils binutils chromium \
 linux-image-6.12-rt-amd64 linux-headers-6.12-rt-amd64 \
 linux-source-6.1 flex bison bc xz-utils perl sparse cppcheck clang-tidy"
+PKGS="$PKGS libiberty-dev"	# C++ and Rust demangling (cplus_demangle)
 
 missing=""
 for p in $PKGS; do

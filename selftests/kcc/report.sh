@@ -18,7 +18,7 @@ D=selftests/kcc/data
 ktap_begin
 KCCREAD=${KCCREAD:-$(dirname "$KCC")/kccread}
 ktap_tmpdir report
-plan 51
+plan 59
 
 # Exclusive counts from an expected inclusive k-CCF ("count TAB path",
 # outermost caller first): a path's count less those of the paths that
@@ -41,6 +41,68 @@ exclusive() {
 
 fold_sum() {
 	awk '{ s += $NF } END { print s + 0 }' "$1"
+}
+
+gopprof=$(command -v go || true)
+pprof() {	# go tool pprof, with its caches in $tmp
+	HOME=$tmp GOPATH=$tmp/go GOCACHE=$tmp/gocache go tool pprof "$@"
+}
+
+# go tool pprof -traces as folded stacks ("outer;...;inner N"), sorted.
+traces_folded() {
+	awk '
+		function flush() {
+			if (n) {
+				s = st[n]
+				for (i = n - 1; i >= 1; i--)
+					s = s ";" st[i]
+				print s " " v
+			}
+			n = 0
+		}
+		/^-+\+/ { flush(); on = 1; next }
+		!on || /^ *process: / { next }
+		/^ *[0-9]+ +[^ ]/ && !n {
+			v = $1; sub(/^ *[0-9]+ +/, ""); st[++n] = $0; next
+		}
+		{ sub(/^ +/, ""); if ($0 != "") st[++n] = $0 }
+		END { flush() }' "$1" | LC_ALL=C sort
+}
+
+# patch_profile MODE IN OUT: a profile of kcc record --trace, changed as
+# a real recording could have made it.  nocalls: no burst replayed
+# (KCC_HDR_CALLS_VALID clear); cpuclock: the sampled event is cpu-clock;
+# noinfo: without the INFO section (older profiles); info2: an INFO of
+# a later version, with 8 more bytes of fields.
+patch_profile() {
+	python3 - "$@" <<'EOF'
+import struct, sys
+mode, src, dst = sys.argv[1:4]
+b = bytearray(open(src, "rb").read())
+st = 64		# header 32, section 16, run 16: the stream of run 0
+if mode == "nocalls":
+	flags = struct.unpack_from("<I", b, st + 12)[0]
+	struct.pack_into("<I", b, st + 12, flags & ~1)
+elif mode == "cpuclock":
+	i = b.index(b"cache-misses\0")
+	struct.pack_into("<IIQ", b, i - 16, 1, 0, 0)
+	b[i:i + 24] = b"cpu-clock".ljust(24, b"\0")
+else:
+	off = 32
+	while True:
+		t, _, size = struct.unpack_from("<IIQ", b, off)
+		if t == 16:
+			break
+		off += size
+	if mode == "noinfo":
+		del b[off:off + size]
+	else:
+		isz = struct.unpack_from("<I", b, off + 20)[0]
+		struct.pack_into("<IIQ", b, off, 16, 0, size + 8)
+		struct.pack_into("<II", b, off + 16, 2, isz + 8)
+		b[off + 16 + isz:off + 16 + isz] = b"\1" * 8
+open(dst, "wb").write(b)
+EOF
 }
 
 # ---- golden: fig2 through record --trace and report ------------------------
@@ -111,18 +173,51 @@ fi
 
 expect 0 "" "pprof output written" -- \
 	"$KCC" report --k 2 --format pprof -o "$tmp/f.pb.gz" "$tmp/f.kcc"
-if command -v go >/dev/null; then
-	HOME=$tmp GOPATH=$tmp/go GOCACHE=$tmp/gocache GOFLAGS=-mod=mod \
-		go tool pprof -top -sample_index=cache-misses "$tmp/f.pb.gz" \
-		>"$tmp/pp" 2>&1
+"$KCC" record --trace "$D/fig2.trace" -k 3 --stream -o "$tmp/f.stream"
+if [ -n "$gopprof" ]; then
+	pprof -top -sample_index=cache-misses "$tmp/f.pb.gz" >"$tmp/pp" 2>&1
 	grep -q "of $total total" "$tmp/pp"
 	result $? "go tool pprof reads it; total $total misses"
-	HOME=$tmp GOCACHE=$tmp/gocache go tool pprof -raw "$tmp/f.pb.gz" >"$tmp/pp" 2>&1
-	grep -q "calls/count cache-misses/count" "$tmp/pp"
+	pprof -raw "$tmp/f.pb.gz" >"$tmp/pp" 2>&1
+	grep -q "^calls/count cache-misses/count\[dflt\] samples/count$" "$tmp/pp"
 	result $? "go tool pprof -raw lists the three sample types"
+	grep -q "^Time: $(date -u +%Y-%m-%d)" "$tmp/pp" && ! grep -q "^Time: 1970" "$tmp/pp"
+	result $? "pprof time is the wall clock of the recording, today"
+	grep -q "^Comment: kcc k-calling-context profile, k = 2:" "$tmp/pp" &&
+		grep -q "^Comment: .*cum .*stop at k callers" "$tmp/pp"
+	result $? "pprof comments state k = 2 and that cum stops at k"
+	grep -q '^1: 0x0/0x0/0x0 \[trace\]' "$tmp/pp" && grep -q ' M=1 b ' "$tmp/pp"
+	result $? "pprof has the [trace] Mapping and its locations use it"
+	pprof -traces -sample_index=cache-misses "$tmp/f.pb.gz" >"$tmp/pp" 2>&1
+	traces_folded "$tmp/pp" >"$tmp/got"
+	"$KCC" report --k 2 --format folded "$tmp/f.kcc" | LC_ALL=C sort >"$tmp/want"
+	cmp -s "$tmp/want" "$tmp/got"
+	result $? "pprof -traces: stacks (innermost first), names and values = folded"
+	"$KCC" report --k 2 --sort calls --format pprof -o "$tmp/s.pb.gz" "$tmp/f.kcc"
+	pprof -raw "$tmp/s.pb.gz" >"$tmp/pp" 2>&1
+	grep -q '^PeriodType: cache-misses count$' "$tmp/pp" &&
+		grep -q '^calls/count\[dflt\]' "$tmp/pp"
+	result $? "pprof period type is the sampled event whatever --sort is"
+	patch_profile nocalls "$tmp/f.kcc" "$tmp/nocalls.kcc"
+	"$KCC" report --k 2 --format pprof -o "$tmp/n.pb.gz" "$tmp/nocalls.kcc"
+	pprof -raw "$tmp/n.pb.gz" >"$tmp/pp" 2>&1
+	grep -q '^cache-misses/count\[dflt\] samples/count$' "$tmp/pp"
+	result $? "pprof has no calls sample type when calls were not measured"
+	patch_profile cpuclock "$tmp/f.kcc" "$tmp/clock.kcc"
+	"$KCC" report --k 2 --format pprof -o "$tmp/c.pb.gz" "$tmp/clock.kcc"
+	pprof -raw "$tmp/c.pb.gz" >"$tmp/pp" 2>&1
+	grep -q '^calls/count cpu-clock/nanoseconds\[dflt\] samples/count$' "$tmp/pp" &&
+		grep -q '^PeriodType: cpu-clock nanoseconds$' "$tmp/pp"
+	result $? "cpu-clock samples and period are typed nanoseconds"
+	"$KCCREAD" -o "$tmp/old.kcc" "$tmp/f.stream" 2>/dev/null
+	"$KCC" report --format pprof -o "$tmp/o.pb.gz" "$tmp/old.kcc"
+	pprof -raw "$tmp/o.pb.gz" >"$tmp/pp" 2>&1
+	! grep -q '^Time:' "$tmp/pp" && grep -q '^Samples:' "$tmp/pp"
+	result $? "a profile without a recorded clock gives pprof no time, not 1970"
 else
-	skip "no go tool pprof (golang-go)"
-	skip "no go tool pprof (golang-go)"
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		skip "no go tool pprof (golang-go)"
+	done
 fi
 
 expect 0 "" "svg output written" -- \

@@ -168,7 +168,7 @@ static void test_random(void)
 		struct trace t;
 		struct profile p;
 		struct report r;
-		struct report_opts o = { .name = "gen", .sort = -1, .pid = -1, .tid = -1 };
+		struct report_opts o = { .name = "gen", .sort = -1 };
 		uint32_t k = ks[ref_below(&rng, 6)], threads = 1 + ref_below(&rng, 3);
 		char why[256] = "";
 		int ok = 0;
@@ -383,7 +383,7 @@ static void test_profile_parser(const struct trace *t)
 			c[ref_below(&rng, len)] ^= 1u << ref_below(&rng, 8);
 		if (!profile__parse(&q, c, len, "corrupt")) {
 			struct report r;
-			struct report_opts o = { .name = "c", .sort = -1, .pid = -1, .tid = -1 };
+			struct report_opts o = { .name = "c", .sort = -1 };
 
 			if (!report__build(&r, &q, &o)) {
 				FILE *nul = fopen("/dev/null", "w");
@@ -403,7 +403,7 @@ static void test_profile_parser(const struct trace *t)
 
 static char *folded_of(struct profile *p)
 {
-	struct report_opts o = { .name = "m", .sort = -1, .pid = -1, .tid = -1 };
+	struct report_opts o = { .name = "m", .sort = -1 };
 	struct report r;
 	char *mem = NULL;
 	size_t len = 0;
@@ -427,7 +427,7 @@ static void test_merge(void)
 	struct trace ta, tb;
 	struct profile a, b, aa, ab, ba;
 	struct report r1, r2;
-	struct report_opts o = { .name = "m", .sort = -1, .pid = -1, .tid = -1,
+	struct report_opts o = { .name = "m", .sort = -1,
 				 .group = GROUP_ALL };
 	u64 rng = 99;
 	char *fab, *fba;

@@ -113,6 +113,56 @@ static int exec_maps(const char *bin, uint64_t base, uint32_t tgid,
 	return n ? 0 : -1;
 }
 
+/* Does file @path hold a line containing both @a and @b? */
+static int file_has(const char *path, const char *a, const char *b)
+{
+	char line[1024];
+	FILE *f = fopen(path, "r");
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, a) && (!b || strstr(line, b));
+	fclose(f);
+	return found;
+}
+
+/*
+ * Debian's go tool pprof reads the report's pprof: the object's Mapping
+ * has its path and build-id (-raw), and -list finds the source of beta
+ * by the full path of its Function.
+ */
+static void pprof_check(struct report *r, const char *name, const char *bin)
+{
+	char path[300], raw[300], list[300], hex[2 * SYM_BUILD_ID_MAX + 1];
+	uint8_t id[SYM_BUILD_ID_MAX];
+	int n, ok;
+	FILE *f;
+
+	if (sh("command -v go >/dev/null")) {
+		ksft_test_result_skip("%s: no go tool pprof (golang-go)\n", name);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/%s.pb.gz", dir, name);
+	snprintf(raw, sizeof(raw), "%s/%s.raw", dir, name);
+	snprintf(list, sizeof(list), "%s/%s.list", dir, name);
+	n = elf__build_id(bin, id, sizeof(id));
+	build_id__hex(id, n > 0 ? n : 0, hex);
+	f = fopen(path, "w");
+	ok = f && !report__pprof(r, f);
+	if (f)
+		fclose(f);
+	ok = ok && n > 0 &&
+	     !sh("HOME=%s GOCACHE=%s/gocache go tool pprof -raw %s >%s 2>&1 && HOME=%s GOCACHE=%s/gocache go tool pprof -list '^beta$' %s >%s 2>&1",
+		 dir, dir, path, raw, dir, dir, path, list);
+	ok = ok && file_has(raw, bin, hex) && file_has(list, "sink += x", NULL);
+	if (!ok)
+		sh("sed 's/^/# /' %s %s", raw, list);
+	ksft_test_result(ok, "%s: go tool pprof: Mapping with path and build-id %s, -list shows beta's source\n",
+			 name, hex);
+}
+
 static void variant(const char *name, const char *cflags, uint64_t base)
 {
 	char bin[256], full[256], dbg[256], msg[256];
@@ -123,8 +173,8 @@ static void variant(const char *name, const char *cflags, uint64_t base)
 	struct sbuf b = { 0 };
 	struct profile p, q;
 	struct report r;
-	struct report_opts o = { .name = name, .sort = KCC_CTR_CALLS, .pid = -1,
-				 .tid = -1, .srcline = true, .group = GROUP_ALL };
+	struct report_opts o = { .name = name, .sort = KCC_CTR_CALLS,
+				 .srcline = true, .group = GROUP_ALL };
 	struct symobj so;
 	struct stat st;
 	char *mem = NULL;
@@ -142,6 +192,7 @@ static void variant(const char *name, const char *cflags, uint64_t base)
 		ksft_test_result_fail("%s: build the test program\n", name);
 		ksft_test_result_fail("%s: functions\n", name);
 		ksft_test_result_fail("%s: lines\n", name);
+		ksft_test_result_fail("%s: pprof\n", name);
 		ksft_test_result_fail("%s: self-contained\n", name);
 		return;
 	}
@@ -185,6 +236,7 @@ static void variant(const char *name, const char *cflags, uint64_t base)
 	if (!ok) {
 		ksft_test_result_fail("%s: functions (profile failed)\n", name);
 		ksft_test_result_fail("%s: lines\n", name);
+		ksft_test_result_fail("%s: pprof\n", name);
 		ksft_test_result_fail("%s: self-contained\n", name);
 		profile__exit(&q);
 		free(mem);
@@ -198,10 +250,10 @@ static void variant(const char *name, const char *cflags, uint64_t base)
 		uint32_t sid;
 		uint32_t v;
 		const char *sl;
-		char want[64];
+		char want[128];
 		static const uint64_t calls[NFUNC] = { 1, 10, 100 };
 
-		if (symtab__find(&r.names, fn[i], strlen(fn[i]), &sid) ||
+		if (report__find(&r, fn[i], &sid) ||
 		    (v = kcc_forest_find(kf, KCC_ROOT_TOP, sid)) == KCC_NIL ||
 		    kcc_forest_ctr(kf, v)[0] != calls[i]) {
 			ok = 0;
@@ -209,7 +261,8 @@ static void variant(const char *name, const char *cflags, uint64_t base)
 			continue;
 		}
 		sl = report__srcline(&r, sid);
-		snprintf(want, sizeof(want), "prog.c:%d", fn_line[i]);
+		/* The full path: pprof -list and editors open it. */
+		snprintf(want, sizeof(want), "%s/prog.c:%d", dir, fn_line[i]);
 		if (!sl || strcmp(sl, want)) {
 			lines_ok = 0;
 			ksft_print_msg("%s: %s at %s, expected %s\n", name, fn[i],
@@ -219,6 +272,7 @@ static void variant(const char *name, const char *cflags, uint64_t base)
 	ksft_test_result(ok && !r.unsymbolized, "%s: labels inside main, alpha, beta name them %s\n",
 			 name, msg);
 	ksft_test_result(lines_ok, "%s: --srcline gives each function's line\n", name);
+	pprof_check(&r, name, bin);
 	report__exit(&r);
 	profile__exit(&q);
 
@@ -232,7 +286,7 @@ static void variant(const char *name, const char *cflags, uint64_t base)
 		for (i = 0; i < NFUNC; i++) {
 			uint32_t sid;
 
-			if (!symtab__find(&r.names, fn[i], strlen(fn[i]), &sid))
+			if (!report__find(&r, fn[i], &sid))
 				id++;
 		}
 		ok = id == NFUNC && !r.unsymbolized;
@@ -249,7 +303,7 @@ int main(void)
 	if (sh("command -v gcc >/dev/null && command -v objcopy >/dev/null && command -v nm >/dev/null && command -v readelf >/dev/null && command -v strip >/dev/null") ||
 	    !mkdtemp(dir))
 		ksft_exit_skip("needs gcc and binutils\n");
-	ksft_set_plan(8);
+	ksft_set_plan(10);
 	{
 		char path[256];
 		FILE *s;

@@ -84,7 +84,7 @@ static void title_of(struct svg_ctx *c, const struct report_grp *g,
 		     uint32_t v, char *buf, size_t len)
 {
 	struct report *r = c->r;
-	const uint64_t *ctr = kcc_forest_ctr(&g->kccf.f, v);
+	const uint64_t *ctr = &g->vinc[(size_t)v * r->nr_ctrs];
 	struct sbuf sb = { 0 };
 	size_t n;
 	uint32_t j;
@@ -99,9 +99,9 @@ static void title_of(struct svg_ctx *c, const struct report_grp *g,
 			n += snprintf(buf + n, len - n, " | %s: %" PRIu64,
 				      r->desc[j].name, ctr[j]);
 	}
-	if (n < len && g->total[r->sort])
+	if (n < len && g->vtotal[r->sort])
 		snprintf(buf + n, len - n, " | %.2f%% of %s",
-			 100.0 * ctr[r->sort] / g->total[r->sort],
+			 100.0 * ctr[r->sort] / g->vtotal[r->sort],
 			 r->desc[r->sort].name);
 }
 
@@ -128,12 +128,12 @@ static int svg_group(struct svg_ctx *c, struct report_grp *g, double x0,
 		     uint32_t base_depth)
 {
 	const struct kcc_forest *f = &g->kccf.f;
-	uint32_t n = f->count, i, sp = 0, *stack = NULL;
+	uint32_t n = f->count, nc = c->r->nr_ctrs, i, sp = 0, *stack = NULL;
 	double *xs = NULL;
 	char *title = NULL;
 	int ret;
 
-	ret = forest__children(f, NULL, &c->first, &c->kids);
+	ret = forest__children(f, g->keep, &c->first, &c->kids);
 	if (ret)
 		goto cleanup;
 	ret = -ENOMEM;
@@ -152,14 +152,15 @@ static int svg_group(struct svg_ctx *c, struct report_grp *g, double x0,
 			uint32_t v = c->kids[i];
 
 			xs[v] = x;
-			x += kcc_forest_ctr(f, v)[c->r->sort] * c->scale;
+			x += g->vinc[(size_t)v * nc + c->r->sort] * c->scale;
 			stack[sp++] = v;
 		}
 	}
 	while (sp) {
 		uint32_t v = stack[--sp], j, d = kcc_forest_level(f, v);
 		const struct kcc_node *nd = kcc_forest_node(f, v);
-		double w = nd->ctr[c->r->sort] * c->scale, x = xs[v];
+		double w = g->vinc[(size_t)v * nc + c->r->sort] * c->scale;
+		double x = xs[v];
 
 		if (w < MIN_PX)
 			continue;
@@ -170,7 +171,7 @@ static int svg_group(struct svg_ctx *c, struct report_grp *g, double x0,
 			uint32_t u = c->kids[j];
 
 			xs[u] = x;
-			x += kcc_forest_ctr(f, u)[c->r->sort] * c->scale;
+			x += g->vinc[(size_t)u * nc + c->r->sort] * c->scale;
 			stack[sp++] = u;
 		}
 	}
@@ -250,7 +251,7 @@ int report__svg(struct report *r, FILE *out)
 	for (gi = 0; gi < r->nr_groups; gi++) {
 		uint32_t d = max_depth(&r->groups[gi]);
 
-		total += r->groups[gi].total[r->sort];
+		total += r->groups[gi].vtotal[r->sort];
 		if (d > depth)
 			depth = d;
 	}
@@ -284,12 +285,12 @@ int report__svg(struct report *r, FILE *out)
 	x = 10;
 	for (gi = 0; gi < r->nr_groups && !ret; gi++) {
 		struct report_grp *g = &r->groups[gi];
-		double w = g->total[r->sort] * c.scale;
+		double w = g->vtotal[r->sort] * c.scale;
 
 		if (r->nr_groups > 1 && w >= MIN_PX) {
 			snprintf(title, sizeof(title), "%s | %s: %" PRIu64,
 				 g->name, r->desc[r->sort].name,
-				 g->total[r->sort]);
+				 g->vtotal[r->sort]);
 			frame(&c, x, w, 1, g->name, title, "");
 		}
 		ret = svg_group(&c, g, x, 1 + (r->nr_groups > 1));
