@@ -18,7 +18,7 @@ D=selftests/kcc/data
 ktap_begin
 KCCREAD=${KCCREAD:-$(dirname "$KCC")/kccread}
 ktap_tmpdir report
-plan 59
+plan 89
 
 # Exclusive counts from an expected inclusive k-CCF ("count TAB path",
 # outermost caller first): a path's count less those of the paths that
@@ -260,6 +260,131 @@ run "$KCC" report --k 1 --similar 50 --sort calls "$tmp/f.kcc"
 [ $rc -eq 0 ] && ! sanitized && grep -q ' b$' "$tmp/out"
 result $? "--similar 50 prints the pruned trees"
 
+# ---- one view, every format ----------------------------------------------
+# --routine, --hot, --similar and --percent-limit choose k-contexts; each
+# format must show exactly those, with the same counts: folded lines,
+# JSON self counts, pprof samples (-traces) and SVG frames (their
+# inclusive counts less their callers') all read back as the folded
+# stacks expected from the hand-made k-CCF pruned by brute force.
+
+# pruned FILE MODE X: exclusive counts ("path count") of the k-CCF of
+# FILE ("count TAB path") kept by MODE: all, hot (count >= X), similar
+# (count >= X% of its routine's), routine (paths of routine X), top
+# (all, then rows below X% of the total dropped); rows below P% of the
+# total are dropped too (pruned FILE MODE X P).
+pruned() {
+	awk -F '\t' -v mode="$2" -v x="$3" -v pl="${4:-0}" '
+		{ c[$2] += $1; if (index($2, ";") == 0) tot += $1 }
+		END {
+			for (p in c) {
+				n = split(p, e, ";")
+				r = e[n]
+				if (mode == "hot")
+					keep[p] = c[p] >= x
+				else if (mode == "similar")
+					keep[p] = 100 * c[p] >= x * c[r]
+				else if (mode == "routine")
+					keep[p] = r == x
+				else
+					keep[p] = 1
+			}
+			for (p in c) {
+				if (!keep[p])
+					continue
+				s = c[p]
+				for (q in c)
+					if (keep[q] && substr(q, length(q) - length(p)) == ";" p &&
+					    split(q, a, ";") == split(p, b, ";") + 1)
+						s -= c[q]
+				if (s > 0 && (mode != "top" || 100 * s >= x * tot) &&
+				    100 * s >= pl * tot)
+					print p " " s
+			}
+		}' "$1" | LC_ALL=C sort
+}
+
+# Each format of one view, as sorted folded stacks of calls.
+json_folded() {
+	python3 - "$1" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+i = d["metrics"].index("calls")
+for g in d["groups"]:
+	for c in g["contexts"]:
+		if c["self"][i]:
+			print(";".join(c["path"]), c["self"][i])
+EOF
+}
+
+svg_folded() {	# frames' inclusive counts less their callers' frames
+	sed -n 's/.*<title>\([^<]*\) \[trace\] | calls: \([0-9]*\) .*/\1\t\2/p' "$1" |
+		awk -F '\t' '
+			{ c[$1] = $2 }
+			END {
+				for (p in c) {
+					s = c[p]
+					for (q in c)
+						if (substr(q, length(q) - length(p)) == ";" p &&
+						    split(q, a, ";") == split(p, b, ";") + 1)
+							s -= c[q]
+					if (s > 0)
+						print p " " s
+				}
+			}' | LC_ALL=C sort
+}
+
+view_formats() {	# view_formats DESC K EXPECTED-FILE REPORT-ARGS...
+	desc=$1
+	k=$2
+	want=$3
+	shift 3
+	bad=
+	"$KCC" report --k "$k" --sort calls --format folded "$@" "$tmp/f.kcc" \
+		2>"$tmp/err" | LC_ALL=C sort >"$tmp/v.folded"
+	cmp -s "$want" "$tmp/v.folded" || bad="$bad folded"
+	"$KCC" report --k "$k" --sort calls --format json "$@" "$tmp/f.kcc" \
+		>"$tmp/v.json" 2>>"$tmp/err"
+	json_folded "$tmp/v.json" | LC_ALL=C sort | cmp -s "$want" - || bad="$bad json"
+	"$KCC" report --k "$k" --sort calls --format svg -o "$tmp/v.svg" "$@" \
+		"$tmp/f.kcc" 2>>"$tmp/err"
+	svg_folded "$tmp/v.svg" >"$tmp/v.svgf"
+	cmp -s "$want" "$tmp/v.svgf" || bad="$bad svg"
+	if [ -n "$gopprof" ]; then
+		"$KCC" report --k "$k" --sort calls --format pprof -o "$tmp/v.pb.gz" \
+			"$@" "$tmp/f.kcc" 2>>"$tmp/err"
+		pprof -traces -sample_index=calls "$tmp/v.pb.gz" >"$tmp/pp" 2>&1
+		traces_folded "$tmp/pp" | cmp -s "$want" - || bad="$bad pprof"
+	fi
+	[ -s "$want" ] && [ -z "$bad" ] && ! sanitized
+	result $? "$desc: folded, JSON, SVG${gopprof:+ and pprof} show the brute-force contexts${bad:+ (differ:$bad)}"
+	if [ -n "$bad" ]; then
+		diff "$want" "$tmp/v.folded" | sed "s/^/# folded: /"
+		diff "$want" "$tmp/v.svgf" | sed "s/^/# svg: /"
+	fi
+}
+
+pruned "$D/fig2.k2.expected" all 0 >"$tmp/want.all"
+view_formats "no view (k=2)" 2 "$tmp/want.all"
+pruned "$D/fig2.k3.expected" routine b >"$tmp/want.routine"
+view_formats "--routine b (k=3)" 3 "$tmp/want.routine" --routine b
+pruned "$D/fig2.k3.expected" hot 2 >"$tmp/want.hot"
+view_formats "--hot 0.25: calls >= 2 of 8 (k=3)" 3 "$tmp/want.hot" --hot 0.25
+pruned "$D/fig2.k3.expected" similar 60 >"$tmp/want.similar"
+view_formats "--similar 60 (k=3)" 3 "$tmp/want.similar" --similar 60
+pruned "$D/fig2.k1.expected" top 15 >"$tmp/want.top"
+view_formats "--percent-limit 15 (k=1)" 1 "$tmp/want.top" --percent-limit 15
+pruned "$D/fig2.k3.expected" hot 2 20 >"$tmp/want.hotpl"
+view_formats "--hot 0.25 --percent-limit 20 (k=3)" 3 "$tmp/want.hotpl" --hot 0.25 \
+	--percent-limit 20
+run "$KCC" report --k 1 --sort calls --percent-limit 15 "$tmp/f.kcc"
+awk '!/^#/ { print $NF " " $2 }' "$tmp/out" | LC_ALL=C sort | cmp -s "$tmp/want.top" -
+result $? "--percent-limit 15: the text rows are the same contexts"
+for fmt in folded json svg; do
+	run "$KCC" report --routine nosuch --format $fmt "$tmp/f.kcc"
+	[ $rc -eq 1 ] && grep -q "no routine named 'nosuch'" "$tmp/err" && ! sanitized
+	result $? "--routine nosuch --format $fmt: exit 1, no routine named"
+done
+
 # ---- merge and diff -------------------------------------------------------
 
 expect 0 "" "merge A A" -- "$KCC" merge -o "$tmp/aa.kcc" "$tmp/f.kcc" "$tmp/f.kcc"
@@ -287,6 +412,77 @@ grep -q '^ *+.*r;b$' "$tmp/out" && grep -q '^ *-.*a;b$' "$tmp/out"
 result $? "diff shows r;b gained and a;b lost"
 expect 1 "has k 2 and 3 counters" "merge refuses profiles of different k" -- \
 	sh -c "'$KCC' record --trace '$tmp/t2' -k 2 -o '$tmp/k2.kcc' && '$KCC' merge -o '$tmp/x.kcc' '$tmp/f.kcc' '$tmp/k2.kcc'"
+
+# ---- perf's habits ---------------------------------------------------------
+
+"$KCC" report --k 2 "$tmp/f.kcc" >"$tmp/long" 2>&1
+run "$KCC" report -k 2 -i "$tmp/f.kcc" --stdio
+[ $rc -eq 0 ] && cmp -s "$tmp/long" "$tmp/out"
+result $? "report -k 2 -i FILE --stdio = report --k 2 FILE"
+expect 2 "not with --format json" "report --stdio --format json: exit 2" -- \
+	"$KCC" report --stdio --format json "$tmp/f.kcc"
+expect 2 "give the profile once" "report -i A B: exit 2" -- \
+	"$KCC" report -i "$tmp/f.kcc" "$tmp/f.kcc"
+printf 'call r\ncall b\nreturn\nreturn\ncall a\ncall b\nreturn\nreturn\ncall c\nreturn\n' >"$tmp/t3"
+"$KCC" record --trace "$tmp/t3" -k 2 --threads 2 -o "$tmp/t3.kcc" 2>/dev/null
+s0=$("$KCC" report --tid 1000 --format folded "$tmp/t3.kcc" | awk '{ s += $NF } END { print s + 0 }')
+s1=$("$KCC" report --tid 1001 --format folded "$tmp/t3.kcc" | awk '{ s += $NF } END { print s + 0 }')
+s01=$("$KCC" report --tid 1001,1000 --format folded "$tmp/t3.kcc" | awk '{ s += $NF } END { print s + 0 }')
+all=$("$KCC" report --format folded "$tmp/t3.kcc" | awk '{ s += $NF } END { print s + 0 }')
+[ "$s0" -gt 0 ] && [ "$s1" -gt 0 ] && [ $((s0 + s1)) = "$s01" ] && [ "$s01" = "$all" ]
+result $? "--tid 1001,1000 selects both threads ($s0 + $s1 = $s01 of $all)"
+cm=$("$KCC" report --comm nosuch,trace --format folded "$tmp/t3.kcc" | awk '{ s += $NF } END { print s + 0 }')
+run "$KCC" report --comm nosuch,other --format folded "$tmp/t3.kcc"
+[ "$cm" = "$all" ] && [ $rc -eq 0 ] && [ ! -s "$tmp/out" ]
+result $? "--comm takes a list: nosuch,trace selects all, nosuch,other none"
+expect 2 "bad --pid" "--pid 1,,2: exit 2" -- "$KCC" report --pid 1,,2 "$tmp/f.kcc"
+
+# kcc record: a command that cannot run is an error, and nothing is written.
+cp "$tmp/f.kcc" "$tmp/keep.kcc"
+expect 127 "No such file" "record -- /nonexistent: exit 127 with the exec error" -- \
+	"$KCC" record -o "$tmp/keep.kcc" -- "$tmp/nonexistent"
+cmp -s "$tmp/f.kcc" "$tmp/keep.kcc" && [ ! -e "$tmp/keep.kcc.old" ]
+result $? "... and the existing output is left as it was"
+: >"$tmp/noexec"
+expect 126 "Permission denied" "record -- a file that is not executable: exit 126" -- \
+	"$KCC" record -o "$tmp/keep.kcc" -- "$tmp/noexec"
+expect 127 "command not found" "record -- a command not in PATH: exit 127" -- \
+	"$KCC" record -o "$tmp/keep.kcc" -- kcc-no-such-command
+"$KCC" record --trace "$tmp/t2" -k 3 -o "$tmp/keep.kcc" 2>/dev/null
+cmp -s "$tmp/f.kcc" "$tmp/keep.kcc.old" && ! cmp -s "$tmp/f.kcc" "$tmp/keep.kcc"
+result $? "record keeps the previous output as FILE.old"
+
+# The header: where and when the profile was taken.
+run "$KCC" report "$tmp/f.kcc"
+grep -q "^# captured on: $(date -u +%Y-%m-%d) [0-9:]* UTC$" "$tmp/out" &&
+	grep -qxF "# hostname: $(hostname)" "$tmp/out" &&
+	grep -qxF "# os release: $(uname -r)" "$tmp/out" &&
+	grep -qxF "# cmdline: kcc record --trace $D/fig2.trace -k 3 --threads 2 -o $tmp/f.kcc" "$tmp/out"
+result $? "report header: captured on (today), hostname, os release, cmdline"
+patch_profile noinfo "$tmp/f.kcc" "$tmp/noinfo.kcc"
+run "$KCC" report --k 2 --format folded "$tmp/noinfo.kcc"
+cmp -s "$tmp/out" "$tmp/a.f" && ! "$KCC" report "$tmp/noinfo.kcc" | grep -q "captured on"
+result $? "a profile without INFO (older kcc) reads, reports the same, no header"
+patch_profile info2 "$tmp/f.kcc" "$tmp/info2.kcc"
+run "$KCC" report "$tmp/info2.kcc"
+[ $rc -eq 0 ] && grep -qxF "# hostname: $(hostname)" "$tmp/out"
+result $? "an INFO of a later version with more fields still reads"
+
+# Different events: merge and diff refuse unless --force.
+patch_profile cpuclock "$tmp/f.kcc" "$tmp/clock.kcc"
+expect 1 "other events" "merge of cache-misses and cpu-clock profiles: exit 1" -- \
+	"$KCC" merge -o "$tmp/x.kcc" "$tmp/f.kcc" "$tmp/clock.kcc"
+expect 0 "" "merge --force merges them" -- \
+	"$KCC" merge --force -o "$tmp/x.kcc" "$tmp/f.kcc" "$tmp/clock.kcc"
+expect 1 "count different events (cache-misses vs cpu-clock)" "diff of different events: exit 1" -- \
+	"$KCC" diff "$tmp/f.kcc" "$tmp/clock.kcc"
+expect 0 "" "diff --force compares them" -- \
+	"$KCC" diff --force "$tmp/f.kcc" "$tmp/clock.kcc"
+"$KCC" record --trace "$tmp/t2" -k 2 -o "$tmp/k2.kcc" 2>/dev/null
+expect 1 "give -k K" "diff of k 3 and k 2 profiles: exit 1" -- \
+	"$KCC" diff "$tmp/f.kcc" "$tmp/k2.kcc"
+expect 0 "" "diff -k 2 --stdio of k 3 and k 2 profiles" -- \
+	"$KCC" diff -k 2 --stdio "$tmp/f.kcc" "$tmp/k2.kcc"
 
 # ---- kccread and bare streams -----------------------------------------------
 

@@ -257,7 +257,7 @@ int report__pprof(struct report *r, FILE *out)
 			goto cleanup;
 		}
 		for (v = 0; v < f->count; v++) {
-			const uint64_t *e = &g->excl[(size_t)v * r->nr_ctrs];
+			const uint64_t *e = &g->vexcl[(size_t)v * r->nr_ctrs];
 			struct sbuf lab = { 0 };
 			size_t n = 0, a, z;
 			bool any = false;
