@@ -163,6 +163,19 @@ static void pprof_check(struct report *r, const char *name, const char *bin)
 			 name, hex);
 }
 
+static int write_file(const char *name, const char *text)
+{
+	char path[256];
+	FILE *s;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	s = fopen(path, "w");
+	if (!s)
+		return -1;
+	fputs(text, s);
+	return fclose(s);
+}
+
 static void variant(const char *name, const char *cflags, uint64_t base)
 {
 	char bin[256], full[256], dbg[256], msg[256];
@@ -297,26 +310,178 @@ static void variant(const char *name, const char *cflags, uint64_t base)
 	free(mem);
 }
 
+/* nm's address of symbol @sym (as mangled) in @bin, 0 if absent. */
+static uint64_t nm_addr(const char *bin, const char *sym)
+{
+	char cmd[512], line[512], name[256];
+	unsigned long long a, found = 0;
+	char type;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm %s", bin);
+	p = popen(cmd, "r");
+	if (!p)
+		return 0;
+	while (fgets(line, sizeof(line), p))
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) == 3 &&
+		    !strcmp(name, sym))
+			found = a;
+	pclose(p);
+	return found;
+}
+
+static const char cxx_main[] =
+"namespace kcc {\n"
+"template <typename T> __attribute__((noinline)) T twice(T x) { return x * 2; }\n"
+"}\n"
+"static __attribute__((noinline)) int helper(int x) { return x + 1; }\n"
+"int lib_entry(int x);\n"
+"int main(int argc, char **) { return kcc::twice<int>(helper(argc)) + lib_entry(argc) > 100; }\n";
+
+static const char cxx_lib[] =
+"static __attribute__((noinline)) int helper(int x) { return x * 3; }\n"
+"int lib_entry(int x) { return helper(x) + 1; }\n";
+
+/* The k-CCF root of the routine shown as @name, or KCC_NIL. */
+static uint32_t root_of(const struct report *r, const char *name)
+{
+	const struct kcc_forest *f = &r->groups[0].kccf.f;
+	uint32_t id;
+
+	if (report__find(r, name, &id))
+		return KCC_NIL;
+	return kcc_forest_find(f, KCC_ROOT_TOP, id);
+}
+
+/*
+ * A C++ program and a shared library of its own, each with a static
+ * helper(int): two routines of one name in two objects.  They must stay
+ * apart, with their own counts and objects, and every name must read
+ * as the programmer wrote it.
+ */
+static void cxx_objects(void)
+{
+	static const uint64_t base_p = 0x555555554000ull, base_l = 0x7f0000000000ull;
+	char prog[256], lib[256];
+	uint64_t hp, hl, tw, le, mn;
+	struct kcc_stream_header h;
+	struct kcc_metric_desc d[KCC_NR_CTRS];
+	struct stream_task t;
+	struct sbuf b = { 0 };
+	struct profile p;
+	struct report r;
+	struct report_opts o = { .name = "cxx", .sort = KCC_CTR_CALLS,
+				 .group = GROUP_ALL };
+	struct stat sp, sl;
+	uint32_t v, n1, id;
+	int ok;
+	const struct kcc_forest *f;
+
+	snprintf(prog, sizeof(prog), "%s/cxxprog", dir);
+	snprintf(lib, sizeof(lib), "%s/libkccb.so", dir);
+	if (sh("command -v g++ >/dev/null")) {
+		ksft_test_result_skip("C++: no g++\n");
+		ksft_test_result_skip("C++: demangled names\n");
+		ksft_test_result_skip("C++: dso column\n");
+		return;
+	}
+	if (write_file("a.cc", cxx_main) || write_file("b.cc", cxx_lib) ||
+	    sh("cd %s && g++ -g -O1 -fPIC -shared -o libkccb.so b.cc && g++ -g -O1 -o cxxprog a.cc -L. -lkccb",
+	       dir) ||
+	    stat(prog, &sp) || stat(lib, &sl) ||
+	    !(hp = nm_addr(prog, "_ZL6helperi")) || !(hl = nm_addr(lib, "_ZL6helperi")) ||
+	    !(tw = nm_addr(prog, "_ZN3kcc5twiceIiEET_S1_")) ||
+	    !(le = nm_addr(lib, "_Z9lib_entryi")) || !(mn = nm_addr(prog, "main"))) {
+		ksft_test_result_fail("C++: build the program and its library\n");
+		ksft_test_result_fail("C++: demangled names\n");
+		ksft_test_result_fail("C++: dso column\n");
+		return;
+	}
+	stream__default_header(&h, d, 2, KCC_SOURCE_INJECT, KCC_HDR_CALLS_VALID);
+	stream__write_header(&b, &h, d);
+	memset(&t, 0, sizeof(t));
+	t.pid = t.tgid = 88;
+	strcpy(t.comm, "cxxprog");
+	pool__alloc(&t.ksf, 8, 2);
+	/*
+	 * Callers first, as a k-SF holds them: main calls the program's
+	 * helper 5 times, lib_entry the library's 7 times.
+	 */
+	v = kcc_forest_get(&t.ksf.f, KCC_ROOT_TOP, base_p + mn + 2);
+	kcc_forest_ctr(&t.ksf.f, v)[0] = 1;
+	kcc_forest_ctr(&t.ksf.f, kcc_forest_get(&t.ksf.f, v, base_p + hp + 1))[0] = 5;
+	v = kcc_forest_get(&t.ksf.f, KCC_ROOT_TOP, base_l + le + 2);
+	kcc_forest_ctr(&t.ksf.f, v)[0] = 7;
+	kcc_forest_ctr(&t.ksf.f, kcc_forest_get(&t.ksf.f, v, base_l + hl + 1))[0] = 7;
+	v = kcc_forest_get(&t.ksf.f, KCC_ROOT_TOP, base_p + tw + 1);
+	kcc_forest_ctr(&t.ksf.f, v)[0] = 2;
+	stream__write_task(&b, &t, KCC_NR_CTRS);
+	pool__exit(&t.ksf);
+	exec_maps(prog, base_p, 88, &b, prog, sp.st_ino);
+	exec_maps(lib, base_l, 88, &b, lib, sl.st_ino);
+	stream__write_end(&b);
+
+	profile__init(&p);
+	ok = !profile__add_stream(&p, b.p, b.len, "cxx");
+	b.p = NULL;
+	ok = ok && profile__add_objects(&p, 0) == 0;
+	ok = ok && !report__build(&r, &p, &o);
+	if (!ok) {
+		ksft_test_result_fail("C++: profile and report\n");
+		ksft_test_result_fail("C++: demangled names\n");
+		ksft_test_result_fail("C++: dso column\n");
+		profile__exit(&p);
+		return;
+	}
+	f = &r.groups[0].kccf.f;
+	v = root_of(&r, "helper(int) [cxxprog]");
+	n1 = root_of(&r, "helper(int) [libkccb.so]");
+	ok = v != KCC_NIL && n1 != KCC_NIL && v != n1 &&
+	     kcc_forest_ctr(f, v)[0] == 5 && kcc_forest_ctr(f, n1)[0] == 7 &&
+	     !strcmp(report__dso(&r, kcc_forest_node(f, v)->label), "cxxprog") &&
+	     !strcmp(report__dso(&r, kcc_forest_node(f, n1)->label), "libkccb.so") &&
+	     report__match(&r, kcc_forest_node(f, v)->label, "helper(int)") &&
+	     report__match(&r, kcc_forest_node(f, n1)->label, "helper(int)");
+	ksft_test_result(ok, "C++: the static helper(int) of the program (5 calls) and of its library (7) stay apart\n");
+	/* A function template's name carries its return type. */
+	v = root_of(&r, "int kcc::twice<int>(int)");
+	ok = v != KCC_NIL && kcc_forest_ctr(f, v)[0] == 2 &&
+	     !strcmp(report__dso(&r, kcc_forest_node(f, v)->label), "cxxprog") &&
+	     !report__find(&r, "lib_entry(int)", &id) &&
+	     !strcmp(report__dso(&r, id), "libkccb.so") && !r.unsymbolized;
+	ksft_test_result(ok, "C++: names demangled (int kcc::twice<int>(int), 2 calls, in cxxprog; lib_entry(int))\n");
+	{
+		char *text = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&text, &len);
+
+		/* The text report's dso column: the object of the routine. */
+		ok = m && !report__text(&r, m);
+		if (m)
+			fclose(m);
+		ok = ok && text && strstr(text, "  libkccb.so        lib_entry(int);helper(int) [libkccb.so]\n") &&
+		     strstr(text, "  cxxprog           main;helper(int) [cxxprog]\n");
+		if (!ok && text)
+			ksft_print_msg("text report:\n%s", text);
+		free(text);
+		ksft_test_result(ok, "C++: the text report's dso column names each routine's object\n");
+	}
+	report__exit(&r);
+	profile__exit(&p);
+}
+
 int main(void)
 {
 	ksft_print_header();
 	if (sh("command -v gcc >/dev/null && command -v objcopy >/dev/null && command -v nm >/dev/null && command -v readelf >/dev/null && command -v strip >/dev/null") ||
 	    !mkdtemp(dir))
 		ksft_exit_skip("needs gcc and binutils\n");
-	ksft_set_plan(10);
-	{
-		char path[256];
-		FILE *s;
-
-		snprintf(path, sizeof(path), "%s/prog.c", dir);
-		s = fopen(path, "w");
-		if (!s)
-			ksft_exit_fail_msg("cannot write %s\n", path);
-		fputs(src, s);
-		fclose(s);
-	}
+	ksft_set_plan(13);
+	if (write_file("prog.c", src))
+		ksft_exit_fail_msg("cannot write %s/prog.c\n", dir);
 	variant("pie", "-fPIE -pie", 0x555555554000ull);
 	variant("nopie", "-fno-pie -no-pie", 0);
+	cxx_objects();
 	sh("rm -rf %s", dir);
 	ksft_finished();
 }

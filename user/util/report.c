@@ -1069,7 +1069,7 @@ static int print_top(struct report *r, struct report_grp *g, FILE *out)
 	}
 	qsort(ents, n, sizeof(*ents), top_cmp);
 	print_col_names(r, out);
-	fprintf(out, "  k-context (outermost caller first)\n");
+	fprintf(out, "  %-16s  k-context (outermost caller first)\n", "dso");
 	for (i = 0; i < n; i++) {
 		const uint64_t *e = &g->vexcl[(size_t)ents[i].v * nc];
 		uint32_t callee = ents[i].v;
@@ -1079,7 +1079,10 @@ static int print_top(struct report *r, struct report_grp *g, FILE *out)
 			callee = kcc_forest_node(f, callee)->parent;
 		fprintf(out, "%7.2f%%", share(e[r->sort], g->total[r->sort]));
 		print_counts(r, e, out);
-		fprintf(out, "  %s", ents[i].path);
+		/* The object of the routine, the context's last entry. */
+		fprintf(out, "  %-16s  %s",
+			report__dso(r, kcc_forest_node(f, callee)->label),
+			ents[i].path);
 		sl = report__srcline(r, kcc_forest_node(f, callee)->label);
 		if (sl)
 			fprintf(out, "  [%s]", sl);
