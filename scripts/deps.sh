@@ -13,6 +13,7 @@ linux-image-6.12-rt-amd64 linux-headers-6.12-rt-amd64 \
 linux-source-6.1 flex bison bc xz-utils perl sparse cppcheck clang-tidy"
 PKGS="$PKGS libiberty-dev"	# C++ and Rust demangling (cplus_demangle)
 PKGS="$PKGS g++"		# symbols_test's C++ program
+PKGS="$PKGS libdebuginfod-dev"	# debuginfod client (header; the library is dlopen()ed)
 
 missing=""
 for p in $PKGS; do

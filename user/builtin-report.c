@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "builtin.h"
+#include "debuginfod.h"
 #include "report.h"
 
 #define CMD "kcc report"
@@ -37,6 +38,9 @@ static void report_usage(void)
 "  --hot PHI            hot contexts: count >= PHI * total (0 < PHI <= 1)\n"
 "  --srcline            file:line of each routine (needs the binaries\n"
 "                       or their debuginfo)\n"
+"  --debuginfod[=URLS]  fetch the debuginfo of objects not found here by\n"
+"                       build-id from URLS (default: DEBUGINFOD_URLS,\n"
+"                       which alone turns it on too)\n"
 "  --format FMT         text (default), folded, json, pprof, svg\n"
 "  --stdio              the text format (perf's habit; the default)\n"
 "  -o FILE              write to FILE instead of stdout\n"
@@ -65,7 +69,7 @@ static void report_usage(void)
 enum {
 	OPT_K = 256, OPT_SORT, OPT_PERCENT, OPT_ROUTINE, OPT_SIMILAR, OPT_HOT,
 	OPT_SRCLINE, OPT_FORMAT, OPT_PID, OPT_TID, OPT_COMM, OPT_PER_THREAD,
-	OPT_ALL, OPT_MAX_NODES, OPT_STDIO,
+	OPT_ALL, OPT_MAX_NODES, OPT_STDIO, OPT_DEBUGINFOD,
 };
 
 int cmd_report(int argc, char **argv)
@@ -87,6 +91,7 @@ int cmd_report(int argc, char **argv)
 		{ "max-nodes", required_argument, NULL, OPT_MAX_NODES },
 		{ "input", required_argument, NULL, 'i' },
 		{ "stdio", no_argument, NULL, OPT_STDIO },
+		{ "debuginfod", optional_argument, NULL, OPT_DEBUGINFOD },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -183,6 +188,13 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_STDIO:
 			stdio = true;
+			break;
+		case OPT_DEBUGINFOD:
+			/* The variable libdebuginfod, gdb and perf read. */
+			if (optarg && *optarg)
+				setenv("DEBUGINFOD_URLS", optarg, 1);
+			else if (!debuginfod__enabled())
+				return usage_error(CMD, "--debuginfod: give the servers (--debuginfod=URLS) or set DEBUGINFOD_URLS");
 			break;
 		case 'h':
 			report_usage();

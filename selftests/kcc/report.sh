@@ -18,7 +18,7 @@ D=selftests/kcc/data
 ktap_begin
 KCCREAD=${KCCREAD:-$(dirname "$KCC")/kccread}
 ktap_tmpdir report
-plan 89
+plan 91
 
 # Exclusive counts from an expected inclusive k-CCF ("count TAB path",
 # outermost caller first): a path's count less those of the paths that
@@ -436,6 +436,12 @@ run "$KCC" report --comm nosuch,other --format folded "$tmp/t3.kcc"
 [ "$cm" = "$all" ] && [ $rc -eq 0 ] && [ ! -s "$tmp/out" ]
 result $? "--comm takes a list: nosuch,trace selects all, nosuch,other none"
 expect 2 "bad --pid" "--pid 1,,2: exit 2" -- "$KCC" report --pid 1,,2 "$tmp/f.kcc"
+expect 2 "give the servers" "--debuginfod without DEBUGINFOD_URLS: exit 2" -- \
+	env -u DEBUGINFOD_URLS "$KCC" report --debuginfod "$tmp/f.kcc"
+run env -u DEBUGINFOD_URLS "$KCC" report --debuginfod="file://$tmp/nosrv" --k 2 \
+	--srcline --format folded "$tmp/f.kcc"
+[ $rc -eq 0 ] && cmp -s "$tmp/out" "$tmp/a.f" && ! sanitized
+result $? "--debuginfod=URL: nothing to fetch for [trace], same report"
 
 # kcc record: a command that cannot run is an error, and nothing is written.
 cp "$tmp/f.kcc" "$tmp/keep.kcc"

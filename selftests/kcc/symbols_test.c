@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "debuginfod.h"
 #include "ktap.h"
 #include "report.h"
 
@@ -111,6 +112,52 @@ static int exec_maps(const char *bin, uint64_t base, uint32_t tgid,
 	}
 	pclose(p);
 	return n ? 0 : -1;
+}
+
+/* beta's line of the profile in @mem, with --srcline; NULL if none. */
+static char *beta_line(const char *name, const char *mem, size_t len)
+{
+	struct report_opts o = { .name = name, .sort = KCC_CTR_CALLS,
+				 .srcline = true, .group = GROUP_ALL };
+	struct profile q;
+	struct report r;
+	char *sl = NULL;
+	uint32_t id;
+
+	if (!profile__parse(&q, mem, len, name) && !report__build(&r, &q, &o)) {
+		if (!report__find(&r, "beta", &id) && report__srcline(&r, id))
+			sl = strdup(report__srcline(&r, id));
+		report__exit(&r);
+	}
+	profile__exit(&q);
+	debuginfod__exit();
+	return sl;
+}
+
+/*
+ * The binary and its debuginfo are gone: source lines come only from a
+ * debuginfod server (a file:// one here, as DEBUGINFOD_URLS allows),
+ * and only when DEBUGINFOD_URLS names it.
+ */
+static void debuginfod_lines(const char *name, const char *mem, size_t len)
+{
+	char url[300], cache[300], want[300];
+	char *off, *on;
+
+	snprintf(url, sizeof(url), "file://%s/srv", dir);
+	snprintf(cache, sizeof(cache), "%s/cache", dir);
+	snprintf(want, sizeof(want), "%s/prog.c:%d", dir, fn_line[2]);
+	unsetenv("DEBUGINFOD_URLS");
+	off = beta_line(name, mem, len);
+	setenv("DEBUGINFOD_URLS", url, 1);
+	setenv("DEBUGINFOD_CACHE_PATH", cache, 1);
+	on = beta_line(name, mem, len);
+	unsetenv("DEBUGINFOD_URLS");
+	ksft_test_result(!off && on && !strcmp(on, want),
+			 "%s: binary gone: beta's line %s from debuginfod (without it: %s)\n",
+			 name, on ? on : "(none)", off ? off : "none");
+	free(off);
+	free(on);
 }
 
 /* Does file @path hold a line containing both @a and @b? */
@@ -207,6 +254,7 @@ static void variant(const char *name, const char *cflags, uint64_t base)
 		ksft_test_result_fail("%s: lines\n", name);
 		ksft_test_result_fail("%s: pprof\n", name);
 		ksft_test_result_fail("%s: self-contained\n", name);
+		ksft_test_result_fail("%s: debuginfod\n", name);
 		return;
 	}
 	ksft_test_result_pass("%s: built, stripped, debuginfo in %s\n", name, dbg);
@@ -251,6 +299,7 @@ static void variant(const char *name, const char *cflags, uint64_t base)
 		ksft_test_result_fail("%s: lines\n", name);
 		ksft_test_result_fail("%s: pprof\n", name);
 		ksft_test_result_fail("%s: self-contained\n", name);
+		ksft_test_result_fail("%s: debuginfod\n", name);
 		profile__exit(&q);
 		free(mem);
 		return;
@@ -289,6 +338,9 @@ static void variant(const char *name, const char *cflags, uint64_t base)
 	report__exit(&r);
 	profile__exit(&q);
 
+	/* A debuginfod server (a file:// one) gets the object and debuginfo. */
+	sh("id=$(readelf -n %s 2>/dev/null | sed -n 's/.*Build ID: //p') && mkdir -p %s/srv/buildid/$id && cp %s/%s %s/srv/buildid/$id/debuginfo && cp %s %s/srv/buildid/$id/executable",
+	   bin, dir, dir, dbg, dir, bin, dir);
 	/* Binary and debuginfo gone: the profile still names everything. */
 	sh("rm -f %s %s/%s %s", bin, dir, dbg, full);
 	ok = !profile__parse(&q, mem, len, name);
@@ -307,6 +359,7 @@ static void variant(const char *name, const char *cflags, uint64_t base)
 	}
 	ksft_test_result(ok, "%s: names resolve from the profile alone\n", name);
 	profile__exit(&q);
+	debuginfod_lines(name, mem, len);
 	free(mem);
 }
 
@@ -476,7 +529,7 @@ int main(void)
 	if (sh("command -v gcc >/dev/null && command -v objcopy >/dev/null && command -v nm >/dev/null && command -v readelf >/dev/null && command -v strip >/dev/null") ||
 	    !mkdtemp(dir))
 		ksft_exit_skip("needs gcc and binutils\n");
-	ksft_set_plan(13);
+	ksft_set_plan(15);
 	if (write_file("prog.c", src))
 		ksft_exit_fail_msg("cannot write %s/prog.c\n", dir);
 	variant("pie", "-fPIE -pie", 0x555555554000ull);

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "debuginfod.h"
 #include "profile.h"
 
 static int prof_fail(const char *name, uint64_t off, const char *fmt, ...)
@@ -764,9 +765,25 @@ int profile__write(const struct profile *p, FILE *out)
 	return ferror(out) ? -EIO : 0;
 }
 
+/* Load @path into @so if its build-id is @want's (when it has one). */
+static int load_matching(struct symobj *so, const char *path,
+			 const struct symobj *want)
+{
+	if (symobj__load(so, path) ||
+	    (want->build_id_len &&
+	     (so->build_id_len != want->build_id_len ||
+	      memcmp(so->build_id, want->build_id, so->build_id_len)))) {
+		symobj__exit(so);
+		return -ENOENT;
+	}
+	return 0;
+}
+
 struct symobj *profile_obj__live(struct profile_obj *o)
 {
 	struct symobj *so;
+	char *dpath;
+	int ret;
 
 	if (o->live_tried)
 		return o->live;
@@ -776,14 +793,23 @@ struct symobj *profile_obj__live(struct profile_obj *o)
 	so = malloc(sizeof(*so));
 	if (!so)
 		return NULL;
-	if (symobj__load(so, o->so.path) ||
-	    (o->so.build_id_len &&
-	     (so->build_id_len != o->so.build_id_len ||
-	      memcmp(so->build_id, o->so.build_id, so->build_id_len)))) {
-		symobj__exit(so);
-		free(so);
-		return NULL;
+	if (!load_matching(so, o->so.path, &o->so)) {
+		o->live = so;
+		return so;
 	}
-	o->live = so;
-	return so;
+	/*
+	 * Gone or rebuilt here: the object by build-id, if allowed; its
+	 * symbols and lines then come from its debuginfo (symbols.c).
+	 */
+	if (!debuginfod__find_executable(o->so.build_id, o->so.build_id_len,
+					 &dpath)) {
+		ret = load_matching(so, dpath, &o->so);
+		free(dpath);
+		if (!ret) {
+			o->live = so;
+			return so;
+		}
+	}
+	free(so);
+	return NULL;
 }
