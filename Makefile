@@ -12,6 +12,9 @@
 #   make static     sparse, checkpatch --strict, cppcheck, clang-tidy
 #   make fuzz-guest /dev/kcc fuzzer on the debug kernel (FUZZ_ITER, FUZZ_SEED)
 #
+#   make install       kcc, kccread and the man pages (DESTDIR, prefix)
+#   make install-dkms  kcc.ko's sources for DKMS under /usr/src
+#
 # Quiet unless V=1.  DESTDIR and prefix are honoured by make install.
 
 .DELETE_ON_ERROR:
@@ -247,10 +250,34 @@ adv-guest:
 static:
 	$(Q)sh scripts/static-checks.sh $(if $(KDIR),-K $(KDIR))
 
-.PHONY: install
-install: $(O)/kcc
-	install -d $(DESTDIR)$(bindir)
-	install -m 0755 $(O)/kcc $(DESTDIR)$(bindir)/kcc
+# make install: the tools and every man page (the hand-written ones of
+# Documentation/man and those scripts/man.sh makes from --help with
+# help2man); make install-dkms: kcc.ko's sources and dkms.conf under
+# /usr/src/kcc-VERSION, for 'dkms build kcc/VERSION'.
+mandir	?= $(prefix)/share/man
+man1dir	?= $(mandir)/man1
+srcdir_dkms ?= /usr/src
+DKMS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+
+.PHONY: man
+man: $(O)/man/.stamp
+
+$(O)/man/.stamp: $(O)/kcc scripts/man.sh
+	$(if $(Q),@echo "  MAN     $(O)/man")
+	$(Q)rm -rf $(O)/man
+	$(Q)sh scripts/man.sh $(O)/kcc $(O)/man
+	$(Q)touch $@
+
+.PHONY: install install-dkms
+install: $(O)/kcc $(O)/kccread $(O)/man/.stamp
+	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(man1dir)
+	install -m 0755 $(O)/kcc $(O)/kccread $(DESTDIR)$(bindir)/
+	install -m 0644 Documentation/man/*.1 $(O)/man/*.1 $(DESTDIR)$(man1dir)/
+
+install-dkms:
+	install -d $(DESTDIR)$(srcdir_dkms)/kcc-$(DKMS_VERSION)
+	cp -R Kbuild dkms.conf kmod lbr include \
+		$(DESTDIR)$(srcdir_dkms)/kcc-$(DKMS_VERSION)/
 
 .PHONY: clean
 clean:

@@ -14,6 +14,7 @@ linux-source-6.1 flex bison bc xz-utils perl sparse cppcheck clang-tidy"
 PKGS="$PKGS libiberty-dev"	# C++ and Rust demangling (cplus_demangle)
 PKGS="$PKGS g++"		# symbols_test's C++ program
 PKGS="$PKGS libdebuginfod-dev"	# debuginfod client (header; the library is dlopen()ed)
+PKGS="$PKGS help2man groff-base"	# man pages from --help; install.sh renders them
 
 missing=""
 for p in $PKGS; do
