@@ -18,7 +18,7 @@ D=selftests/kcc/data
 ktap_begin
 KCCREAD=${KCCREAD:-$(dirname "$KCC")/kccread}
 ktap_tmpdir report
-plan 91
+plan 93
 
 # Exclusive counts from an expected inclusive k-CCF ("count TAB path",
 # outermost caller first): a path's count less those of the paths that
@@ -231,6 +231,27 @@ fi
 grep -q '<script' "$tmp/f.svg" && grep -q 'mouseover' "$tmp/f.svg" &&
 	! grep -q 'href=' "$tmp/f.svg"
 result $? "svg embeds its script and references nothing outside"
+# Names of many-byte characters, cut to fit narrow frames: whole
+# characters only, or the SVG is not UTF-8 and not XML.
+u=€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€€
+{
+	echo "call main"
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40; do
+		echo "call ${u}_$i"
+		echo "return"
+	done
+	echo "return"
+} >"$tmp/utf8.trace"
+"$KCC" record --trace "$tmp/utf8.trace" -k 3 -o "$tmp/utf8.kcc" 2>/dev/null
+run "$KCC" report --format svg --k 3 "$tmp/utf8.kcc"
+if command -v xmllint >/dev/null; then
+	[ $rc -eq 0 ] && grep -q '\.\.</text>' "$tmp/out" && xmllint --noout "$tmp/out" 2>"$tmp/err"
+	result $? "svg of UTF-8 names cut to fit is still well-formed UTF-8 XML"
+else
+	skip "no xmllint (libxml2-utils)"
+fi
+grep -q '<text id="search"' "$tmp/f.svg" && grep -q "getElementById('search')" "$tmp/f.svg"
+result $? "svg has a search button wired to its script"
 chrome=$(command -v chromium || command -v chromium-browser || true)
 if [ -n "$chrome" ]; then
 	timeout 60 "$chrome" --headless --no-sandbox --disable-gpu \

@@ -31,6 +31,19 @@ void xml_str(const char *s, FILE *out)
 	}
 }
 
+/* Bytes of the first @n characters of UTF-8 @s (all of it if shorter). */
+static size_t utf8_prefix(const char *s, int n)
+{
+	size_t i = 0;
+
+	while (s[i] && n-- > 0) {
+		i++;
+		while (((unsigned char)s[i] & 0xc0) == 0x80)
+			i++;
+	}
+	return i;
+}
+
 static uint32_t name_hash(const char *s)
 {
 	uint32_t h = 2166136261u;
@@ -63,12 +76,13 @@ static void frame(struct svg_ctx *c, double x, double w, uint32_t depth,
 		40 + (h >> 16) % 50);
 	fprintf(out, "<text x=\"%.2f\" y=\"%.1f\">", x + 3, y + FRAME_H - 5);
 	if (chars >= 3) {
-		size_t len = strlen(name);
+		size_t cut = utf8_prefix(name, chars);
 
-		if ((int)len <= chars) {
+		if (!name[cut]) {
 			xml_str(name, out);
 		} else {
-			char *t = strndup(name, chars - 2);
+			/* Whole characters only: a cut one is not UTF-8. */
+			char *t = strndup(name, utf8_prefix(name, chars - 2));
 
 			if (t) {
 				xml_str(t, out);
@@ -226,6 +240,21 @@ static const char svg_js[] =
 "    q.setAttribute('width', q.getAttribute('data-w')); fit(h);\n"
 "  });\n"
 "}\n"
+"var search = document.getElementById('search');\n"
+"search.style.cursor = 'pointer';\n"
+"search.addEventListener('click', function () {\n"
+"  var term = prompt('Highlight routines matching (a regular expression)', '');\n"
+"  var re = null, n = 0;\n"
+"  try { if (term) re = new RegExp(term); } catch (e) { re = null; }\n"
+"  frames.forEach(function (g) {\n"
+"    var r = g.querySelector('rect');\n"
+"    if (!r.hasAttribute('data-fill')) r.setAttribute('data-fill', r.getAttribute('fill'));\n"
+"    var hit = re && re.test(g.getAttribute('data-name'));\n"
+"    r.setAttribute('fill', hit ? 'rgb(230,0,230)' : r.getAttribute('data-fill'));\n"
+"    n += hit ? 1 : 0;\n"
+"  });\n"
+"  search.textContent = re ? 'Search: ' + n + ' frames match' : 'Search';\n"
+"});\n"
 "frames.forEach(function (g) {\n"
 "  var r = g.querySelector('rect');\n"
 "  r.setAttribute('data-x', r.getAttribute('x'));\n"
@@ -278,6 +307,8 @@ int report__svg(struct report *r, FILE *out)
 	xml_str(r->desc[r->sort].name, out);
 	fprintf(out, ", routine at the bottom, its callers above)</text>\n");
 	fprintf(out, "<text id=\"details\" x=\"10\" y=\"38\"> </text>\n");
+	fprintf(out, "<text id=\"search\" x=\"%d\" y=\"20\" text-anchor=\"end\">Search</text>\n",
+		(int)SVG_W - 10);
 
 	snprintf(title, sizeof(title), "all | %s: %" PRIu64,
 		 r->desc[r->sort].name, total);
