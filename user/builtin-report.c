@@ -101,7 +101,7 @@ int cmd_report(int argc, char **argv)
 	};
 	struct report_opts o = { .sort = -1 };
 	const char *path = "kcc.data", *outpath = NULL, *sort = NULL;
-	const char *input = NULL;
+	const char *input = NULL, *urls;
 	bool stdio = false, format_set = false;
 	struct profile p;
 	struct report r;
@@ -190,9 +190,14 @@ int cmd_report(int argc, char **argv)
 			stdio = true;
 			break;
 		case OPT_DEBUGINFOD:
-			/* The variable libdebuginfod, gdb and perf read. */
-			if (optarg && *optarg)
-				setenv("DEBUGINFOD_URLS", optarg, 1);
+			/*
+			 * The variable libdebuginfod, gdb and perf read.  The
+			 * value is after '=' in this argument (optional
+			 * argument), read there to keep optarg non-NULL.
+			 */
+			urls = strchr(argv[optind - 1], '=');
+			if (urls && urls[1])
+				setenv("DEBUGINFOD_URLS", urls + 1, 1);
 			else if (!debuginfod__enabled())
 				return usage_error(CMD, "--debuginfod: give the servers (--debuginfod=URLS) or set DEBUGINFOD_URLS");
 			break;
