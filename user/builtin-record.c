@@ -288,11 +288,11 @@ static int record_device(struct record_opts *ro)
 
 	profile__init(&p);
 	ret = profile__info_begin(&p, "kcc", ro->argv, KCC_VERSION);
-	if (ret)
-		return ret;
-	fd = kccdev__open(ro->device, &v);
-	if (fd < 0)
+	fd = ret ? ret : kccdev__open(ro->device, &v);
+	if (fd < 0) {
+		profile__exit(&p);
 		return fd;
+	}
 	if (ro->cmd) {
 		/* exec_err: the child's errno if execvp() fails, else EOF. */
 		if (pipe(go) || pipe2(exec_err, O_CLOEXEC)) {
