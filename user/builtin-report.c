@@ -47,6 +47,8 @@ static void report_usage(void)
 "  --pid PID[,PID...]   only these processes\n"
 "  --tid TID[,TID...]   only these threads\n"
 "  --comm NAME[,NAME..] only threads or processes of these names\n"
+"  --dso OBJ[,OBJ...]   only routines of these objects (base names or\n"
+"                       paths) and their callers\n"
 "  --per-thread         one forest per thread\n"
 "  --all                one forest for everything selected\n"
 "  --max-nodes N        cap on k-CCF nodes per forest\n"
@@ -69,7 +71,7 @@ static void report_usage(void)
 enum {
 	OPT_K = 256, OPT_SORT, OPT_PERCENT, OPT_ROUTINE, OPT_SIMILAR, OPT_HOT,
 	OPT_SRCLINE, OPT_FORMAT, OPT_PID, OPT_TID, OPT_COMM, OPT_PER_THREAD,
-	OPT_ALL, OPT_MAX_NODES, OPT_STDIO, OPT_DEBUGINFOD,
+	OPT_ALL, OPT_MAX_NODES, OPT_STDIO, OPT_DEBUGINFOD, OPT_DSO,
 };
 
 int cmd_report(int argc, char **argv)
@@ -79,6 +81,7 @@ int cmd_report(int argc, char **argv)
 		{ "sort", required_argument, NULL, OPT_SORT },
 		{ "percent-limit", required_argument, NULL, OPT_PERCENT },
 		{ "routine", required_argument, NULL, OPT_ROUTINE },
+		{ "dso", required_argument, NULL, OPT_DSO },
 		{ "similar", required_argument, NULL, OPT_SIMILAR },
 		{ "hot", required_argument, NULL, OPT_HOT },
 		{ "srcline", no_argument, NULL, OPT_SRCLINE },
@@ -132,6 +135,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_ROUTINE:
 			o.routine = optarg;
+			break;
+		case OPT_DSO:
+			o.dso = optarg;
 			break;
 		case OPT_SIMILAR:
 			if (parse_double(optarg, &x) || !(x > 0) || x > 100)

@@ -18,7 +18,7 @@ D=selftests/kcc/data
 ktap_begin
 KCCREAD=${KCCREAD:-$(dirname "$KCC")/kccread}
 ktap_tmpdir report
-plan 93
+plan 95
 
 # Exclusive counts from an expected inclusive k-CCF ("count TAB path",
 # outermost caller first): a path's count less those of the paths that
@@ -386,6 +386,10 @@ view_formats() {	# view_formats DESC K EXPECTED-FILE REPORT-ARGS...
 
 pruned "$D/fig2.k2.expected" all 0 >"$tmp/want.all"
 view_formats "no view (k=2)" 2 "$tmp/want.all"
+view_formats "--dso [trace] (k=2): its routines, all" 2 "$tmp/want.all" --dso '[trace]'
+run "$KCC" report --k 2 --dso nosuch,other --format folded "$tmp/f.kcc"
+[ $rc -eq 0 ] && [ ! -s "$tmp/out" ] && ! sanitized
+result $? "--dso of objects not in the profile: no context"
 pruned "$D/fig2.k3.expected" routine b >"$tmp/want.routine"
 view_formats "--routine b (k=3)" 3 "$tmp/want.routine" --routine b
 pruned "$D/fig2.k3.expected" hot 2 >"$tmp/want.hot"

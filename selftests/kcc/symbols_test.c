@@ -436,6 +436,7 @@ static void cxx_objects(void)
 		ksft_test_result_skip("C++: no g++\n");
 		ksft_test_result_skip("C++: demangled names\n");
 		ksft_test_result_skip("C++: dso column\n");
+		ksft_test_result_skip("C++: --dso\n");
 		return;
 	}
 	if (write_file("a.cc", cxx_main) || write_file("b.cc", cxx_lib) ||
@@ -448,6 +449,7 @@ static void cxx_objects(void)
 		ksft_test_result_fail("C++: build the program and its library\n");
 		ksft_test_result_fail("C++: demangled names\n");
 		ksft_test_result_fail("C++: dso column\n");
+		ksft_test_result_fail("C++: --dso\n");
 		return;
 	}
 	stream__default_header(&h, d, 2, KCC_SOURCE_INJECT, KCC_HDR_CALLS_VALID);
@@ -483,6 +485,7 @@ static void cxx_objects(void)
 		ksft_test_result_fail("C++: profile and report\n");
 		ksft_test_result_fail("C++: demangled names\n");
 		ksft_test_result_fail("C++: dso column\n");
+		ksft_test_result_fail("C++: --dso\n");
 		profile__exit(&p);
 		return;
 	}
@@ -520,6 +523,24 @@ static void cxx_objects(void)
 		ksft_test_result(ok, "C++: the text report's dso column names each routine's object\n");
 	}
 	report__exit(&r);
+	{
+		char *text = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&text, &len);
+
+		/* --dso: the library's routines only, in every format. */
+		o.dso = "libkccb.so";
+		ok = m && !report__build(&r, &p, &o) && !report__folded(&r, m);
+		if (m)
+			fclose(m);
+		ok = ok && text &&
+		     !strcmp(text, "lib_entry(int) 7\nlib_entry(int);helper(int) [libkccb.so] 7\n");
+		if (!ok && text)
+			ksft_print_msg("folded:\n%s", text);
+		free(text);
+		ksft_test_result(ok, "C++: --dso libkccb.so keeps the library's routines (and their callers) only\n");
+	}
+	report__exit(&r);
 	profile__exit(&p);
 }
 
@@ -529,7 +550,7 @@ int main(void)
 	if (sh("command -v gcc >/dev/null && command -v objcopy >/dev/null && command -v nm >/dev/null && command -v readelf >/dev/null && command -v strip >/dev/null") ||
 	    !mkdtemp(dir))
 		ksft_exit_skip("needs gcc and binutils\n");
-	ksft_set_plan(15);
+	ksft_set_plan(16);
 	if (write_file("prog.c", src))
 		ksft_exit_fail_msg("cannot write %s/prog.c\n", dir);
 	variant("pie", "-fPIE -pie", 0x555555554000ull);

@@ -529,6 +529,15 @@ static double share(uint64_t x, uint64_t total)
 
 /* ---- the view: --routine, --similar, --hot, --percent-limit ------------- */
 
+/* Is routine @id's object in --dso's list (base names or full paths)? */
+static bool dso_selected(const struct report *r, uint32_t id)
+{
+	const struct report_obj *o = report__obj(r, id);
+
+	return o && (in_list(r->o.dso, report__dso(r, id)) ||
+		     in_list(r->o.dso, o->path));
+}
+
 static int prune(struct report *r, struct report_grp *g)
 {
 	const struct kcc_forest *f = &g->kccf.f;
@@ -565,6 +574,15 @@ static int prune(struct report *r, struct report_grp *g)
 				     kcc_forest_ctr(f, v)[r->sort] > 0;
 	} else {
 		memset(g->keep, 1, n);
+	}
+	/* --dso: only routines of those objects, and their callers. */
+	for (v = 0; r->o.dso && v < f->count; v++) {
+		uint32_t p = kcc_forest_node(f, v)->parent;
+
+		if (!kcc_is_root_parent(p))
+			g->keep[v] = g->keep[v] && g->keep[p];
+		else if (g->keep[v])
+			g->keep[v] = dso_selected(r, kcc_forest_node(f, v)->label);
 	}
 	return 0;
 }

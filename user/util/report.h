@@ -62,6 +62,7 @@ struct report_opts {
 	int sort;		/* counter index; -1: events, else calls */
 	double percent_limit;	/* hide contexts below this share */
 	const char *routine;	/* --routine NAME */
+	const char *dso;	/* --dso OBJ[,OBJ...]: routines of these */
 	double similar;		/* --similar X (percent), 0: off */
 	double hot;		/* --hot PHI (fraction), 0: off */
 	bool srcline;
