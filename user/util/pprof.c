@@ -22,6 +22,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include <linux/perf_event.h>
+
 #include "pprof.h"
 #include "report.h"
 
@@ -113,11 +115,6 @@ enum {
 	F_START_LINE = 5,
 };
 
-/* perf_event_attr types and software configs the units depend on. */
-#define PERF_TYPE_SOFTWARE_	1
-#define PERF_COUNT_SW_CPU_CLOCK_	0
-#define PERF_COUNT_SW_TASK_CLOCK_	1
-
 static uint64_t str_id(struct symtab *st, const char *s)
 {
 	uint32_t id = 0;
@@ -143,9 +140,9 @@ static const char *ctr_unit(const struct report *r, uint32_t i)
 {
 	const struct kcc_metric_desc *d = &r->desc[i];
 
-	if (i != KCC_CTR_CALLS && d->type == PERF_TYPE_SOFTWARE_ &&
-	    (d->config == PERF_COUNT_SW_CPU_CLOCK_ ||
-	     d->config == PERF_COUNT_SW_TASK_CLOCK_))
+	if (i != KCC_CTR_CALLS && d->type == PERF_TYPE_SOFTWARE &&
+	    (d->config == PERF_COUNT_SW_CPU_CLOCK ||
+	     d->config == PERF_COUNT_SW_TASK_CLOCK))
 		return "nanoseconds";
 	return "count";
 }
