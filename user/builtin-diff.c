@@ -145,7 +145,8 @@ int cmd_diff(int argc, char **argv)
 			break;
 		case 'p':
 			if (report_ids__parse(&o.pids, optarg))
-				return usage_error(CMD, "bad --pid '%s': expected PID[,PID...]", optarg);
+				return usage_error(CMD, "bad --pid '%s': expected PID[,PID...]",
+						   optarg);
 			break;
 		case 'f':
 			force = true;

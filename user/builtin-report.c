@@ -166,11 +166,13 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_PID:
 			if (report_ids__parse(&o.pids, optarg))
-				return usage_error(CMD, "bad --pid '%s': expected PID[,PID...]", optarg);
+				return usage_error(CMD, "bad --pid '%s': expected PID[,PID...]",
+						   optarg);
 			break;
 		case OPT_TID:
 			if (report_ids__parse(&o.tids, optarg))
-				return usage_error(CMD, "bad --tid '%s': expected TID[,TID...]", optarg);
+				return usage_error(CMD, "bad --tid '%s': expected TID[,TID...]",
+						   optarg);
 			break;
 		case OPT_COMM:
 			o.comm = optarg;

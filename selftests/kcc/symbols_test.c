@@ -439,13 +439,17 @@ static void cxx_objects(void)
 		ksft_test_result_skip("C++: --dso\n");
 		return;
 	}
-	if (write_file("a.cc", cxx_main) || write_file("b.cc", cxx_lib) ||
-	    sh("cd %s && g++ -g -O1 -fPIC -shared -o libkccb.so b.cc && g++ -g -O1 -o cxxprog a.cc -L. -lkccb",
-	       dir) ||
-	    stat(prog, &sp) || stat(lib, &sl) ||
-	    !(hp = nm_addr(prog, "_ZL6helperi")) || !(hl = nm_addr(lib, "_ZL6helperi")) ||
-	    !(tw = nm_addr(prog, "_ZN3kcc5twiceIiEET_S1_")) ||
-	    !(le = nm_addr(lib, "_Z9lib_entryi")) || !(mn = nm_addr(prog, "main"))) {
+	ok = !write_file("a.cc", cxx_main) && !write_file("b.cc", cxx_lib) &&
+	     !sh("cd %s && g++ -g -O1 -fPIC -shared -o libkccb.so b.cc && g++ -g -O1 -o cxxprog a.cc -L. -lkccb",
+		 dir) &&
+	     !stat(prog, &sp) && !stat(lib, &sl);
+	/* The mangled names: a static, a template instance, a function. */
+	hp = ok ? nm_addr(prog, "_ZL6helperi") : 0;
+	hl = ok ? nm_addr(lib, "_ZL6helperi") : 0;
+	tw = ok ? nm_addr(prog, "_ZN3kcc5twiceIiEET_S1_") : 0;
+	le = ok ? nm_addr(lib, "_Z9lib_entryi") : 0;
+	mn = ok ? nm_addr(prog, "main") : 0;
+	if (!hp || !hl || !tw || !le || !mn) {
 		ksft_test_result_fail("C++: build the program and its library\n");
 		ksft_test_result_fail("C++: demangled names\n");
 		ksft_test_result_fail("C++: dso column\n");
@@ -455,7 +459,8 @@ static void cxx_objects(void)
 	stream__default_header(&h, d, 2, KCC_SOURCE_INJECT, KCC_HDR_CALLS_VALID);
 	stream__write_header(&b, &h, d);
 	memset(&t, 0, sizeof(t));
-	t.pid = t.tgid = 88;
+	t.pid = 88;
+	t.tgid = 88;
 	strcpy(t.comm, "cxxprog");
 	pool__alloc(&t.ksf, 8, 2);
 	/*
@@ -515,7 +520,8 @@ static void cxx_objects(void)
 		ok = m && !report__text(&r, m);
 		if (m)
 			fclose(m);
-		ok = ok && text && strstr(text, "  libkccb.so        lib_entry(int);helper(int) [libkccb.so]\n") &&
+		ok = ok && text &&
+		     strstr(text, "  libkccb.so        lib_entry(int);helper(int) [libkccb.so]\n") &&
 		     strstr(text, "  cxxprog           main;helper(int) [cxxprog]\n");
 		if (!ok && text)
 			ksft_print_msg("text report:\n%s", text);

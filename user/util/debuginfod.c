@@ -19,7 +19,7 @@
 
 #include "debuginfod.h"
 
-static struct {
+struct dbgd_lib {
 	bool tried;
 	void *dl;
 	debuginfod_client *(*begin)(void);
@@ -29,7 +29,9 @@ static struct {
 			       int len, char **path);
 	void (*end)(debuginfod_client *c);
 	debuginfod_client *client;
-} dbgd;
+};
+
+static struct dbgd_lib dbgd;
 
 bool debuginfod__enabled(void)
 {
@@ -41,11 +43,11 @@ bool debuginfod__enabled(void)
 static int client(void)
 {
 	if (dbgd.tried)
-		return dbgd.client ? 0 : -ENOSYS;
+		return dbgd.client ? 0 : -EOPNOTSUPP;
 	dbgd.tried = true;
 	dbgd.dl = dlopen("libdebuginfod.so.1", RTLD_LAZY);
 	if (!dbgd.dl)
-		return -ENOSYS;
+		return -EOPNOTSUPP;
 	dbgd.begin = (debuginfod_client *(*)(void))dlsym(dbgd.dl, "debuginfod_begin");
 	dbgd.find_debuginfo = (int (*)(debuginfod_client *, const unsigned char *, int, char **))
 		dlsym(dbgd.dl, "debuginfod_find_debuginfo");
@@ -54,7 +56,7 @@ static int client(void)
 	dbgd.end = (void (*)(debuginfod_client *))dlsym(dbgd.dl, "debuginfod_end");
 	if (dbgd.begin && dbgd.find_debuginfo && dbgd.find_executable && dbgd.end)
 		dbgd.client = dbgd.begin();
-	return dbgd.client ? 0 : -ENOSYS;
+	return dbgd.client ? 0 : -EOPNOTSUPP;
 }
 
 static int find(bool exe, const uint8_t *id, uint32_t len, char **path)

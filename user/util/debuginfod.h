@@ -15,7 +15,7 @@ bool debuginfod__enabled(void);
 /*
  * The debuginfo file of build-id @id, downloaded into the client's cache
  * (DEBUGINFOD_CACHE_PATH): 0 and its malloc()ed path in *path, or
- * -ENOENT (disabled, not found), -ENOSYS (no libdebuginfod), -errno.
+ * -ENOENT (disabled, not found), -EOPNOTSUPP (no libdebuginfod), -errno.
  */
 int debuginfod__find_debuginfo(const uint8_t *id, uint32_t len, char **path);
 /* The object itself (stripped as it ran), the same way. */

@@ -371,7 +371,8 @@ static int parse_info(struct profile *p, const uint8_t *pl, uint64_t plen,
 		char key[64];
 
 		if (!eq || eq == s || (size_t)(eq - s) >= sizeof(key))
-			return prof_fail(name, base + fixed, "info string '%.40s' is not key=value", s);
+			return prof_fail(name, base + fixed,
+					 "info string '%.40s' is not key=value", s);
 		snprintf(key, sizeof(key), "%.*s", (int)(eq - s), s);
 		ret = info__set(&p->info, key, eq + 1, strlen(eq + 1));
 		if (ret == -E2BIG)
