@@ -128,17 +128,23 @@ static int obj_id(struct report *r, const struct profile_obj *o, uint32_t *id)
 static int intern(struct report *r, uint32_t obj, const char *sym,
 		  uint32_t *id)
 {
-	char key[64];
-	struct sbuf k = { 0 };
-	int ret;
+	char key[256], *big = NULL;
+	int n, ret;
 
-	snprintf(key, sizeof(key), "%d\x1f", obj == REPORT_NO_OBJ ? -1 : (int)obj);
-	sbuf__append(&k, key, strlen(key));
-	sbuf__append(&k, sym, strlen(sym));
-	if (k.err)
-		return k.err;
-	ret = symtab__intern(&r->names, (const char *)k.p, k.len, id);
-	sbuf__exit(&k);
+	/* Once per forest node: no allocation for the usual names. */
+	n = snprintf(key, sizeof(key), "%d\x1f%s",
+		     obj == REPORT_NO_OBJ ? -1 : (int)obj, sym);
+	if (n < 0)
+		return -EINVAL;
+	if ((size_t)n >= sizeof(key)) {
+		big = malloc((size_t)n + 1);
+		if (!big)
+			return -ENOMEM;
+		snprintf(big, (size_t)n + 1, "%d\x1f%s",
+			 obj == REPORT_NO_OBJ ? -1 : (int)obj, sym);
+	}
+	ret = symtab__intern(&r->names, big ? big : key, (size_t)n, id);
+	free(big);
 	if (ret || *id < r->nr_fns)
 		return ret;
 	if (!(r->nr_fns & (r->nr_fns - 1))) {
