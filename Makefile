@@ -12,6 +12,9 @@
 #   make static     sparse, checkpatch --strict, cppcheck, clang-tidy
 #   make fuzz-guest /dev/kcc fuzzer on the debug kernel (FUZZ_ITER, FUZZ_SEED)
 #
+#   make install       kcc, kccread and the man pages (DESTDIR, prefix)
+#   make install-dkms  kcc.ko's sources for DKMS under /usr/src
+#
 # Quiet unless V=1.  DESTDIR and prefix are honoured by make install.
 
 .DELETE_ON_ERROR:
@@ -35,8 +38,9 @@ BASE_CFLAGS := -std=gnu11 -g $(WARN) -Iinclude/uapi -Ilbr -Iuser/util \
 OPT_CFLAGS  := -O2
 SAN_CFLAGS  := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 	    -fno-sanitize-recover=all
-# libpfm4: hardware event names for kcc record -e (user/util/evspec.c).
-LDLIBS	+= -lm -ldw -lelf -lz -lpfm
+# libpfm4: hardware event names for kcc record -e (user/util/evspec.c);
+# libiberty: demangling; libdl: the debuginfod client is dlopen()ed.
+LDLIBS	+= -lm -ldw -lelf -lz -lpfm -liberty -ldl
 
 LBR_SRCS   := $(wildcard lbr/*.c)
 UTIL_SRCS  := $(wildcard user/util/*.c)
@@ -87,9 +91,10 @@ $(O)/san/kccread: $(O)/san/user/kccread.o $(CORE_SAN)
 # kcc linked statically, for the guest's initramfs that has no C library
 # (make static-kcc; selftests/kcc/guest.sh runs kcc record in the guest).
 # libdw.a needs the decompressors it was built with.  Its debuginfod
-# client dlopen()s a library that the guest lacks: that warning of the
-# static link is expected and dropped, any other is shown.
-STATIC_LDLIBS := -lm -ldw -lelf -lz -llzma -lbz2 -lpfm -lpthread
+# client, and kcc's (user/util/debuginfod.c), dlopen() a library that the
+# guest lacks: those warnings of the static link are expected and
+# dropped, any other is shown.
+STATIC_LDLIBS := -lm -ldw -lelf -lz -liberty -llzma -lbz2 -lpfm -lpthread
 .PHONY: static-kcc
 static-kcc: $(O)/static/kcc
 
@@ -99,7 +104,8 @@ $(O)/static/kcc: $(call opt_obj,$(CMD_SRCS)) $(CORE_OPT)
 	$(Q)$(CC) -static $(OPT_CFLAGS) $(LDFLAGS) -o $@ $^ $(STATIC_LDLIBS) \
 		2>$@.ld || { cat $@.ld >&2; rm -f $@.ld; exit 1; }
 	$(Q)grep -v -e "Using 'dlopen' in statically linked" \
-		-e "in function \`__libdwfl_debuginfod_init" $@.ld >&2; rm -f $@.ld
+		-e "in function \`__libdwfl_debuginfod_init" \
+		-e "debuginfod.o: in function \`client'" $@.ld >&2; rm -f $@.ld
 
 # Each selftests/kcc/<name>.c is one test program.
 TEST_BINS := $(patsubst selftests/kcc/%.c,$(O)/san/selftests/%,$(TEST_SRCS))
@@ -249,10 +255,34 @@ adv-guest:
 static:
 	$(Q)sh scripts/static-checks.sh $(if $(KDIR),-K $(KDIR))
 
-.PHONY: install
-install: $(O)/kcc
-	install -d $(DESTDIR)$(bindir)
-	install -m 0755 $(O)/kcc $(DESTDIR)$(bindir)/kcc
+# make install: the tools and every man page (the hand-written ones of
+# Documentation/man and those scripts/man.sh makes from --help with
+# help2man); make install-dkms: kcc.ko's sources and dkms.conf under
+# /usr/src/kcc-VERSION, for 'dkms build kcc/VERSION'.
+mandir	?= $(prefix)/share/man
+man1dir	?= $(mandir)/man1
+srcdir_dkms ?= /usr/src
+DKMS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+
+.PHONY: man
+man: $(O)/man/.stamp
+
+$(O)/man/.stamp: $(O)/kcc scripts/man.sh
+	$(if $(Q),@echo "  MAN     $(O)/man")
+	$(Q)rm -rf $(O)/man
+	$(Q)sh scripts/man.sh $(O)/kcc $(O)/man
+	$(Q)touch $@
+
+.PHONY: install install-dkms
+install: $(O)/kcc $(O)/kccread $(O)/man/.stamp
+	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(man1dir)
+	install -m 0755 $(O)/kcc $(O)/kccread $(DESTDIR)$(bindir)/
+	install -m 0644 Documentation/man/*.1 $(O)/man/*.1 $(DESTDIR)$(man1dir)/
+
+install-dkms:
+	install -d $(DESTDIR)$(srcdir_dkms)/kcc-$(DKMS_VERSION)
+	cp -R Kbuild dkms.conf kmod lbr include \
+		$(DESTDIR)$(srcdir_dkms)/kcc-$(DKMS_VERSION)/
 
 .PHONY: clean
 clean:

@@ -14,7 +14,7 @@ static FILE *nul;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct report_opts o = { .name = "fuzz", .sort = -1, .pid = -1, .tid = -1 };
+	struct report_opts o = { .name = "fuzz", .sort = -1 };
 	struct profile p;
 	struct report r;
 

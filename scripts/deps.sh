@@ -14,6 +14,10 @@ linux-source-6.1 flex bison bc xz-utils perl sparse cppcheck clang-tidy"
 PKGS="$PKGS linux-perf"  # perf in the guest, on the software LBR PMU (selftests/guest/lbrpmu.sh)
 PKGS="$PKGS libpfm4-dev"	# kcc record -e: hardware event names (evspec.c)
 PKGS="$PKGS valgrind"	# bench/insns.sh: instruction counts (callgrind)
+PKGS="$PKGS libiberty-dev"	# C++ and Rust demangling (cplus_demangle)
+PKGS="$PKGS g++"		# symbols_test's C++ program
+PKGS="$PKGS libdebuginfod-dev"	# debuginfod client (header; the library is dlopen()ed)
+PKGS="$PKGS help2man groff-base"	# man pages from --help; install.sh renders them
 
 missing=""
 for p in $PKGS; do

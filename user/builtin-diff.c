@@ -27,10 +27,13 @@ static void diff_usage(void)
 "change first.  Identical profiles print nothing but the header.\n"
 "\n"
 "Options:\n"
-"  --k K              compare K-contexts (default: the smaller recorded k)\n"
+"  -k, --k K          compare K-contexts (default: both profiles' k, which\n"
+"                     must be equal unless --force: then the smaller)\n"
 "  --sort METRIC      misses (default), calls, samples or a metric name\n"
 "  --percent-limit P  hide changes below P percentage points\n"
-"  --pid PID, --comm NAME   select tasks in both profiles\n"
+"  --pid PID[,PID...], --comm NAME[,NAME...]   select tasks in both\n"
+"  --force            compare profiles of different events or k\n"
+"  --stdio            accepted (perf's habit): the output is text\n"
 "  -h, --help         this help\n"
 "\n"
 "EXAMPLES\n"
@@ -78,9 +81,6 @@ static int side_load(struct side *sd, const char *path, struct report_opts *o,
 	uint32_t g;
 	int ret;
 
-	ret = profile__read(&sd->p, path);
-	if (ret)
-		return ret;
 	o->name = path;
 	o->sort = sort_index(&sd->p.runs[0].s, sort);
 	if (o->sort < 0) {
@@ -112,19 +112,22 @@ int cmd_diff(int argc, char **argv)
 		{ "percent-limit", required_argument, NULL, 'l' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "comm", required_argument, NULL, 'c' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "stdio", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct report_opts o = { .group = GROUP_ALL, .pid = -1, .tid = -1 };
+	struct report_opts o = { .group = GROUP_ALL };
 	struct side a = { 0 }, b = { 0 };
 	struct delta *d = NULL;
 	const char *sort = NULL;
+	bool force = false;
+	char why[128];
 	double limit = 0, x;
 	size_t i = 0, j = 0, n = 0;
-	uint32_t v;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":k:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'k':
 			if (!strcmp(optarg, "inf"))
@@ -141,9 +144,14 @@ int cmd_diff(int argc, char **argv)
 				return usage_error(CMD, "bad --percent-limit '%s'", optarg);
 			break;
 		case 'p':
-			if (parse_u32(optarg, &v) || v > 0x7fffffff)
-				return usage_error(CMD, "bad --pid '%s'", optarg);
-			o.pid = v;
+			if (report_ids__parse(&o.pids, optarg))
+				return usage_error(CMD, "bad --pid '%s': expected PID[,PID...]",
+						   optarg);
+			break;
+		case 'f':
+			force = true;
+			break;
+		case 'S':
 			break;
 		case 'c':
 			o.comm = optarg;
@@ -158,21 +166,29 @@ int cmd_diff(int argc, char **argv)
 	if (argc - optind != 2)
 		return usage_error(CMD, "expected two profiles: BASELINE NEW");
 
+	ret = profile__read(&a.p, argv[optind]);
+	if (!ret)
+		ret = profile__read(&b.p, argv[optind + 1]);
+	if (ret)
+		goto cleanup;
+	if (profile__same_events(&a.p, &b.p, why, sizeof(why)) && !force) {
+		fprintf(stderr, "kcc: %s and %s count different events (%s): use --force to compare them all the same\n",
+			argv[optind], argv[optind + 1], why);
+		ret = -EINVAL;
+		goto cleanup;
+	}
 	if (!o.k_set) {
-		/* Both sides at the smaller recorded k. */
-		ret = profile__read(&a.p, argv[optind]);
-		if (!ret)
-			ret = profile__read(&b.p, argv[optind + 1]);
-		if (!ret) {
-			uint32_t ka = a.p.runs[0].s.hdr.k, kb = b.p.runs[0].s.hdr.k;
+		uint32_t ka = a.p.runs[0].s.hdr.k, kb = b.p.runs[0].s.hdr.k;
 
-			o.k = ka < kb ? ka : kb;
-			o.k_set = true;
+		if (ka != kb && !force) {
+			fprintf(stderr, "kcc: %s has k %u, %s has k %u: give -k K (at most the smaller) or --force\n",
+				argv[optind], ka, argv[optind + 1], kb);
+			ret = -EINVAL;
+			goto cleanup;
 		}
-		profile__exit(&a.p);
-		profile__exit(&b.p);
-		if (ret)
-			return KCC_EXIT_ERROR;
+		/* Both sides at the smaller recorded k. */
+		o.k = ka < kb ? ka : kb;
+		o.k_set = true;
 	}
 	ret = side_load(&a, argv[optind], &o, sort);
 	if (!ret)

@@ -491,7 +491,7 @@ static int eval_profile(struct eval *e, const char *ppath, const char *tpath)
 	for (ki = 0; ki < e->nk && !ret; ki++) {
 		struct report_opts ro = {
 			.name = ppath, .k = e->ks[ki], .k_set = true, .sort = -1,
-			.group = GROUP_ALL, .comm = e->comm, .pid = -1, .tid = -1,
+			.group = GROUP_ALL, .comm = e->comm,
 		};
 		struct ccf_opts co = { .k = e->ks[ki] };
 		struct acc_opts ao = e->ao;

@@ -9,6 +9,7 @@
  * associative and commutative in what any report shows.
  */
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,13 +22,16 @@
 static void merge_usage(void)
 {
 	printf(
-"usage: kcc merge -o OUTPUT PROFILE...\n"
+"usage: kcc merge [--force] -o OUTPUT PROFILE...\n"
 "\n"
 "Combine profiles (or bare streams) of runs of the same k into one\n"
-"profile: reports of OUTPUT count what all inputs counted.\n"
+"profile: reports of OUTPUT count what all inputs counted.  Profiles of\n"
+"different events are refused: their counts do not add up.\n"
 "\n"
 "Options:\n"
 "  -o FILE     the merged profile ('-': stdout, not a terminal)\n"
+"  --force     merge profiles of different events all the same (the\n"
+"              first input's names are kept)\n"
 "  -h, --help  this help\n"
 "\n"
 "EXAMPLES\n"
@@ -38,10 +42,13 @@ static void merge_usage(void)
 int cmd_merge(int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *outpath = NULL;
+	bool force = false;
+	char why[128];
 	struct profile acc, in;
 	FILE *out;
 	int c, i, ret = 0;
@@ -50,6 +57,9 @@ int cmd_merge(int argc, char **argv)
 		switch (c) {
 		case 'o':
 			outpath = optarg;
+			break;
+		case 'f':
+			force = true;
 			break;
 		case 'h':
 			merge_usage();
@@ -72,6 +82,12 @@ int cmd_merge(int argc, char **argv)
 			/* Symbols of a bare stream are read now, from its maps. */
 			if (in.bare && profile__add_objects(&in, 0) < 0)
 				ret = -ENOMEM;
+			if (!ret && !force && acc.nr_runs &&
+			    profile__same_events(&acc, &in, why, sizeof(why))) {
+				fprintf(stderr, "kcc: %s: other events than %s (%s): use --force to merge them all the same\n",
+					argv[i], argv[optind], why);
+				ret = -EINVAL;
+			}
 			if (!ret)
 				ret = profile__append(&acc, &in, argv[i]);
 		}

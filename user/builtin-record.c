@@ -13,12 +13,14 @@
  * whole userspace path is tested on machines without kcc.ko.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -90,6 +92,8 @@ struct record_opts {
 	uint32_t duration;
 	bool stream;		/* --trace: the bare stream, as the device gives */
 	char **cmd;
+	char **argv;		/* kcc record's own, for the profile's INFO */
+	int exec_errno;		/* the command's execvp() failed so */
 };
 
 static int parse_event(const char *s, struct kcc_config *c)
@@ -113,10 +117,38 @@ static int parse_event(const char *s, struct kcc_config *c)
 	return 0;
 }
 
+/*
+ * An existing regular file @output becomes @output.old, as perf keeps
+ * perf.data.old.
+ */
+static int keep_old(const char *output)
+{
+	struct stat st;
+	char *old;
+	int ret = 0;
+
+	if (!strcmp(output, "-") || stat(output, &st) || !S_ISREG(st.st_mode))
+		return 0;
+	if (asprintf(&old, "%s.old", output) < 0)
+		return -ENOMEM;
+	if (rename(output, old)) {
+		ret = -errno;
+		fprintf(stderr, "kcc: %s: cannot keep it as %s: %s\n", output, old,
+			strerror(errno));
+	}
+	free(old);
+	return ret;
+}
+
 static int write_profile(struct profile *p, const char *output)
 {
-	FILE *out = strcmp(output, "-") ? fopen(output, "w") : stdout;
+	FILE *out;
 	int ret;
+
+	ret = keep_old(output);
+	if (ret)
+		return ret;
+	out = strcmp(output, "-") ? fopen(output, "w") : stdout;
 
 	if (!out) {
 		fprintf(stderr, "kcc: %s: %s\n", output, strerror(errno));
@@ -128,6 +160,42 @@ static int write_profile(struct profile *p, const char *output)
 		return -EIO;
 	}
 	return 0;
+}
+
+/*
+ * Before any session: the command must be found and executable, as
+ * execvp() would look for it; else the shell's 127 or 126.  The exec
+ * error pipe of record_device() catches what this cannot foresee.
+ */
+static int check_command(const char *cmd)
+{
+	const char *path = getenv("PATH");
+	char buf[4096];
+	int err = ENOENT;
+
+	if (strchr(cmd, '/')) {
+		if (!access(cmd, X_OK))
+			return 0;
+		err = errno;
+	} else {
+		if (!path)
+			path = "/bin:/usr/bin";
+		while (*path) {
+			size_t n = strcspn(path, ":");
+			struct stat st;
+
+			snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, n ? path : ".", cmd);
+			if (!stat(buf, &st) && S_ISREG(st.st_mode)) {
+				if (!access(buf, X_OK))
+					return 0;
+				err = EACCES;
+			}
+			path += n + (path[n] == ':');
+		}
+	}
+	fprintf(stderr, "kcc: %s: %s\n", cmd,
+		err == ENOENT && !strchr(cmd, '/') ? "command not found" : strerror(err));
+	return err == ENOENT ? KCC_EXIT_NOTFOUND : KCC_EXIT_NOEXEC;
 }
 
 static int record_trace(const struct record_opts *ro)
@@ -168,6 +236,8 @@ static int record_trace(const struct record_opts *ro)
 	}
 	ret = profile__add_stream(&p, b.p, b.len, ro->trace);
 	b.p = NULL;
+	if (!ret)
+		ret = profile__info_begin(&p, "kcc", ro->argv, KCC_VERSION);
 	if (ret)
 		goto cleanup;
 	/* The trace's routines are the symbols of the synthetic mapping. */
@@ -194,17 +264,21 @@ static int record_device(struct record_opts *ro)
 	struct kcc_version v;
 	struct profile p;
 	pid_t child = -1;
-	int fd, go[2] = { -1, -1 }, ret, status;
+	int fd, go[2] = { -1, -1 }, exec_err[2] = { -1, -1 }, ret, status, err;
 	void *buf = NULL;
 	size_t len;
 	time_t t0 = time(NULL);
 
 	profile__init(&p);
-	fd = kccdev__open(ro->device, &v);
-	if (fd < 0)
+	ret = profile__info_begin(&p, "kcc", ro->argv, KCC_VERSION);
+	fd = ret ? ret : kccdev__open(ro->device, &v);
+	if (fd < 0) {
+		profile__exit(&p);
 		return fd;
+	}
 	if (ro->cmd) {
-		if (pipe(go)) {
+		/* exec_err: the child's errno if execvp() fails, else EOF. */
+		if (pipe(go) || pipe2(exec_err, O_CLOEXEC)) {
 			ret = -errno;
 			goto cleanup;
 		}
@@ -217,16 +291,21 @@ static int record_device(struct record_opts *ro)
 			char c;
 
 			close(go[1]);
+			close(exec_err[0]);
 			close(fd);
 			/* Wait for the session: EOF without a byte means no. */
 			if (read(go[0], &c, 1) != 1)
 				_exit(127);
 			execvp(ro->cmd[0], ro->cmd);
-			fprintf(stderr, "kcc: %s: %s\n", ro->cmd[0], strerror(errno));
+			err = errno;
+			if (write(exec_err[1], &err, sizeof(err)) != sizeof(err))
+				_exit(127);
 			_exit(127);
 		}
 		close(go[0]);
 		go[0] = -1;
+		close(exec_err[1]);
+		exec_err[1] = -1;
 		ro->cfg.pid = child;
 	}
 	/* ABI 1.0 modules know neither config1/2 nor event names. */
@@ -277,6 +356,14 @@ static int record_device(struct record_opts *ro)
 	}
 	if (ioctl(fd, KCC_IOC_STOP) && errno != EINVAL)
 		fprintf(stderr, "kcc: %s: stop: %s\n", ro->device, strerror(errno));
+	profile__info_end(&p);
+	if (exec_err[0] >= 0 && read(exec_err[0], &err, sizeof(err)) == sizeof(err)) {
+		/* The command never ran: nothing to profile, nothing written. */
+		fprintf(stderr, "kcc: %s: %s\n", ro->cmd[0], strerror(err));
+		ro->exec_errno = err;
+		ret = -err;
+		goto cleanup;
+	}
 	ret = kccdev__snapshot(fd, ro->device, false, &buf, &len);
 	if (ret)
 		goto cleanup;
@@ -303,6 +390,10 @@ cleanup:
 		close(go[0]);
 	if (go[1] >= 0)
 		close(go[1]);
+	if (exec_err[0] >= 0)
+		close(exec_err[0]);
+	if (exec_err[1] >= 0)
+		close(exec_err[1]);
 	close(fd);
 	profile__exit(&p);
 	return ret;
@@ -334,6 +425,7 @@ int cmd_record(int argc, char **argv)
 		.device = KCC_DEVICE,
 		.output = "kcc.data",
 		.threads = 1,
+		.argv = argv,
 	};
 	bool have_p = false, have_a = false;
 	uint32_t x;
@@ -432,6 +524,13 @@ int cmd_record(int argc, char **argv)
 		ro.cfg.target = KCC_TARGET_ALL;
 		ro.cfg.pid = 0;
 	}
+	if (ro.cmd) {
+		ret = check_command(ro.cmd[0]);
+		if (ret)
+			return ret;
+	}
 	ret = record_device(&ro);
+	if (ro.exec_errno)
+		return ro.exec_errno == ENOENT ? KCC_EXIT_NOTFOUND : KCC_EXIT_NOEXEC;
 	return ret ? KCC_EXIT_ERROR : KCC_EXIT_OK;
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "builtin.h"
+#include "debuginfod.h"
 #include "report.h"
 
 #define CMD "kcc report"
@@ -25,7 +26,8 @@ static void report_usage(void)
 "routine names.  One forest per process (command name) unless told.\n"
 "\n"
 "Options:\n"
-"  --k K                contexts of at most K call edges (default: the\n"
+"  -i, --input FILE     the profile (or give it as the operand)\n"
+"  -k, --k K            contexts of at most K call edges (default: the\n"
 "                       recorded k; at most the recorded k)\n"
 "  --sort METRIC        misses (the sampled event, default), calls,\n"
 "                       samples, or a metric name of the profile\n"
@@ -36,11 +38,17 @@ static void report_usage(void)
 "  --hot PHI            hot contexts: count >= PHI * total (0 < PHI <= 1)\n"
 "  --srcline            file:line of each routine (needs the binaries\n"
 "                       or their debuginfo)\n"
+"  --debuginfod[=URLS]  fetch the debuginfo of objects not found here by\n"
+"                       build-id from URLS (default: DEBUGINFOD_URLS,\n"
+"                       which alone turns it on too)\n"
 "  --format FMT         text (default), folded, json, pprof, svg\n"
+"  --stdio              the text format (perf's habit; the default)\n"
 "  -o FILE              write to FILE instead of stdout\n"
-"  --pid PID            only the process PID\n"
-"  --tid TID            only the thread TID\n"
-"  --comm NAME          only threads or processes named NAME\n"
+"  --pid PID[,PID...]   only these processes\n"
+"  --tid TID[,TID...]   only these threads\n"
+"  --comm NAME[,NAME..] only threads or processes of these names\n"
+"  --dso OBJ[,OBJ...]   only routines of these objects (base names or\n"
+"                       paths) and their callers\n"
 "  --per-thread         one forest per thread\n"
 "  --all                one forest for everything selected\n"
 "  --max-nodes N        cap on k-CCF nodes per forest\n"
@@ -63,18 +71,8 @@ static void report_usage(void)
 enum {
 	OPT_K = 256, OPT_SORT, OPT_PERCENT, OPT_ROUTINE, OPT_SIMILAR, OPT_HOT,
 	OPT_SRCLINE, OPT_FORMAT, OPT_PID, OPT_TID, OPT_COMM, OPT_PER_THREAD,
-	OPT_ALL, OPT_MAX_NODES,
+	OPT_ALL, OPT_MAX_NODES, OPT_STDIO, OPT_DEBUGINFOD, OPT_DSO,
 };
-
-static int parse_pid(const char *s, int64_t *v)
-{
-	uint32_t x;
-
-	if (parse_u32(s, &x) || x > 0x7fffffff)
-		return -1;
-	*v = x;
-	return 0;
-}
 
 int cmd_report(int argc, char **argv)
 {
@@ -83,6 +81,7 @@ int cmd_report(int argc, char **argv)
 		{ "sort", required_argument, NULL, OPT_SORT },
 		{ "percent-limit", required_argument, NULL, OPT_PERCENT },
 		{ "routine", required_argument, NULL, OPT_ROUTINE },
+		{ "dso", required_argument, NULL, OPT_DSO },
 		{ "similar", required_argument, NULL, OPT_SIMILAR },
 		{ "hot", required_argument, NULL, OPT_HOT },
 		{ "srcline", no_argument, NULL, OPT_SRCLINE },
@@ -93,6 +92,9 @@ int cmd_report(int argc, char **argv)
 		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
 		{ "all", no_argument, NULL, OPT_ALL },
 		{ "max-nodes", required_argument, NULL, OPT_MAX_NODES },
+		{ "input", required_argument, NULL, 'i' },
+		{ "stdio", no_argument, NULL, OPT_STDIO },
+		{ "debuginfod", optional_argument, NULL, OPT_DEBUGINFOD },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -100,16 +102,19 @@ int cmd_report(int argc, char **argv)
 		[FMT_TEXT] = "text", [FMT_FOLDED] = "folded", [FMT_JSON] = "json",
 		[FMT_PPROF] = "pprof", [FMT_SVG] = "svg",
 	};
-	struct report_opts o = { .sort = -1, .pid = -1, .tid = -1 };
+	struct report_opts o = { .sort = -1 };
 	const char *path = "kcc.data", *outpath = NULL, *sort = NULL;
+	const char *input = NULL, *urls;
+	bool stdio = false, format_set = false;
 	struct profile p;
 	struct report r;
 	FILE *out = stdout;
 	double x;
 	int c, ret, i;
 
-	while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:i:k:h", opts, NULL)) != -1) {
 		switch (c) {
+		case 'k':
 		case OPT_K:
 			if (!strcmp(optarg, "inf")) {
 				o.k = KCC_K_INF;
@@ -130,6 +135,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_ROUTINE:
 			o.routine = optarg;
+			break;
+		case OPT_DSO:
+			o.dso = optarg;
 			break;
 		case OPT_SIMILAR:
 			if (parse_double(optarg, &x) || !(x > 0) || x > 100)
@@ -154,14 +162,17 @@ int cmd_report(int argc, char **argv)
 				return usage_error(CMD, "bad --format '%s': expected text, folded, json, pprof or svg",
 						   optarg);
 			o.format = i;
+			format_set = true;
 			break;
 		case OPT_PID:
-			if (parse_pid(optarg, &o.pid))
-				return usage_error(CMD, "bad --pid '%s'", optarg);
+			if (report_ids__parse(&o.pids, optarg))
+				return usage_error(CMD, "bad --pid '%s': expected PID[,PID...]",
+						   optarg);
 			break;
 		case OPT_TID:
-			if (parse_pid(optarg, &o.tid))
-				return usage_error(CMD, "bad --tid '%s'", optarg);
+			if (report_ids__parse(&o.tids, optarg))
+				return usage_error(CMD, "bad --tid '%s': expected TID[,TID...]",
+						   optarg);
 			break;
 		case OPT_COMM:
 			o.comm = optarg;
@@ -180,6 +191,24 @@ int cmd_report(int argc, char **argv)
 		case 'o':
 			outpath = optarg;
 			break;
+		case 'i':
+			input = optarg;
+			break;
+		case OPT_STDIO:
+			stdio = true;
+			break;
+		case OPT_DEBUGINFOD:
+			/*
+			 * The variable libdebuginfod, gdb and perf read.  The
+			 * value is after '=' in this argument (optional
+			 * argument), read there to keep optarg non-NULL.
+			 */
+			urls = strchr(argv[optind - 1], '=');
+			if (urls && urls[1])
+				setenv("DEBUGINFOD_URLS", urls + 1, 1);
+			else if (!debuginfod__enabled())
+				return usage_error(CMD, "--debuginfod: give the servers (--debuginfod=URLS) or set DEBUGINFOD_URLS");
+			break;
 		case 'h':
 			report_usage();
 			return KCC_EXIT_OK;
@@ -187,10 +216,19 @@ int cmd_report(int argc, char **argv)
 			return usage_bad_option(CMD, c, argv);
 		}
 	}
-	if (optind < argc)
+	if (input && optind < argc)
+		return usage_error(CMD, "-i %s and '%s': give the profile once", input,
+				   argv[optind]);
+	if (input)
+		path = input;
+	else if (optind < argc)
 		path = argv[optind++];
 	if (optind < argc)
 		return usage_error(CMD, "unexpected argument '%s'", argv[optind]);
+	/* perf's --stdio: the text report, which is kcc's only interface. */
+	if (stdio && format_set && o.format != FMT_TEXT)
+		return usage_error(CMD, "--stdio is the text format: not with --format %s",
+				   fmts[o.format]);
 	if ((o.similar > 0) + (o.hot > 0) + (o.routine != NULL) > 1)
 		return usage_error(CMD, "--routine, --similar and --hot are different views: pick one");
 	if ((o.format == FMT_PPROF || o.format == FMT_SVG) && !outpath &&

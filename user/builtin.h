@@ -19,6 +19,9 @@
 #define KCC_EXIT_OK	0
 #define KCC_EXIT_ERROR	1
 #define KCC_EXIT_USAGE	2
+/* kcc record -- CMD when CMD cannot run, as a shell says it. */
+#define KCC_EXIT_NOEXEC		126
+#define KCC_EXIT_NOTFOUND	127
 
 int cmd_ccf(int argc, char **argv);
 int cmd_hcct(int argc, char **argv);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "builtin.h"
 #include "profile.h"
 #include "symbols.h"
 
@@ -111,7 +112,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *in = KCC_DEVICE, *outpath = NULL, *symfs = NULL;
-	bool raw = false, quiet = false, progress;
+	bool raw = false, quiet = false, progress, is_dev;
 	struct profile p;
 	struct stat st;
 	FILE *out = stdout;
@@ -139,8 +140,8 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		case 'V':
-			printf("kccread 0.1 (kcc ABI %d.%d, stream %d, profile %d)\n",
-			       KCC_ABI_MAJOR, KCC_ABI_MINOR, KCC_STREAM_VERSION,
+			printf("kccread %s (kcc ABI %d.%d, stream %d, profile %d)\n",
+			       KCC_VERSION, KCC_ABI_MAJOR, KCC_ABI_MINOR, KCC_STREAM_VERSION,
 			       PROF_VERSION);
 			return 0;
 		case ':':
@@ -161,7 +162,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	if (!stat(in, &st) && S_ISCHR(st.st_mode)) {
+	is_dev = !stat(in, &st) && S_ISCHR(st.st_mode);
+	if (is_dev) {
 		struct kcc_version v;
 		int fd = kccdev__open(in, &v);
 
@@ -190,6 +192,12 @@ int main(int argc, char **argv)
 				  strcmp(in, "-") ? in : "<stdin>");
 	if (ret)
 		goto cleanup;
+	/* Only a live snapshot is known to be of this machine, now. */
+	if (!raw && is_dev) {
+		ret = profile__info_snapshot(&p, NULL, argv, KCC_VERSION);
+		if (ret)
+			goto cleanup;
+	}
 	if (!raw) {
 		ret = symfs ? add_symfs_objects(&p, symfs) : 0;
 		if (ret < 0)

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "debuginfod.h"
 #include "ktap.h"
 #include "report.h"
 
@@ -113,6 +114,115 @@ static int exec_maps(const char *bin, uint64_t base, uint32_t tgid,
 	return n ? 0 : -1;
 }
 
+/* beta's line of the profile in @mem, with --srcline; NULL if none. */
+static char *beta_line(const char *name, const char *mem, size_t len)
+{
+	struct report_opts o = { .name = name, .sort = KCC_CTR_CALLS,
+				 .srcline = true, .group = GROUP_ALL };
+	struct profile q;
+	struct report r;
+	char *sl = NULL;
+	uint32_t id;
+
+	if (!profile__parse(&q, mem, len, name) && !report__build(&r, &q, &o)) {
+		if (!report__find(&r, "beta", &id) && report__srcline(&r, id))
+			sl = strdup(report__srcline(&r, id));
+		report__exit(&r);
+	}
+	profile__exit(&q);
+	debuginfod__exit();
+	return sl;
+}
+
+/*
+ * The binary and its debuginfo are gone: source lines come only from a
+ * debuginfod server (a file:// one here, as DEBUGINFOD_URLS allows),
+ * and only when DEBUGINFOD_URLS names it.
+ */
+static void debuginfod_lines(const char *name, const char *mem, size_t len)
+{
+	char url[300], cache[300], want[300];
+	char *off, *on;
+
+	snprintf(url, sizeof(url), "file://%s/srv", dir);
+	snprintf(cache, sizeof(cache), "%s/cache", dir);
+	snprintf(want, sizeof(want), "%s/prog.c:%d", dir, fn_line[2]);
+	unsetenv("DEBUGINFOD_URLS");
+	off = beta_line(name, mem, len);
+	setenv("DEBUGINFOD_URLS", url, 1);
+	setenv("DEBUGINFOD_CACHE_PATH", cache, 1);
+	on = beta_line(name, mem, len);
+	unsetenv("DEBUGINFOD_URLS");
+	ksft_test_result(!off && on && !strcmp(on, want),
+			 "%s: binary gone: beta's line %s from debuginfod (without it: %s)\n",
+			 name, on ? on : "(none)", off ? off : "none");
+	free(off);
+	free(on);
+}
+
+/* Does file @path hold a line containing both @a and @b? */
+static int file_has(const char *path, const char *a, const char *b)
+{
+	char line[1024];
+	FILE *f = fopen(path, "r");
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, a) && (!b || strstr(line, b));
+	fclose(f);
+	return found;
+}
+
+/*
+ * Debian's go tool pprof reads the report's pprof: the object's Mapping
+ * has its path and build-id (-raw), and -list finds the source of beta
+ * by the full path of its Function.
+ */
+static void pprof_check(struct report *r, const char *name, const char *bin)
+{
+	char path[300], raw[300], list[300], hex[2 * SYM_BUILD_ID_MAX + 1];
+	uint8_t id[SYM_BUILD_ID_MAX];
+	int n, ok;
+	FILE *f;
+
+	if (sh("command -v go >/dev/null")) {
+		ksft_test_result_skip("%s: no go tool pprof (golang-go)\n", name);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/%s.pb.gz", dir, name);
+	snprintf(raw, sizeof(raw), "%s/%s.raw", dir, name);
+	snprintf(list, sizeof(list), "%s/%s.list", dir, name);
+	n = elf__build_id(bin, id, sizeof(id));
+	build_id__hex(id, n > 0 ? n : 0, hex);
+	f = fopen(path, "w");
+	ok = f && !report__pprof(r, f);
+	if (f)
+		fclose(f);
+	ok = ok && n > 0 &&
+	     !sh("HOME=%s GOCACHE=%s/gocache go tool pprof -raw %s >%s 2>&1 && HOME=%s GOCACHE=%s/gocache go tool pprof -list '^beta$' %s >%s 2>&1",
+		 dir, dir, path, raw, dir, dir, path, list);
+	ok = ok && file_has(raw, bin, hex) && file_has(list, "sink += x", NULL);
+	if (!ok)
+		sh("sed 's/^/# /' %s %s", raw, list);
+	ksft_test_result(ok, "%s: go tool pprof: Mapping with path and build-id %s, -list shows beta's source\n",
+			 name, hex);
+}
+
+static int write_file(const char *name, const char *text)
+{
+	char path[256];
+	FILE *s;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	s = fopen(path, "w");
+	if (!s)
+		return -1;
+	fputs(text, s);
+	return fclose(s);
+}
+
 static void variant(const char *name, const char *cflags, uint64_t base)
 {
 	char bin[256], full[256], dbg[256], msg[256];
@@ -123,8 +233,8 @@ static void variant(const char *name, const char *cflags, uint64_t base)
 	struct sbuf b = { 0 };
 	struct profile p, q;
 	struct report r;
-	struct report_opts o = { .name = name, .sort = KCC_CTR_CALLS, .pid = -1,
-				 .tid = -1, .srcline = true, .group = GROUP_ALL };
+	struct report_opts o = { .name = name, .sort = KCC_CTR_CALLS,
+				 .srcline = true, .group = GROUP_ALL };
 	struct symobj so;
 	struct stat st;
 	char *mem = NULL;
@@ -142,7 +252,9 @@ static void variant(const char *name, const char *cflags, uint64_t base)
 		ksft_test_result_fail("%s: build the test program\n", name);
 		ksft_test_result_fail("%s: functions\n", name);
 		ksft_test_result_fail("%s: lines\n", name);
+		ksft_test_result_fail("%s: pprof\n", name);
 		ksft_test_result_fail("%s: self-contained\n", name);
+		ksft_test_result_fail("%s: debuginfod\n", name);
 		return;
 	}
 	ksft_test_result_pass("%s: built, stripped, debuginfo in %s\n", name, dbg);
@@ -185,7 +297,9 @@ static void variant(const char *name, const char *cflags, uint64_t base)
 	if (!ok) {
 		ksft_test_result_fail("%s: functions (profile failed)\n", name);
 		ksft_test_result_fail("%s: lines\n", name);
+		ksft_test_result_fail("%s: pprof\n", name);
 		ksft_test_result_fail("%s: self-contained\n", name);
+		ksft_test_result_fail("%s: debuginfod\n", name);
 		profile__exit(&q);
 		free(mem);
 		return;
@@ -198,10 +312,10 @@ static void variant(const char *name, const char *cflags, uint64_t base)
 		uint32_t sid;
 		uint32_t v;
 		const char *sl;
-		char want[64];
+		char want[128];
 		static const uint64_t calls[NFUNC] = { 1, 10, 100 };
 
-		if (symtab__find(&r.names, fn[i], strlen(fn[i]), &sid) ||
+		if (report__find(&r, fn[i], &sid) ||
 		    (v = kcc_forest_find(kf, KCC_ROOT_TOP, sid)) == KCC_NIL ||
 		    kcc_forest_ctr(kf, v)[0] != calls[i]) {
 			ok = 0;
@@ -209,7 +323,8 @@ static void variant(const char *name, const char *cflags, uint64_t base)
 			continue;
 		}
 		sl = report__srcline(&r, sid);
-		snprintf(want, sizeof(want), "prog.c:%d", fn_line[i]);
+		/* The full path: pprof -list and editors open it. */
+		snprintf(want, sizeof(want), "%s/prog.c:%d", dir, fn_line[i]);
 		if (!sl || strcmp(sl, want)) {
 			lines_ok = 0;
 			ksft_print_msg("%s: %s at %s, expected %s\n", name, fn[i],
@@ -219,9 +334,13 @@ static void variant(const char *name, const char *cflags, uint64_t base)
 	ksft_test_result(ok && !r.unsymbolized, "%s: labels inside main, alpha, beta name them %s\n",
 			 name, msg);
 	ksft_test_result(lines_ok, "%s: --srcline gives each function's line\n", name);
+	pprof_check(&r, name, bin);
 	report__exit(&r);
 	profile__exit(&q);
 
+	/* A debuginfod server (a file:// one) gets the object and debuginfo. */
+	sh("id=$(readelf -n %s 2>/dev/null | sed -n 's/.*Build ID: //p') && mkdir -p %s/srv/buildid/$id && cp %s/%s %s/srv/buildid/$id/debuginfo && cp %s %s/srv/buildid/$id/executable",
+	   bin, dir, dir, dbg, dir, bin, dir);
 	/* Binary and debuginfo gone: the profile still names everything. */
 	sh("rm -f %s %s/%s %s", bin, dir, dbg, full);
 	ok = !profile__parse(&q, mem, len, name);
@@ -232,7 +351,7 @@ static void variant(const char *name, const char *cflags, uint64_t base)
 		for (i = 0; i < NFUNC; i++) {
 			uint32_t sid;
 
-			if (!symtab__find(&r.names, fn[i], strlen(fn[i]), &sid))
+			if (!report__find(&r, fn[i], &sid))
 				id++;
 		}
 		ok = id == NFUNC && !r.unsymbolized;
@@ -240,7 +359,195 @@ static void variant(const char *name, const char *cflags, uint64_t base)
 	}
 	ksft_test_result(ok, "%s: names resolve from the profile alone\n", name);
 	profile__exit(&q);
+	debuginfod_lines(name, mem, len);
 	free(mem);
+}
+
+/* nm's address of symbol @sym (as mangled) in @bin, 0 if absent. */
+static uint64_t nm_addr(const char *bin, const char *sym)
+{
+	char cmd[512], line[512], name[256];
+	unsigned long long a, found = 0;
+	char type;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm %s", bin);
+	p = popen(cmd, "r");
+	if (!p)
+		return 0;
+	while (fgets(line, sizeof(line), p))
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) == 3 &&
+		    !strcmp(name, sym))
+			found = a;
+	pclose(p);
+	return found;
+}
+
+static const char cxx_main[] =
+"namespace kcc {\n"
+"template <typename T> __attribute__((noinline)) T twice(T x) { return x * 2; }\n"
+"}\n"
+"static __attribute__((noinline)) int helper(int x) { return x + 1; }\n"
+"int lib_entry(int x);\n"
+"int main(int argc, char **) { return kcc::twice<int>(helper(argc)) + lib_entry(argc) > 100; }\n";
+
+static const char cxx_lib[] =
+"static __attribute__((noinline)) int helper(int x) { return x * 3; }\n"
+"int lib_entry(int x) { return helper(x) + 1; }\n";
+
+/* The k-CCF root of the routine shown as @name, or KCC_NIL. */
+static uint32_t root_of(const struct report *r, const char *name)
+{
+	const struct kcc_forest *f = &r->groups[0].kccf.f;
+	uint32_t id;
+
+	if (report__find(r, name, &id))
+		return KCC_NIL;
+	return kcc_forest_find(f, KCC_ROOT_TOP, id);
+}
+
+/*
+ * A C++ program and a shared library of its own, each with a static
+ * helper(int): two routines of one name in two objects.  They must stay
+ * apart, with their own counts and objects, and every name must read
+ * as the programmer wrote it.
+ */
+static void cxx_objects(void)
+{
+	static const uint64_t base_p = 0x555555554000ull, base_l = 0x7f0000000000ull;
+	char prog[256], lib[256];
+	uint64_t hp, hl, tw, le, mn;
+	struct kcc_stream_header h;
+	struct kcc_metric_desc d[KCC_NR_CTRS];
+	struct stream_task t;
+	struct sbuf b = { 0 };
+	struct profile p;
+	struct report r;
+	struct report_opts o = { .name = "cxx", .sort = KCC_CTR_CALLS,
+				 .group = GROUP_ALL };
+	struct stat sp, sl;
+	uint32_t v, n1, id;
+	int ok;
+	const struct kcc_forest *f;
+
+	snprintf(prog, sizeof(prog), "%s/cxxprog", dir);
+	snprintf(lib, sizeof(lib), "%s/libkccb.so", dir);
+	if (sh("command -v g++ >/dev/null")) {
+		ksft_test_result_skip("C++: no g++\n");
+		ksft_test_result_skip("C++: demangled names\n");
+		ksft_test_result_skip("C++: dso column\n");
+		ksft_test_result_skip("C++: --dso\n");
+		return;
+	}
+	ok = !write_file("a.cc", cxx_main) && !write_file("b.cc", cxx_lib) &&
+	     !sh("cd %s && g++ -g -O1 -fPIC -shared -o libkccb.so b.cc && g++ -g -O1 -o cxxprog a.cc -L. -lkccb",
+		 dir) &&
+	     !stat(prog, &sp) && !stat(lib, &sl);
+	/* The mangled names: a static, a template instance, a function. */
+	hp = ok ? nm_addr(prog, "_ZL6helperi") : 0;
+	hl = ok ? nm_addr(lib, "_ZL6helperi") : 0;
+	tw = ok ? nm_addr(prog, "_ZN3kcc5twiceIiEET_S1_") : 0;
+	le = ok ? nm_addr(lib, "_Z9lib_entryi") : 0;
+	mn = ok ? nm_addr(prog, "main") : 0;
+	if (!hp || !hl || !tw || !le || !mn) {
+		ksft_test_result_fail("C++: build the program and its library\n");
+		ksft_test_result_fail("C++: demangled names\n");
+		ksft_test_result_fail("C++: dso column\n");
+		ksft_test_result_fail("C++: --dso\n");
+		return;
+	}
+	stream__default_header(&h, d, 2, KCC_SOURCE_INJECT, KCC_HDR_CALLS_VALID);
+	stream__write_header(&b, &h, d);
+	memset(&t, 0, sizeof(t));
+	t.pid = 88;
+	t.tgid = 88;
+	strcpy(t.comm, "cxxprog");
+	pool__alloc(&t.ksf, 8, 2);
+	/*
+	 * Callers first, as a k-SF holds them: main calls the program's
+	 * helper 5 times, lib_entry the library's 7 times.
+	 */
+	v = kcc_forest_get(&t.ksf.f, KCC_ROOT_TOP, base_p + mn + 2);
+	kcc_forest_ctr(&t.ksf.f, v)[0] = 1;
+	kcc_forest_ctr(&t.ksf.f, kcc_forest_get(&t.ksf.f, v, base_p + hp + 1))[0] = 5;
+	v = kcc_forest_get(&t.ksf.f, KCC_ROOT_TOP, base_l + le + 2);
+	kcc_forest_ctr(&t.ksf.f, v)[0] = 7;
+	kcc_forest_ctr(&t.ksf.f, kcc_forest_get(&t.ksf.f, v, base_l + hl + 1))[0] = 7;
+	v = kcc_forest_get(&t.ksf.f, KCC_ROOT_TOP, base_p + tw + 1);
+	kcc_forest_ctr(&t.ksf.f, v)[0] = 2;
+	stream__write_task(&b, &t, KCC_NR_CTRS);
+	pool__exit(&t.ksf);
+	exec_maps(prog, base_p, 88, &b, prog, sp.st_ino);
+	exec_maps(lib, base_l, 88, &b, lib, sl.st_ino);
+	stream__write_end(&b);
+
+	profile__init(&p);
+	ok = !profile__add_stream(&p, b.p, b.len, "cxx");
+	b.p = NULL;
+	ok = ok && profile__add_objects(&p, 0) == 0;
+	ok = ok && !report__build(&r, &p, &o);
+	if (!ok) {
+		ksft_test_result_fail("C++: profile and report\n");
+		ksft_test_result_fail("C++: demangled names\n");
+		ksft_test_result_fail("C++: dso column\n");
+		ksft_test_result_fail("C++: --dso\n");
+		profile__exit(&p);
+		return;
+	}
+	f = &r.groups[0].kccf.f;
+	v = root_of(&r, "helper(int) [cxxprog]");
+	n1 = root_of(&r, "helper(int) [libkccb.so]");
+	ok = v != KCC_NIL && n1 != KCC_NIL && v != n1 &&
+	     kcc_forest_ctr(f, v)[0] == 5 && kcc_forest_ctr(f, n1)[0] == 7 &&
+	     !strcmp(report__dso(&r, kcc_forest_node(f, v)->label), "cxxprog") &&
+	     !strcmp(report__dso(&r, kcc_forest_node(f, n1)->label), "libkccb.so") &&
+	     report__match(&r, kcc_forest_node(f, v)->label, "helper(int)") &&
+	     report__match(&r, kcc_forest_node(f, n1)->label, "helper(int)");
+	ksft_test_result(ok, "C++: the static helper(int) of the program (5 calls) and of its library (7) stay apart\n");
+	/* A function template's name carries its return type. */
+	v = root_of(&r, "int kcc::twice<int>(int)");
+	ok = v != KCC_NIL && kcc_forest_ctr(f, v)[0] == 2 &&
+	     !strcmp(report__dso(&r, kcc_forest_node(f, v)->label), "cxxprog") &&
+	     !report__find(&r, "lib_entry(int)", &id) &&
+	     !strcmp(report__dso(&r, id), "libkccb.so") && !r.unsymbolized;
+	ksft_test_result(ok, "C++: names demangled (int kcc::twice<int>(int), 2 calls, in cxxprog; lib_entry(int))\n");
+	{
+		char *text = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&text, &len);
+
+		/* The text report's dso column: the object of the routine. */
+		ok = m && !report__text(&r, m);
+		if (m)
+			fclose(m);
+		ok = ok && text &&
+		     strstr(text, "  libkccb.so        lib_entry(int);helper(int) [libkccb.so]\n") &&
+		     strstr(text, "  cxxprog           main;helper(int) [cxxprog]\n");
+		if (!ok && text)
+			ksft_print_msg("text report:\n%s", text);
+		free(text);
+		ksft_test_result(ok, "C++: the text report's dso column names each routine's object\n");
+	}
+	report__exit(&r);
+	{
+		char *text = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&text, &len);
+
+		/* --dso: the library's routines only, in every format. */
+		o.dso = "libkccb.so";
+		ok = m && !report__build(&r, &p, &o) && !report__folded(&r, m);
+		if (m)
+			fclose(m);
+		ok = ok && text &&
+		     !strcmp(text, "lib_entry(int) 7\nlib_entry(int);helper(int) [libkccb.so] 7\n");
+		if (!ok && text)
+			ksft_print_msg("folded:\n%s", text);
+		free(text);
+		ksft_test_result(ok, "C++: --dso libkccb.so keeps the library's routines (and their callers) only\n");
+	}
+	report__exit(&r);
+	profile__exit(&p);
 }
 
 int main(void)
@@ -249,20 +556,12 @@ int main(void)
 	if (sh("command -v gcc >/dev/null && command -v objcopy >/dev/null && command -v nm >/dev/null && command -v readelf >/dev/null && command -v strip >/dev/null") ||
 	    !mkdtemp(dir))
 		ksft_exit_skip("needs gcc and binutils\n");
-	ksft_set_plan(8);
-	{
-		char path[256];
-		FILE *s;
-
-		snprintf(path, sizeof(path), "%s/prog.c", dir);
-		s = fopen(path, "w");
-		if (!s)
-			ksft_exit_fail_msg("cannot write %s\n", path);
-		fputs(src, s);
-		fclose(s);
-	}
+	ksft_set_plan(16);
+	if (write_file("prog.c", src))
+		ksft_exit_fail_msg("cannot write %s/prog.c\n", dir);
 	variant("pie", "-fPIE -pie", 0x555555554000ull);
 	variant("nopie", "-fno-pie -no-pie", 0);
+	cxx_objects();
 	sh("rm -rf %s", dir);
 	ksft_finished();
 }

@@ -5,15 +5,24 @@
  *
  * One sample per k-context with a non-zero exclusive count, its
  * locations innermost first (the callee, then its callers), one value
- * per counter of the stream (calls, the sampled event, samples), and a
- * "process" label naming the group.  Each routine is one Function and
- * one Location (the k-CCF is routine-level; addresses are gone), with
- * the routine's definition line when --srcline found it.
+ * per measured counter of the stream (calls only when bursts were
+ * replayed; the clock events in nanoseconds), and a "process" label
+ * naming the group.  Each routine is one Function and one Location (the
+ * k-CCF is routine-level; addresses are gone) in the Mapping of its
+ * object (path and build-id), with the routine's full source path and
+ * definition line when --srcline found them.  period_type is the
+ * sampled event; time_nanos the wall clock recorded in the profile (none
+ * when the profile predates that).  The comments say that contexts, and
+ * so pprof's cum, stop at k callers.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+
+#include <linux/perf_event.h>
 
 #include "pprof.h"
 #include "report.h"
@@ -91,15 +100,19 @@ int gzip_write(const void *p, size_t len, FILE *out)
 
 /* profile.proto field numbers. */
 enum {
-	P_SAMPLE_TYPE = 1, P_SAMPLE = 2, P_LOCATION = 4, P_FUNCTION = 5,
-	P_STRING_TABLE = 6, P_TIME_NANOS = 9, P_PERIOD_TYPE = 11, P_PERIOD = 12,
-	P_DEFAULT_SAMPLE_TYPE = 14,
+	P_SAMPLE_TYPE = 1, P_SAMPLE = 2, P_MAPPING = 3, P_LOCATION = 4,
+	P_FUNCTION = 5, P_STRING_TABLE = 6, P_TIME_NANOS = 9,
+	P_DURATION_NANOS = 10, P_PERIOD_TYPE = 11, P_PERIOD = 12,
+	P_COMMENT = 13, P_DEFAULT_SAMPLE_TYPE = 14,
 	VT_TYPE = 1, VT_UNIT = 2,
 	S_LOCATION_ID = 1, S_VALUE = 2, S_LABEL = 3,
 	L_KEY = 1, L_STR = 2,
-	LOC_ID = 1, LOC_LINE = 4,
+	M_ID = 1, M_FILENAME = 5, M_BUILD_ID = 6, M_HAS_FUNCTIONS = 7,
+	M_HAS_FILENAMES = 8, M_HAS_LINE_NUMBERS = 9,
+	LOC_ID = 1, LOC_MAPPING_ID = 2, LOC_LINE = 4,
 	LINE_FUNCTION_ID = 1, LINE_LINE = 2,
 	F_ID = 1, F_NAME = 2, F_SYSTEM_NAME = 3, F_FILENAME = 4,
+	F_START_LINE = 5,
 };
 
 static uint64_t str_id(struct symtab *st, const char *s)
@@ -122,11 +135,97 @@ static void value_type(struct sbuf *b, uint32_t field, struct symtab *st,
 	sbuf__exit(&m);
 }
 
+/* The unit of counter @i: the clock events count nanoseconds. */
+static const char *ctr_unit(const struct report *r, uint32_t i)
+{
+	const struct kcc_metric_desc *d = &r->desc[i];
+
+	if (i != KCC_CTR_CALLS && d->type == PERF_TYPE_SOFTWARE &&
+	    (d->config == PERF_COUNT_SW_CPU_CLOCK ||
+	     d->config == PERF_COUNT_SW_TASK_CLOCK))
+		return "nanoseconds";
+	return "count";
+}
+
+/* Counters exported: all but calls when calls were not measured. */
+static uint32_t pprof_ctrs(const struct report *r, uint32_t *idx)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < r->nr_ctrs; i++)
+		if (i != KCC_CTR_CALLS || r->calls_valid)
+			idx[n++] = i;
+	return n;
+}
+
+static void comment(struct sbuf *b, struct symtab *st, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void comment(struct sbuf *b, struct symtab *st, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	pb_uint(b, P_COMMENT, str_id(st, buf));
+}
+
+static void comments(struct report *r, struct sbuf *b, struct symtab *st)
+{
+	static const char *const keys[] = {
+		"cmdline", "hostname", "release", "cpu", "version",
+	};
+	char k[16];
+	size_t i;
+
+	if (r->k == KCC_K_INF)
+		snprintf(k, sizeof(k), "inf");
+	else
+		snprintf(k, sizeof(k), "%u", r->k);
+	comment(b, st, "kcc k-calling-context profile, k = %s: each sample is one k-context, its routine and at most k callers",
+		k);
+	comment(b, st, "flat is exact; cum and the call graph stop at k callers: activations deeper than k callers below a routine are not in its cum");
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *v = profile__info_get(r->p, keys[i]);
+
+		if (v)
+			comment(b, st, "%s: %s", keys[i], v);
+	}
+}
+
+static void mappings(struct report *r, struct sbuf *b, struct symtab *st)
+{
+	struct sbuf m = { 0 };
+	uint32_t i;
+
+	for (i = 0; i < r->nr_objs; i++) {
+		const struct report_obj *o = &r->objs[i];
+		char hex[2 * SYM_BUILD_ID_MAX + 1];
+
+		build_id__hex(o->build_id, o->build_id_len, hex);
+		sbuf__exit(&m);
+		pb_uint(&m, M_ID, (uint64_t)i + 1);
+		pb_uint(&m, M_FILENAME, str_id(st, o->path));
+		if (o->build_id_len)
+			pb_uint(&m, M_BUILD_ID, str_id(st, hex));
+		/* Routine-level: names always, files and lines with --srcline. */
+		pb_uint(&m, M_HAS_FUNCTIONS, 1);
+		if (r->o.srcline) {
+			pb_uint(&m, M_HAS_FILENAMES, 1);
+			pb_uint(&m, M_HAS_LINE_NUMBERS, 1);
+		}
+		pb_msg(b, P_MAPPING, &m);
+	}
+	sbuf__exit(&m);
+}
+
 int report__pprof(struct report *r, FILE *out)
 {
 	struct sbuf b = { 0 }, m = { 0 };
 	struct symtab st;
-	uint32_t nc = r->nr_ctrs, gi, i, nn = symtab__nr(&r->names);
+	uint32_t idx[STREAM_MAX_CTRS], nc, gi, i;
 	uint64_t *locs = NULL, vals[STREAM_MAX_CTRS];
 	uint64_t k_proc;
 	int ret;
@@ -136,8 +235,10 @@ int report__pprof(struct report *r, FILE *out)
 		return ret;
 	str_id(&st, "");
 	k_proc = str_id(&st, "process");
+	nc = pprof_ctrs(r, idx);
 	for (i = 0; i < nc; i++)
-		value_type(&b, P_SAMPLE_TYPE, &st, r->desc[i].name, "count");
+		value_type(&b, P_SAMPLE_TYPE, &st, r->desc[idx[i]].name,
+			   ctr_unit(r, idx[i]));
 
 	for (gi = 0; gi < r->nr_groups; gi++) {
 		struct report_grp *g = &r->groups[gi];
@@ -153,15 +254,17 @@ int report__pprof(struct report *r, FILE *out)
 			goto cleanup;
 		}
 		for (v = 0; v < f->count; v++) {
-			const uint64_t *e = &g->excl[(size_t)v * nc];
+			const uint64_t *e = &g->vexcl[(size_t)v * r->nr_ctrs];
 			struct sbuf lab = { 0 };
 			size_t n = 0, a, z;
 			bool any = false;
 			uint32_t u, j;
 
+			if (!report__shown(r, g, v))
+				continue;
 			for (j = 0; j < nc; j++) {
-				vals[j] = e[j];
-				any |= e[j] != 0;
+				vals[j] = e[idx[j]];
+				any |= vals[j] != 0;
 			}
 			if (!any)
 				continue;
@@ -188,40 +291,45 @@ int report__pprof(struct report *r, FILE *out)
 		}
 	}
 
-	for (i = 0; i < nn; i++) {
+	mappings(r, &b, &st);
+	for (i = 0; i < r->nr_fns; i++) {
+		const struct report_fn *fn = &r->fns[i];
 		struct sbuf line = { 0 };
-		const char *sl = report__srcline(r, i);
-		char file[512];
-		int lineno = 0;
 
 		sbuf__exit(&m);
 		pb_uint(&m, LOC_ID, (uint64_t)i + 1);
+		if (fn->obj != REPORT_NO_OBJ)
+			pb_uint(&m, LOC_MAPPING_ID, (uint64_t)fn->obj + 1);
 		pb_uint(&line, LINE_FUNCTION_ID, (uint64_t)i + 1);
-		if (sl) {
-			const char *colon = strrchr(sl, ':');
-
-			lineno = colon ? atoi(colon + 1) : 0;
-			snprintf(file, sizeof(file), "%.*s",
-				 colon ? (int)(colon - sl) : (int)strlen(sl), sl);
-		}
-		if (lineno > 0)
-			pb_uint(&line, LINE_LINE, (uint64_t)lineno);
+		if (fn->line > 0)
+			pb_uint(&line, LINE_LINE, (uint64_t)fn->line);
 		pb_msg(&m, LOC_LINE, &line);
 		sbuf__exit(&line);
 		pb_msg(&b, P_LOCATION, &m);
 
 		sbuf__exit(&m);
 		pb_uint(&m, F_ID, (uint64_t)i + 1);
-		pb_uint(&m, F_NAME, str_id(&st, report__name(r, i)));
-		pb_uint(&m, F_SYSTEM_NAME, str_id(&st, report__name(r, i)));
-		if (sl)
-			pb_uint(&m, F_FILENAME, str_id(&st, file));
+		pb_uint(&m, F_NAME, str_id(&st, fn->name));
+		pb_uint(&m, F_SYSTEM_NAME, str_id(&st, fn->sym));
+		if (fn->file)
+			pb_uint(&m, F_FILENAME, str_id(&st, fn->file));
+		if (fn->line > 0)
+			pb_uint(&m, F_START_LINE, (uint64_t)fn->line);
 		pb_msg(&b, P_FUNCTION, &m);
 	}
 
-	pb_uint(&b, P_TIME_NANOS, r->p->runs[0].s.hdr.time_ns);
-	value_type(&b, P_PERIOD_TYPE, &st, r->desc[r->sort].name, "count");
+	/* Wall clock, when the profile recorded it (kcc record, kccread). */
+	if (r->p->info.valid) {
+		pb_uint(&b, P_TIME_NANOS, r->p->info.start_ns);
+		if (r->p->info.duration_ns)
+			pb_uint(&b, P_DURATION_NANOS, r->p->info.duration_ns);
+	}
+	/* The sampled event, whatever --sort says. */
+	if (r->nr_ctrs > KCC_CTR_EVENTS)
+		value_type(&b, P_PERIOD_TYPE, &st, r->desc[KCC_CTR_EVENTS].name,
+			   ctr_unit(r, KCC_CTR_EVENTS));
 	pb_uint(&b, P_PERIOD, r->p->runs[0].s.hdr.sample_period);
+	comments(r, &b, &st);
 	pb_uint(&b, P_DEFAULT_SAMPLE_TYPE, str_id(&st, r->desc[r->sort].name));
 	/* The string table last: every string is known by now. */
 	for (i = 0; i < symtab__nr(&st); i++) {

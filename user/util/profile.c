@@ -13,7 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "debuginfod.h"
 #include "profile.h"
 
 static int prof_fail(const char *name, uint64_t off, const char *fmt, ...)
@@ -45,6 +49,150 @@ static void obj__exit(struct profile_obj *o)
 	}
 }
 
+static void info__exit(struct profile_info *in)
+{
+	uint32_t i;
+
+	for (i = 0; i < in->nr; i++) {
+		free(in->key[i]);
+		free(in->val[i]);
+	}
+	memset(in, 0, sizeof(*in));
+}
+
+/* Set @key to @val (the first @len bytes), replacing an earlier value. */
+static int info__set(struct profile_info *in, const char *key,
+		     const char *val, size_t len)
+{
+	uint32_t i;
+	char *v = strndup(val, len), *k;
+
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < in->nr; i++) {
+		if (!strcmp(in->key[i], key)) {
+			free(in->val[i]);
+			in->val[i] = v;
+			return 0;
+		}
+	}
+	if (in->nr == PROF_INFO_MAX_KEYS) {
+		free(v);
+		return -E2BIG;
+	}
+	k = strdup(key);
+	if (!k) {
+		free(v);
+		return -ENOMEM;
+	}
+	in->key[in->nr] = k;
+	in->val[in->nr++] = v;
+	return 0;
+}
+
+const char *profile__info_get(const struct profile *p, const char *key)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->info.nr; i++)
+		if (!strcmp(p->info.key[i], key))
+			return p->info.val[i];
+	return NULL;
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	if (clock_gettime(id, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The "model name" of the first CPU in /proc/cpuinfo, or "". */
+static void cpu_model(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[512];
+
+	buf[0] = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (strncmp(line, "model name", 10) || !colon)
+			continue;
+		colon += strspn(colon + 1, " \t") + 1;
+		colon[strcspn(colon, "\n")] = 0;
+		snprintf(buf, len, "%s", colon);
+		break;
+	}
+	fclose(f);
+}
+
+int profile__info_begin(struct profile *p, const char *prog,
+			char *const *argv, const char *version)
+{
+	struct profile_info *in = &p->info;
+	struct sbuf cmd = { 0 };
+	struct utsname u;
+	char host[256], cpu[256];
+	int ret = 0;
+
+	info__exit(in);
+	in->valid = true;
+	in->start_ns = clock_ns(CLOCK_REALTIME);
+	in->start_mono_ns = clock_ns(CLOCK_MONOTONIC);
+	if (prog)
+		sbuf__append(&cmd, prog, strlen(prog));
+	for (; argv && *argv; argv++) {
+		if (cmd.len)
+			sbuf__append(&cmd, " ", 1);
+		sbuf__append(&cmd, *argv, strlen(*argv));
+	}
+	if (cmd.err)
+		return cmd.err;
+	ret = info__set(in, "cmdline", cmd.len ? (char *)cmd.p : "", cmd.len);
+	sbuf__exit(&cmd);
+	if (!ret && !gethostname(host, sizeof(host))) {
+		host[sizeof(host) - 1] = 0;
+		ret = info__set(in, "hostname", host, strlen(host));
+	}
+	if (!ret && !uname(&u)) {
+		ret = info__set(in, "release", u.release, strlen(u.release));
+		if (!ret)
+			ret = info__set(in, "machine", u.machine, strlen(u.machine));
+	}
+	cpu_model(cpu, sizeof(cpu));
+	if (!ret && cpu[0])
+		ret = info__set(in, "cpu", cpu, strlen(cpu));
+	if (!ret && version)
+		ret = info__set(in, "version", version, strlen(version));
+	return ret;
+}
+
+void profile__info_end(struct profile *p)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+
+	if (p->info.valid && now >= p->info.start_mono_ns)
+		p->info.duration_ns = now - p->info.start_mono_ns;
+}
+
+int profile__info_snapshot(struct profile *p, const char *prog,
+			   char *const *argv, const char *version)
+{
+	uint64_t snap = p->nr_runs ? p->runs[0].s.hdr.time_ns : 0;
+	int ret = profile__info_begin(p, prog, argv, version);
+
+	if (ret || !snap || snap > p->info.start_mono_ns)
+		return ret;
+	p->info.start_ns -= p->info.start_mono_ns - snap;
+	p->info.start_mono_ns = snap;
+	return 0;
+}
+
 void profile__exit(struct profile *p)
 {
 	uint32_t i;
@@ -57,6 +205,7 @@ void profile__exit(struct profile *p)
 		obj__exit(&p->objs[i]);
 	free(p->runs);
 	free(p->objs);
+	info__exit(&p->info);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -184,6 +333,57 @@ static int parse_obj(struct profile *p, const uint8_t *pl, uint64_t plen,
 	return 0;
 }
 
+static int parse_info(struct profile *p, const uint8_t *pl, uint64_t plen,
+		      uint64_t base, const char *name)
+{
+	struct prof_info pi;
+	const char *s, *end;
+	uint64_t fixed;
+	int ret;
+
+	if (p->info.valid)
+		return prof_fail(name, base, "a second info section");
+	if (plen < 8)
+		return prof_fail(name, base, "info section too short");
+	memset(&pi, 0, sizeof(pi));
+	memcpy(&pi, pl, 8);
+	if (!pi.info_version)
+		return prof_fail(name, base, "info version 0");
+	if (pi.info_size < sizeof(pi) || pi.info_size % 8 || pi.info_size > plen)
+		return prof_fail(name, base + 4, "info of %u bytes in a %" PRIu64 "-byte section",
+				 pi.info_size, plen);
+	/* Fields a later info_version appends are skipped. */
+	memcpy(&pi, pl, sizeof(pi));
+	fixed = pi.info_size;
+	if (pad8(pi.strs_len) != plen - fixed)
+		return prof_fail(name, base + 32, "info strings of %u bytes in %" PRIu64,
+				 pi.strs_len, plen - fixed);
+	s = (const char *)pl + fixed;
+	end = s + pi.strs_len;
+	if (pi.strs_len && end[-1])
+		return prof_fail(name, base + fixed, "info strings not NUL-terminated");
+	p->info.valid = true;
+	p->info.start_ns = pi.start_ns;
+	p->info.start_mono_ns = pi.start_mono_ns;
+	p->info.duration_ns = pi.duration_ns;
+	for (; s < end; s += strlen(s) + 1) {
+		const char *eq = strchr(s, '=');
+		char key[64];
+
+		if (!eq || eq == s || (size_t)(eq - s) >= sizeof(key))
+			return prof_fail(name, base + fixed,
+					 "info string '%.40s' is not key=value", s);
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - s), s);
+		ret = info__set(&p->info, key, eq + 1, strlen(eq + 1));
+		if (ret == -E2BIG)
+			return prof_fail(name, base + fixed, "more than %d info strings",
+					 PROF_INFO_MAX_KEYS);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 int profile__parse(struct profile *p, const void *data, size_t len,
 		   const char *name)
 {
@@ -261,6 +461,11 @@ int profile__parse(struct profile *p, const void *data, size_t len,
 			if (ret)
 				return ret;
 			break;
+		case PROF_SEC_INFO:
+			ret = parse_info(p, pl, plen, off + sizeof(sec), name);
+			if (ret)
+				return ret;
+			break;
 		case PROF_SEC_END:
 			if (plen)
 				return prof_fail(name, off, "END section with a payload");
@@ -297,6 +502,29 @@ int profile__read(struct profile *p, const char *path)
 	ret = profile__parse(p, buf, len, name);
 	free(buf);
 	return ret;
+}
+
+int profile__same_events(const struct profile *a, const struct profile *b,
+			 char *why, size_t len)
+{
+	const struct stream *x = &a->runs[0].s, *y = &b->runs[0].s;
+	uint32_t i;
+
+	if (x->nr_ctrs != y->nr_ctrs) {
+		snprintf(why, len, "%u counters vs %u", x->nr_ctrs, y->nr_ctrs);
+		return -EINVAL;
+	}
+	for (i = 0; i < x->nr_ctrs; i++) {
+		const struct kcc_metric_desc *p = &x->desc[i], *q = &y->desc[i];
+
+		if (p->type != q->type || p->config != q->config ||
+		    strncmp(p->name, q->name, sizeof(p->name))) {
+			snprintf(why, len, "%.*s vs %.*s", (int)sizeof(p->name),
+				 p->name, (int)sizeof(q->name), q->name);
+			return -EINVAL;
+		}
+	}
+	return 0;
 }
 
 struct profile_obj *profile__obj(struct profile *p, uint32_t run,
@@ -380,6 +608,20 @@ int profile__append(struct profile *dst, struct profile *src,
 {
 	uint32_t base = dst->nr_runs, i;
 	int ret;
+
+	/* A merge is described by its first input that has an INFO. */
+	if (!dst->info.valid && src->info.valid) {
+		dst->info.valid = true;
+		dst->info.start_ns = src->info.start_ns;
+		dst->info.start_mono_ns = src->info.start_mono_ns;
+		dst->info.duration_ns = src->info.duration_ns;
+		for (i = 0; i < src->info.nr; i++) {
+			ret = info__set(&dst->info, src->info.key[i], src->info.val[i],
+					strlen(src->info.val[i]));
+			if (ret)
+				return ret;
+		}
+	}
 
 	for (i = 0; i < src->nr_runs; i++) {
 		void *raw = malloc(src->runs[i].raw_len ? src->runs[i].raw_len : 1);
@@ -489,6 +731,34 @@ int profile__write(const struct profile *p, FILE *out)
 		}
 		put(out, so->strtab, po.strtab_len);
 	}
+	if (p->info.valid) {
+		struct prof_info pi = {
+			.info_version = PROF_INFO_VERSION,
+			.info_size = sizeof(pi),
+			.start_ns = p->info.start_ns,
+			.start_mono_ns = p->info.start_mono_ns,
+			.duration_ns = p->info.duration_ns,
+		};
+		struct sbuf strs = { 0 };
+
+		for (i = 0; i < p->info.nr; i++) {
+			sbuf__append(&strs, p->info.key[i], strlen(p->info.key[i]));
+			sbuf__append(&strs, "=", 1);
+			sbuf__append(&strs, p->info.val[i], strlen(p->info.val[i]) + 1);
+		}
+		if (strs.err) {
+			sbuf__exit(&strs);
+			return strs.err;
+		}
+		pi.strs_len = strs.len;
+		sec.type = PROF_SEC_INFO;
+		sec.__reserved = 0;
+		sec.size = sizeof(sec) + sizeof(pi) + pad8(strs.len);
+		put(out, &sec, sizeof(sec));
+		put(out, &pi, sizeof(pi));
+		put(out, strs.p, strs.len);
+		sbuf__exit(&strs);
+	}
 	sec.type = PROF_SEC_END;
 	sec.__reserved = 0;
 	sec.size = sizeof(sec);
@@ -496,9 +766,25 @@ int profile__write(const struct profile *p, FILE *out)
 	return ferror(out) ? -EIO : 0;
 }
 
+/* Load @path into @so if its build-id is @want's (when it has one). */
+static int load_matching(struct symobj *so, const char *path,
+			 const struct symobj *want)
+{
+	if (symobj__load(so, path) ||
+	    (want->build_id_len &&
+	     (so->build_id_len != want->build_id_len ||
+	      memcmp(so->build_id, want->build_id, so->build_id_len)))) {
+		symobj__exit(so);
+		return -ENOENT;
+	}
+	return 0;
+}
+
 struct symobj *profile_obj__live(struct profile_obj *o)
 {
 	struct symobj *so;
+	char *dpath;
+	int ret;
 
 	if (o->live_tried)
 		return o->live;
@@ -508,14 +794,23 @@ struct symobj *profile_obj__live(struct profile_obj *o)
 	so = malloc(sizeof(*so));
 	if (!so)
 		return NULL;
-	if (symobj__load(so, o->so.path) ||
-	    (o->so.build_id_len &&
-	     (so->build_id_len != o->so.build_id_len ||
-	      memcmp(so->build_id, o->so.build_id, so->build_id_len)))) {
-		symobj__exit(so);
-		free(so);
-		return NULL;
+	if (!load_matching(so, o->so.path, &o->so)) {
+		o->live = so;
+		return so;
 	}
-	o->live = so;
-	return so;
+	/*
+	 * Gone or rebuilt here: the object by build-id, if allowed; its
+	 * symbols and lines then come from its debuginfo (symbols.c).
+	 */
+	if (!debuginfod__find_executable(o->so.build_id, o->so.build_id_len,
+					 &dpath)) {
+		ret = load_matching(so, dpath, &o->so);
+		free(dpath);
+		if (!ret) {
+			o->live = so;
+			return so;
+		}
+	}
+	free(so);
+	return NULL;
 }

@@ -43,6 +43,12 @@ struct prof_header {
 #define PROF_SEC_RUN		1	/* one stream, verbatim */
 #define PROF_SEC_OBJECT		2	/* a mapped object of a run */
 #define PROF_SEC_END		3	/* last section, no payload */
+/*
+ * Where and when the profile was taken; optional (profiles before it
+ * have none, and readers that do not know it skip it).  Numbered apart
+ * from the stream-related sections.
+ */
+#define PROF_SEC_INFO		16
 
 /* Section header, 16 bytes; size covers header, payload and padding. */
 struct prof_sec {
@@ -85,6 +91,36 @@ struct prof_sym {
 	uint32_t __reserved;
 };
 
+/*
+ * INFO payload: this, then strs_len bytes of "key=value" strings, each
+ * NUL-terminated, padded to 8.  Keys: cmdline, hostname, release (the
+ * kernel's), machine, cpu, version (kcc's).  Unknown keys are kept
+ * and ignored; a newer info_version may append fields to this struct
+ * (readers take the ones they know, info_size says how many bytes).
+ */
+#define PROF_INFO_VERSION	1
+
+struct prof_info {
+	uint32_t info_version;	/* PROF_INFO_VERSION */
+	uint32_t info_size;	/* sizeof(struct prof_info) of the writer */
+	uint64_t start_ns;	/* CLOCK_REALTIME when recording started */
+	uint64_t start_mono_ns;	/* CLOCK_MONOTONIC at the same moment */
+	uint64_t duration_ns;	/* recording time, 0 if unknown */
+	uint32_t strs_len;
+	uint32_t __reserved;
+};
+
+#define PROF_INFO_MAX_KEYS	16
+
+/* The INFO section, parsed; all zero/NULL when the profile has none. */
+struct profile_info {
+	bool valid;
+	uint64_t start_ns, start_mono_ns, duration_ns;
+	uint32_t nr;
+	char *key[PROF_INFO_MAX_KEYS];
+	char *val[PROF_INFO_MAX_KEYS];
+};
+
 struct profile_run {
 	struct stream s;
 	void *raw;		/* the stream bytes */
@@ -106,6 +142,7 @@ struct profile {
 	struct profile_obj *objs;
 	uint32_t nr_objs;
 	bool bare;		/* read from a bare stream */
+	struct profile_info info;
 };
 
 void profile__init(struct profile *p);
@@ -138,6 +175,33 @@ int profile__add_object(struct profile *p, uint32_t run, uint64_t ino,
 int profile__append(struct profile *dst, struct profile *src,
 		    const char *name);
 int profile__write(const struct profile *p, FILE *out);
+
+/*
+ * INFO: profile__info_begin() notes the wall and monotonic clocks and
+ * the machine (hostname, kernel release, machine, CPU model, kcc
+ * @version) and the command line, @prog (if not NULL) then @argv
+ * (NULL-terminated); call it when
+ * recording starts and profile__info_end() when it stops.
+ */
+int profile__info_begin(struct profile *p, const char *prog,
+			char *const *argv, const char *version);
+void profile__info_end(struct profile *p);
+/*
+ * For a snapshot read after the fact (kccread): the INFO of
+ * profile__info_begin(), its clocks moved back to run 0's snapshot time.
+ */
+int profile__info_snapshot(struct profile *p, const char *prog,
+			   char *const *argv, const char *version);
+/* Value of @key in the INFO section, NULL when absent. */
+const char *profile__info_get(const struct profile *p, const char *key);
+
+/*
+ * Do @a and @b count the same events (run 0's counters: names, perf
+ * types and configs)?  0 if so, else -EINVAL with the difference in
+ * @why ("cache-misses vs cycles").
+ */
+int profile__same_events(const struct profile *a, const struct profile *b,
+			 char *why, size_t len);
 
 /* The object mapped by @m of run @run, or NULL. */
 struct profile_obj *profile__obj(struct profile *p, uint32_t run,

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "evspec.h"
 #include "report.h"
@@ -90,38 +91,96 @@ static const struct stream_map *maps_idx__find(const struct maps_idx *mi,
 	return mi->m[lo - 1];
 }
 
-static int intern(struct report *r, const char *name, uint32_t *id)
+/* The report's object for profile object @o: one per (path, build-id). */
+static int obj_id(struct report *r, const struct profile_obj *o, uint32_t *id)
 {
-	return symtab__intern(&r->names, name, strlen(name), id);
+	const struct symobj *so = &o->so;
+	struct report_obj *ro;
+	uint32_t i;
+
+	for (i = 0; i < r->nr_objs; i++) {
+		ro = &r->objs[i];
+		if (ro->build_id_len == so->build_id_len &&
+		    !memcmp(ro->build_id, so->build_id, so->build_id_len) &&
+		    !strcmp(ro->path, so->path)) {
+			*id = i;
+			return 0;
+		}
+	}
+	if (!(r->nr_objs & (r->nr_objs - 1))) {
+		ro = realloc(r->objs, (r->nr_objs ? 2 * (size_t)r->nr_objs : 1) *
+			     sizeof(*ro));
+		if (!ro)
+			return -ENOMEM;
+		r->objs = ro;
+	}
+	ro = &r->objs[r->nr_objs];
+	ro->path = so->path;
+	ro->build_id = so->build_id;
+	ro->build_id_len = so->build_id_len;
+	*id = r->nr_objs++;
+	return 0;
+}
+
+/*
+ * Routine @sym of object @obj as a label: the key "OBJ\x1fSYM" keeps
+ * same-named symbols of different objects apart.
+ */
+static int intern(struct report *r, uint32_t obj, const char *sym,
+		  uint32_t *id)
+{
+	char key[256], *big = NULL;
+	int n, ret;
+
+	/* Once per forest node: no allocation for the usual names. */
+	n = snprintf(key, sizeof(key), "%d\x1f%s",
+		     obj == REPORT_NO_OBJ ? -1 : (int)obj, sym);
+	if (n < 0)
+		return -EINVAL;
+	if ((size_t)n >= sizeof(key)) {
+		big = malloc((size_t)n + 1);
+		if (!big)
+			return -ENOMEM;
+		snprintf(big, (size_t)n + 1, "%d\x1f%s",
+			 obj == REPORT_NO_OBJ ? -1 : (int)obj, sym);
+	}
+	ret = symtab__intern(&r->names, big ? big : key, (size_t)n, id);
+	free(big);
+	if (ret || *id < r->nr_fns)
+		return ret;
+	if (!(r->nr_fns & (r->nr_fns - 1))) {
+		struct report_fn *f = realloc(r->fns, (r->nr_fns ? 2 * (size_t)r->nr_fns : 1) *
+					      sizeof(*f));
+
+		if (!f)
+			return -ENOMEM;
+		r->fns = f;
+	}
+	memset(&r->fns[*id], 0, sizeof(r->fns[*id]));
+	r->fns[*id].obj = obj;
+	r->fns[*id].sym = strdup(sym);
+	r->nr_fns = *id + 1;
+	return r->fns[*id].sym ? 0 : -ENOMEM;
 }
 
 static void set_srcline(struct report *r, uint32_t id, struct profile_obj *o,
 			const struct sym *sy)
 {
+	struct report_fn *fn = &r->fns[id];
 	struct symobj *live;
-	const char *file, *base;
-	char buf[512];
+	const char *file;
 	int line;
 
-	if (id >= r->nr_srcline) {
-		uint32_t n = id + 64, i;
-		char **p = realloc(r->srcline, (size_t)n * sizeof(*p));
-
-		if (!p)
-			return;
-		for (i = r->nr_srcline; i < n; i++)
-			p[i] = NULL;
-		r->srcline = p;
-		r->nr_srcline = n;
-	}
-	if (r->srcline[id])
+	if (fn->srcline)
 		return;
 	live = profile_obj__live(o);
 	if (!live || symobj__srcline(live, sy->off, &file, &line))
 		return;
-	base = strrchr(file, '/');
-	snprintf(buf, sizeof(buf), "%s:%d", base ? base + 1 : file, line);
-	r->srcline[id] = strdup(buf);
+	/* The full path: pprof -list and editors open it. */
+	fn->file = strdup(file);
+	fn->line = line;
+	if (!fn->file || asprintf(&fn->srcline, "%s:%d", file, line) < 0)
+		fn->srcline = NULL;
 }
 
 /* The routine @label of a task of @tgid in @run belongs to, as an id. */
@@ -134,17 +193,18 @@ static int symbolize(struct report *r, uint32_t run,
 	const struct sym *sy = NULL;
 	const struct symobj *so = NULL;
 	const char *base;
+	uint32_t obj = REPORT_NO_OBJ;
 	char buf[256];
 	uint64_t off;
 	int ret;
 
 	if (label == 0)
-		return intern(r, "[unknown]", id);
+		return intern(r, REPORT_NO_OBJ, "[unknown]", id);
 	m = maps_idx__find(mi, tgid, label);
 	if (!m) {
 		r->unsymbolized++;
 		snprintf(buf, sizeof(buf), "[0x%" PRIx64 "]", label);
-		return intern(r, buf, id);
+		return intern(r, REPORT_NO_OBJ, buf, id);
 	}
 	off = label - m->start + m->pgoff;
 	o = profile__obj(r->p, run, m);
@@ -153,6 +213,11 @@ static int symbolize(struct report *r, uint32_t run,
 	} else if (o) {
 		so = profile_obj__live(o);
 	}
+	if (o) {
+		ret = obj_id(r, o, &obj);
+		if (ret)
+			return ret;
+	}
 	if (so)
 		sy = symobj__find(so, off);
 	if (!sy) {
@@ -160,12 +225,104 @@ static int symbolize(struct report *r, uint32_t run,
 		base = strrchr(m->path, '/');
 		snprintf(buf, sizeof(buf), "[%s+0x%" PRIx64 "]",
 			 base ? base + 1 : m->path, off);
-		return intern(r, buf, id);
+		return intern(r, obj, buf, id);
 	}
-	ret = intern(r, sym__name(so, sy), id);
+	ret = intern(r, obj, sym__name(so, sy), id);
 	if (!ret && r->o.srcline && o)
 		set_srcline(r, *id, o, sy);
 	return ret;
+}
+
+const char *report__dso(const struct report *r, uint64_t id)
+{
+	const struct report_obj *o = report__obj(r, id);
+	const char *base;
+
+	if (!o)
+		return "[unknown]";
+	base = strrchr(o->path, '/');
+	return base ? base + 1 : o->path;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	const struct report_fn *const *x = a, *const *y = b;
+
+	return strcmp((*x)->name, (*y)->name);
+}
+
+/*
+ * Shown names: demangled; routines of different objects that would show
+ * the same name get their object's base name, "name [dso]", so that no
+ * output merges them.
+ */
+static int name_routines(struct report *r)
+{
+	struct report_fn **by;
+	uint32_t i, j;
+
+	for (i = 0; i < r->nr_fns; i++) {
+		r->fns[i].name = sym__demangle(r->fns[i].sym);
+		if (!r->fns[i].name)
+			return -ENOMEM;
+	}
+	if (!r->nr_fns)
+		return 0;
+	/* an array of pointers to routines: NOLINTNEXTLINE(bugprone-sizeof-expression) */
+	by = malloc((size_t)r->nr_fns * sizeof(*by));
+	if (!by)
+		return -ENOMEM;
+	for (i = 0; i < r->nr_fns; i++)
+		by[i] = &r->fns[i];
+	/* an array of pointers to routines: NOLINTNEXTLINE(bugprone-sizeof-expression) */
+	qsort(by, r->nr_fns, sizeof(*by), name_cmp);
+	for (i = 0; i < r->nr_fns; i = j) {
+		for (j = i + 1; j < r->nr_fns && !strcmp(by[i]->name, by[j]->name); j++)
+			;
+		if (j == i + 1)
+			continue;
+		for (; i < j; i++) {
+			struct report_fn *f = by[i];
+			char *n;
+
+			if (asprintf(&n, "%s [%s]", f->name,
+				     report__dso(r, f - r->fns)) < 0) {
+				free(by);
+				return -ENOMEM;
+			}
+			free(f->name);
+			f->name = n;
+		}
+	}
+	free(by);
+	return 0;
+}
+
+bool report__match(const struct report *r, uint32_t id, const char *name)
+{
+	const struct report_fn *f = &r->fns[id];
+	const char *dso = report__dso(r, id);
+	size_t n = strlen(name), d = strlen(dso);
+
+	if (!strcmp(f->name, name) || !strcmp(f->sym, name))
+		return true;
+	/* "name" also selects each "name [dso]". */
+	return strlen(f->name) == n + d + 3 && !strncmp(f->name, name, n) &&
+	       !strncmp(f->name + n, " [", 2) &&
+	       !strncmp(f->name + n + 2, dso, d) && f->name[n + 2 + d] == ']';
+}
+
+int report__find(const struct report *r, const char *name, uint32_t *id)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->nr_fns; i++) {
+		if (!strcmp(r->fns[i].name, name)) {
+			*id = i;
+			return 0;
+		}
+	}
+	return -ENOENT;
 }
 
 /* ---- grouping and joining ---------------------------------------------- */
@@ -182,15 +339,58 @@ static const char *process_comm(const struct stream *s,
 	return t->comm;
 }
 
+int report_ids__parse(struct report_ids *ids, const char *s)
+{
+	ids->nr = 0;
+	for (;;) {
+		unsigned long x;
+		char *end;
+
+		if (*s < '0' || *s > '9' || ids->nr == REPORT_MAX_IDS)
+			return -EINVAL;
+		errno = 0;
+		x = strtoul(s, &end, 10);
+		if (errno || x > 0x7fffffff || (*end && *end != ','))
+			return -EINVAL;
+		ids->v[ids->nr++] = (uint32_t)x;
+		if (!*end)
+			return 0;
+		s = end + 1;
+	}
+}
+
+static bool ids__has(const struct report_ids *ids, uint32_t id)
+{
+	uint32_t i;
+
+	for (i = 0; i < ids->nr; i++)
+		if (ids->v[i] == id)
+			return true;
+	return !ids->nr;
+}
+
+/* Is @name one of the comma-separated @list? */
+static bool in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	while (*list) {
+		size_t len = strcspn(list, ",");
+
+		if (len == n && !strncmp(list, name, n))
+			return true;
+		list += len + (list[len] == ',');
+	}
+	return false;
+}
+
 static bool selected(const struct report_opts *o, const struct stream *s,
 		     const struct stream_task *t)
 {
-	if (o->pid >= 0 && t->tgid != (uint64_t)o->pid)
+	if (!ids__has(&o->pids, t->tgid) || !ids__has(&o->tids, t->pid))
 		return false;
-	if (o->tid >= 0 && t->pid != (uint64_t)o->tid)
-		return false;
-	if (o->comm && strcmp(o->comm, t->comm) &&
-	    strcmp(o->comm, process_comm(s, t)))
+	if (o->comm && !in_list(o->comm, t->comm) &&
+	    !in_list(o->comm, process_comm(s, t)))
 		return false;
 	return true;
 }
@@ -325,6 +525,154 @@ static int build_kccf(struct report *r, struct report_grp *g)
 
 			*e = *e >= c[j] ? *e - c[j] : 0;
 		}
+	}
+	return 0;
+}
+
+static double share(uint64_t x, uint64_t total)
+{
+	return total ? 100.0 * (double)x / (double)total : 0.0;
+}
+
+/* ---- the view: --routine, --similar, --hot, --percent-limit ------------- */
+
+/* Is routine @id's object in --dso's list (base names or full paths)? */
+static bool dso_selected(const struct report *r, uint32_t id)
+{
+	const struct report_obj *o = report__obj(r, id);
+
+	return o && (in_list(r->o.dso, report__dso(r, id)) ||
+		     in_list(r->o.dso, o->path));
+}
+
+static int prune(struct report *r, struct report_grp *g)
+{
+	const struct kcc_forest *f = &g->kccf.f;
+	uint32_t n = f->count ? f->count : 1, v;
+	uint32_t *scratch;
+
+	g->keep = calloc(n, 1);
+	if (!g->keep)
+		return -ENOMEM;
+	if (r->o.routine) {
+		/* Every context of the routine: the trees of its roots. */
+		for (v = 0; v < f->count; v++) {
+			uint32_t p = kcc_forest_node(f, v)->parent;
+
+			g->keep[v] = kcc_is_root_parent(p) ?
+				     report__match(r, kcc_forest_node(f, v)->label,
+						   r->o.routine) :
+				     g->keep[p];
+		}
+	} else if (r->o.similar > 0) {
+		uint32_t bp = (uint32_t)llround(r->o.similar * 100);
+
+		scratch = malloc((size_t)n * sizeof(*scratch));
+		if (!scratch)
+			return -ENOMEM;
+		kcc_prune_similar(f, r->sort, bp ? bp : 1, g->keep, scratch);
+		free(scratch);
+	} else if (r->o.hot > 0) {
+		/* Hot contexts: counts only shrink away from a root. */
+		double thr = floor(r->o.hot * (double)g->total[r->sort]);
+
+		for (v = 0; v < f->count; v++)
+			g->keep[v] = (double)kcc_forest_ctr(f, v)[r->sort] >= thr &&
+				     kcc_forest_ctr(f, v)[r->sort] > 0;
+	} else {
+		memset(g->keep, 1, n);
+	}
+	/* --dso: only routines of those objects, and their callers. */
+	for (v = 0; r->o.dso && v < f->count; v++) {
+		uint32_t p = kcc_forest_node(f, v)->parent;
+
+		if (!kcc_is_root_parent(p))
+			g->keep[v] = g->keep[v] && g->keep[p];
+		else if (g->keep[v])
+			g->keep[v] = dso_selected(r, kcc_forest_node(f, v)->label);
+	}
+	return 0;
+}
+
+/* The view of group @g (report.h); nodes come after their parents. */
+static int view_group(struct report *r, struct report_grp *g)
+{
+	const struct kcc_forest *f = &g->kccf.f;
+	uint32_t n = f->count, nc = r->nr_ctrs, v, j;
+	int ret;
+
+	ret = prune(r, g);
+	if (ret)
+		return ret;
+	g->shown = calloc((size_t)n + 1, 1);
+	g->vexcl = calloc(((size_t)n + 1) * nc, sizeof(uint64_t));
+	g->vinc = calloc(((size_t)n + 1) * nc, sizeof(uint64_t));
+	if (!g->shown || !g->vexcl || !g->vinc)
+		return -ENOMEM;
+	for (v = 0; v < n; v++)
+		if (g->keep[v])
+			memcpy(&g->vexcl[(size_t)v * nc], kcc_forest_ctr(f, v),
+			       nc * sizeof(uint64_t));
+	for (v = 0; v < n; v++) {
+		uint32_t p = kcc_forest_node(f, v)->parent;
+		const uint64_t *c = kcc_forest_ctr(f, v);
+
+		if (!g->keep[v] || kcc_is_root_parent(p))
+			continue;
+		/* Clamped: hostile counters may not add up. */
+		for (j = 0; j < nc; j++) {
+			uint64_t *e = &g->vexcl[(size_t)p * nc + j];
+
+			*e = *e >= c[j] ? *e - c[j] : 0;
+		}
+	}
+	for (v = 0; v < n; v++) {
+		const uint64_t *e = &g->vexcl[(size_t)v * nc];
+		bool any = false;
+
+		for (j = 0; j < nc; j++)
+			any |= e[j] != 0;
+		g->shown[v] = g->keep[v] && any &&
+			      share(e[r->sort], g->total[r->sort]) >= r->o.percent_limit;
+	}
+	/* Children after parents: sum the shown counts up, leaves first. */
+	for (v = n; v-- > 0;) {
+		uint32_t p = kcc_forest_node(f, v)->parent;
+		uint64_t *vi = &g->vinc[(size_t)v * nc];
+
+		if (!g->keep[v])
+			continue;
+		for (j = 0; j < nc; j++) {
+			if (g->shown[v])
+				vi[j] += g->vexcl[(size_t)v * nc + j];
+			if (kcc_is_root_parent(p))
+				g->vtotal[j] += vi[j];
+			else
+				g->vinc[(size_t)p * nc + j] += vi[j];
+		}
+	}
+	return 0;
+}
+
+static int report__view(struct report *r)
+{
+	uint32_t gi, i;
+	bool found = false;
+	int ret;
+
+	for (gi = 0; gi < r->nr_groups; gi++) {
+		ret = view_group(r, &r->groups[gi]);
+		if (ret)
+			return ret;
+	}
+	if (!r->o.routine)
+		return 0;
+	for (i = 0; i < r->nr_fns && !found; i++)
+		found = report__match(r, i, r->o.routine);
+	if (!found) {
+		fprintf(stderr, "%s: %s: no routine named '%s'\n", kcc_progname,
+			r->o.name, r->o.routine);
+		return -ENOENT;
 	}
 	return 0;
 }
@@ -469,12 +817,15 @@ int report__build(struct report *r, struct profile *p,
 			goto cleanup;
 	}
 
+	ret = name_routines(r);
+	if (ret)
+		goto cleanup;
 	for (gi = 0; gi < r->nr_groups; gi++) {
 		ret = build_kccf(r, &r->groups[gi]);
 		if (ret)
 			goto cleanup;
 	}
-	ret = 0;
+	ret = report__view(r);
 cleanup:
 	free(need);
 	if (ret == -ENOMEM || ret == -ENOSPC || ret == -E2BIG)
@@ -492,10 +843,18 @@ void report__exit(struct report *r)
 		pool__exit(&r->groups[i].kccf);
 		free(r->groups[i].excl);
 		free(r->groups[i].keep);
+		free(r->groups[i].shown);
+		free(r->groups[i].vexcl);
+		free(r->groups[i].vinc);
 	}
-	for (i = 0; i < r->nr_srcline; i++)
-		free(r->srcline[i]);
-	free(r->srcline);
+	for (i = 0; i < r->nr_fns; i++) {
+		free(r->fns[i].name);
+		free(r->fns[i].sym);
+		free(r->fns[i].file);
+		free(r->fns[i].srcline);
+	}
+	free(r->fns);
+	free(r->objs);
 	free(r->groups);
 	symtab__exit(&r->names);
 	memset(r, 0, sizeof(*r));
@@ -635,6 +994,37 @@ static void print_event(struct report *r, FILE *out)
 	fprintf(out, "\n");
 }
 
+/* The profile's INFO, as perf report --header shows perf.data's. */
+static void print_info(struct report *r, FILE *out)
+{
+	static const struct {
+		const char *key, *label;
+	} keys[] = {
+		{ "hostname", "hostname" }, { "release", "os release" },
+		{ "machine", "arch" }, { "cpu", "cpu" },
+		{ "version", "kcc version" }, { "cmdline", "cmdline" },
+	};
+	const struct profile_info *in = &r->p->info;
+	char when[64];
+	time_t t;
+	size_t i;
+
+	if (!in->valid)
+		return;
+	t = (time_t)(in->start_ns / 1000000000ull);
+	if (!strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", gmtime(&t)))
+		when[0] = 0;
+	fprintf(out, "# captured on: %s\n", when);
+	if (in->duration_ns)
+		fprintf(out, "# duration: %.3f s\n", in->duration_ns / 1e9);
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *v = profile__info_get(r->p, keys[i].key);
+
+		if (v)
+			fprintf(out, "# %s: %s\n", keys[i].label, v);
+	}
+}
+
 static void print_header(struct report *r, FILE *out)
 {
 	const struct stream *s = &r->p->runs[0].s;
@@ -642,6 +1032,7 @@ static void print_header(struct report *r, FILE *out)
 	bool any = false;
 
 	fprintf(out, "# kcc report: %s\n", r->o.name);
+	print_info(r, out);
 	fprintf(out, "# source: %s, runs: %u, recorded k: ", source_name(r->source),
 		r->p->nr_runs);
 	if (r->k_src == KCC_K_INF)
@@ -698,11 +1089,6 @@ static void print_col_names(struct report *r, FILE *out)
 		fprintf(out, " %12.12s", r->desc[j].name);
 }
 
-static double share(uint64_t x, uint64_t total)
-{
-	return total ? 100.0 * (double)x / (double)total : 0.0;
-}
-
 struct top_ent {
 	uint32_t v;
 	uint64_t key;
@@ -729,16 +1115,10 @@ static int print_top(struct report *r, struct report_grp *g, FILE *out)
 	if (!ents)
 		return -ENOMEM;
 	for (v = 0; v < f->count; v++) {
-		const uint64_t *e = &g->excl[(size_t)v * nc];
+		const uint64_t *e = &g->vexcl[(size_t)v * nc];
 		struct sbuf sb = { 0 };
-		bool any = false;
-		uint32_t j;
 
-		for (j = 0; j < nc; j++)
-			any |= e[j] != 0;
-		if (!any)
-			continue;
-		if (share(e[r->sort], g->total[r->sort]) < r->o.percent_limit)
+		if (!report__shown(r, g, v))
 			continue;
 		ret = report__path(r, g, v, &sb);
 		if (ret) {
@@ -751,9 +1131,9 @@ static int print_top(struct report *r, struct report_grp *g, FILE *out)
 	}
 	qsort(ents, n, sizeof(*ents), top_cmp);
 	print_col_names(r, out);
-	fprintf(out, "  k-context (outermost caller first)\n");
+	fprintf(out, "  %-16s  k-context (outermost caller first)\n", "dso");
 	for (i = 0; i < n; i++) {
-		const uint64_t *e = &g->excl[(size_t)ents[i].v * nc];
+		const uint64_t *e = &g->vexcl[(size_t)ents[i].v * nc];
 		uint32_t callee = ents[i].v;
 		const char *sl;
 
@@ -761,7 +1141,10 @@ static int print_top(struct report *r, struct report_grp *g, FILE *out)
 			callee = kcc_forest_node(f, callee)->parent;
 		fprintf(out, "%7.2f%%", share(e[r->sort], g->total[r->sort]));
 		print_counts(r, e, out);
-		fprintf(out, "  %s", ents[i].path);
+		/* The object of the routine, the context's last entry. */
+		fprintf(out, "  %-16s  %s",
+			report__dso(r, kcc_forest_node(f, callee)->label),
+			ents[i].path);
 		sl = report__srcline(r, kcc_forest_node(f, callee)->label);
 		if (sl)
 			fprintf(out, "  [%s]", sl);
@@ -788,8 +1171,8 @@ static int kid_cmp(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 	const struct kcc_forest *f = &cmp_g->kccf.f;
-	uint64_t cx = kcc_forest_ctr(f, x)[cmp_r->sort];
-	uint64_t cy = kcc_forest_ctr(f, y)[cmp_r->sort];
+	uint64_t cx = cmp_g->vinc[(size_t)x * cmp_r->nr_ctrs + cmp_r->sort];
+	uint64_t cy = cmp_g->vinc[(size_t)y * cmp_r->nr_ctrs + cmp_r->sort];
 	int c;
 
 	if (cx != cy)
@@ -866,7 +1249,8 @@ static int print_subtree(struct report *r, struct report_grp *g,
 			 const struct tree *t, uint32_t root, FILE *out)
 {
 	const struct kcc_forest *f = &g->kccf.f;
-	uint64_t base = kcc_forest_ctr(f, root)[r->sort];
+	uint32_t nc = r->nr_ctrs;
+	uint64_t base = g->vinc[(size_t)root * nc + r->sort];
 	uint32_t *stack, *depth, sp = 0;
 
 	stack = malloc(((size_t)f->count + 1) * sizeof(uint32_t));
@@ -882,9 +1266,16 @@ static int print_subtree(struct report *r, struct report_grp *g,
 		uint32_t v = stack[--sp], d = depth[sp], j;
 		const struct kcc_node *nd = kcc_forest_node(f, v);
 		const char *sl = report__srcline(r, nd->label);
+		const uint64_t *c = &g->vinc[(size_t)v * nc];
+		bool any = false;
 
-		fprintf(out, "%7.2f%%", share(nd->ctr[r->sort], base));
-		print_counts(r, nd->ctr, out);
+		/* Nothing shown below (--percent-limit): left out. */
+		for (j = 0; j < nc; j++)
+			any |= c[j] != 0;
+		if (!any)
+			continue;
+		fprintf(out, "%7.2f%%", share(c[r->sort], base));
+		print_counts(r, c, out);
 		fprintf(out, "  %*s%s", (int)(2 * d), "", report__name(r, nd->label));
 		if (sl)
 			fprintf(out, "  [%s]", sl);
@@ -903,68 +1294,29 @@ static int print_trees(struct report *r, struct report_grp *g, FILE *out)
 {
 	const struct kcc_forest *f = &g->kccf.f;
 	struct tree t = { 0 };
-	uint32_t id = 0, i;
-	bool found = false;
+	uint32_t i;
 	int ret;
 
-	if (r->o.routine &&
-	    symtab__find(&r->names, r->o.routine, strlen(r->o.routine), &id))
-		return -ENOENT;
 	ret = tree__build(&t, r, g);
 	if (ret)
 		goto cleanup;
+	if (r->o.routine && t.first[f->count] == t.first[f->count + 1]) {
+		fprintf(out, "# no routine '%s' here\n", r->o.routine);
+		goto cleanup;
+	}
 	print_col_names(r, out);
 	fprintf(out, "  routine, then its callers (share of the routine)\n");
-	for (i = t.first[f->count]; i < t.first[f->count + 1]; i++) {
-		uint32_t v = t.kids[i];
-
-		if (r->o.routine && kcc_forest_node(f, v)->label != id)
-			continue;
-		found = true;
-		ret = print_subtree(r, g, &t, v, out);
-		if (ret)
-			break;
-	}
-	if (!found && r->o.routine)
-		ret = -ENOENT;
+	for (i = t.first[f->count]; i < t.first[f->count + 1] && !ret; i++)
+		ret = print_subtree(r, g, &t, t.kids[i], out);
 cleanup:
 	tree__exit(&t);
 	return ret;
-}
-
-static int prune(struct report *r, struct report_grp *g)
-{
-	const struct kcc_forest *f = &g->kccf.f;
-	uint32_t n = f->count ? f->count : 1, v;
-	uint32_t *scratch;
-
-	g->keep = calloc(n, 1);
-	if (!g->keep)
-		return -ENOMEM;
-	if (r->o.similar > 0) {
-		uint32_t bp = (uint32_t)llround(r->o.similar * 100);
-
-		scratch = malloc((size_t)n * sizeof(*scratch));
-		if (!scratch)
-			return -ENOMEM;
-		kcc_prune_similar(f, r->sort, bp ? bp : 1, g->keep, scratch);
-		free(scratch);
-	} else {
-		/* Hot contexts: counts only shrink away from a root. */
-		double thr = floor(r->o.hot * (double)g->total[r->sort]);
-
-		for (v = 0; v < f->count; v++)
-			g->keep[v] = (double)kcc_forest_ctr(f, v)[r->sort] >= thr &&
-				     kcc_forest_ctr(f, v)[r->sort] > 0;
-	}
-	return 0;
 }
 
 int report__text(struct report *r, FILE *out)
 {
 	uint32_t gi;
 	int ret = 0;
-	bool found = false;
 
 	print_header(r, out);
 	for (gi = 0; gi < r->nr_groups && !ret; gi++) {
@@ -990,26 +1342,10 @@ int report__text(struct report *r, FILE *out)
 					g->total[j]);
 		}
 		fprintf(out, "\n");
-		if (r->o.routine) {
+		if (r->o.routine || r->o.similar > 0 || r->o.hot > 0)
 			ret = print_trees(r, g, out);
-			if (ret == -ENOENT) {
-				fprintf(out, "# no routine '%s' here\n", r->o.routine);
-				ret = 0;
-			} else if (!ret) {
-				found = true;
-			}
-		} else if (r->o.similar > 0 || r->o.hot > 0) {
-			ret = prune(r, g);
-			if (!ret)
-				ret = print_trees(r, g, out);
-		} else {
+		else
 			ret = print_top(r, g, out);
-		}
-	}
-	if (!ret && r->o.routine && !found) {
-		fprintf(stderr, "%s: %s: no routine named '%s'\n", kcc_progname,
-			r->o.name, r->o.routine);
-		return -ENOENT;
 	}
 	return ret;
 }

@@ -42,6 +42,19 @@ enum report_group {
 	GROUP_ALL,		/* one for everything selected */
 };
 
+#define REPORT_MAX_IDS	64
+
+struct report_ids {
+	uint32_t nr;		/* 0: no filter */
+	uint32_t v[REPORT_MAX_IDS];
+};
+
+/*
+ * Parse "ID[,ID...]" (process or thread ids) into @ids: 0, or -EINVAL
+ * for an empty item, a non-number or more than REPORT_MAX_IDS.
+ */
+int report_ids__parse(struct report_ids *ids, const char *s);
+
 struct report_opts {
 	const char *name;	/* input, for headers */
 	uint32_t k;		/* KCC_K_INF, or call edges */
@@ -49,14 +62,16 @@ struct report_opts {
 	int sort;		/* counter index; -1: events, else calls */
 	double percent_limit;	/* hide contexts below this share */
 	const char *routine;	/* --routine NAME */
+	const char *dso;	/* --dso OBJ[,OBJ...]: routines of these */
 	double similar;		/* --similar X (percent), 0: off */
 	double hot;		/* --hot PHI (fraction), 0: off */
 	bool srcline;
 	enum report_format format;
 	enum report_group group;
-	const char *comm;	/* filters, NULL / -1: all */
-	int64_t pid;
-	int64_t tid;
+	/* filters (comma lists on the command line); none: all */
+	const char *comm;	/* "name[,name...]", NULL: all */
+	struct report_ids pids;
+	struct report_ids tids;
 	uint32_t max_nodes;	/* k-CCF node cap per group, 0: default */
 };
 
@@ -74,7 +89,44 @@ struct report_grp {
 	uint64_t kccf_drops;
 	uint64_t *excl;		/* per k-CCF node, nr_ctrs counters */
 	uint64_t total[STREAM_MAX_CTRS];
-	uint8_t *keep;		/* NULL or per node: shown (pruned views) */
+	/*
+	 * The view every format renders (report__build() makes it once):
+	 * keep: nodes of the view (--routine's trees, the --similar or
+	 * --hot pruned forest; all by default); vexcl: a kept node's count
+	 * less its kept children's (excl when all are kept), so folded
+	 * stacks of the shown nodes redraw the kept forest; shown: kept,
+	 * non-zero and not under --percent-limit (a row of the top list, a
+	 * folded line, a pprof sample, a JSON self count); vinc: the sum of
+	 * vexcl over the shown nodes of a kept subtree (SVG widths, tree
+	 * counts); vtotal: the sum of the shown vexcl.
+	 */
+	uint8_t *keep;
+	uint8_t *shown;
+	uint64_t *vexcl;	/* per node, nr_ctrs counters */
+	uint64_t *vinc;
+	uint64_t vtotal[STREAM_MAX_CTRS];
+};
+
+/*
+ * A routine is a symbol of an object: same-named static functions of two
+ * objects are two routines.  The objects are the profile's, one per
+ * (path, build-id) whatever the run.
+ */
+#define REPORT_NO_OBJ	UINT32_MAX
+
+struct report_obj {
+	const char *path;
+	const uint8_t *build_id;
+	uint32_t build_id_len;
+};
+
+struct report_fn {
+	char *name;		/* shown: demangled, "[dso]" added if ambiguous */
+	char *sym;		/* the symbol as the object names it */
+	uint32_t obj;		/* REPORT_NO_OBJ: the address is unmapped */
+	char *file;		/* --srcline: full source path, or NULL */
+	int line;
+	char *srcline;		/* "file:line", or NULL */
 };
 
 struct report {
@@ -87,9 +139,11 @@ struct report {
 	struct kcc_metric_desc desc[STREAM_MAX_CTRS];
 	bool calls_valid;	/* every run replayed bursts */
 	uint32_t source;	/* KCC_SOURCE_* of run 0 */
-	struct symtab names;	/* routine label -> name */
-	char **srcline;		/* per name id, NULL when unknown */
-	uint32_t nr_srcline;
+	struct symtab names;	/* routine label -> its (object, symbol) key */
+	struct report_fn *fns;	/* per label */
+	uint32_t nr_fns;
+	struct report_obj *objs;
+	uint32_t nr_objs;
 	struct report_grp *groups;
 	uint32_t nr_groups;
 	uint64_t unsymbolized;	/* labels that found no function */
@@ -112,17 +166,44 @@ int report__build(struct report *r, struct profile *p,
 void report__exit(struct report *r);
 int report__print(struct report *r, FILE *out);
 
+static inline bool report__shown(const struct report *r,
+				 const struct report_grp *g, uint32_t v)
+{
+	return g->shown[v];
+}
+
 /* Name of routine label @id of the k-CCF. */
 static inline const char *report__name(const struct report *r, uint64_t id)
 {
-	return symtab__name(&r->names, id);
+	return id < r->nr_fns ? r->fns[id].name : "?";
 }
 
+/* "file:line" of routine @id (--srcline), NULL when unknown. */
 static inline const char *report__srcline(const struct report *r,
 					  uint64_t id)
 {
-	return id < r->nr_srcline ? r->srcline[id] : NULL;
+	return id < r->nr_fns ? r->fns[id].srcline : NULL;
 }
+
+/* The object of routine @id, NULL for unmapped addresses. */
+static inline const struct report_obj *report__obj(const struct report *r,
+						   uint64_t id)
+{
+	return id < r->nr_fns && r->fns[id].obj != REPORT_NO_OBJ ?
+	       &r->objs[r->fns[id].obj] : NULL;
+}
+
+/* Base name of the object of routine @id ("[unknown]" when none). */
+const char *report__dso(const struct report *r, uint64_t id);
+
+/*
+ * The routine shown as @name (its demangled name, or "name [dso]"):
+ * 0 and its label in *id, or -ENOENT.  Several routines may share a
+ * name shown without the object; report__match() tells each of them.
+ */
+int report__find(const struct report *r, const char *name, uint32_t *id);
+/* Does routine @id answer to @name ("name", "name [dso]" or the symbol)? */
+bool report__match(const struct report *r, uint32_t id, const char *name);
 
 /*
  * The children of every node of @f in one array: those of node v are

@@ -48,11 +48,11 @@ int report__folded(struct report *r, FILE *out)
 		const struct kcc_forest *f = &g->kccf.f;
 
 		for (v = 0; v < f->count; v++) {
-			uint64_t x = g->excl[(size_t)v * nc + r->sort];
+			uint64_t x = g->vexcl[(size_t)v * nc + r->sort];
 			struct sbuf sb = { 0 };
 			uint32_t u;
 
-			if (!x)
+			if (!x || !report__shown(r, g, v))
 				continue;
 			if (n == cap) {
 				struct fold_ent *q;
@@ -150,6 +150,7 @@ static int json_cmp(const void *a, const void *b)
 
 static int json_group(struct report *r, struct report_grp *g, FILE *out)
 {
+	static const uint64_t zero[STREAM_MAX_CTRS];
 	const struct kcc_forest *f = &g->kccf.f;
 	uint32_t nc = r->nr_ctrs, v, n = 0, i;
 	struct json_ent *ents;
@@ -160,7 +161,13 @@ static int json_group(struct report *r, struct report_grp *g, FILE *out)
 		return -ENOMEM;
 	for (v = 0; v < f->count; v++) {
 		struct sbuf sb = { 0 };
+		uint32_t j;
+		bool any = false;
 
+		for (j = 0; j < nc; j++)
+			any |= g->vinc[(size_t)v * nc + j] != 0;
+		if (!g->keep[v] || !any)
+			continue;
 		ret = report__path(r, g, v, &sb);
 		if (ret) {
 			sbuf__exit(&sb);
@@ -179,6 +186,8 @@ static int json_group(struct report *r, struct report_grp *g, FILE *out)
 		g->node_drops, g->stack_drops, g->lost_charges, g->stitch_errors);
 	fprintf(out, "      \"total\": ");
 	json_ctrs(r, g->total, out);
+	fprintf(out, ",\n      \"shown\": ");
+	json_ctrs(r, g->vtotal, out);
 	fprintf(out, ",\n      \"contexts\": [");
 	for (i = 0; i < n; i++) {
 		const struct kcc_node *nd;
@@ -196,9 +205,10 @@ static int json_group(struct report *r, struct report_grp *g, FILE *out)
 			u = nd->parent;
 		}
 		fprintf(out, "], \"self\": ");
-		json_ctrs(r, &g->excl[(size_t)ents[i].v * nc], out);
+		json_ctrs(r, g->shown[ents[i].v] ? &g->vexcl[(size_t)ents[i].v * nc] :
+			  zero, out);
 		fprintf(out, ", \"total\": ");
-		json_ctrs(r, kcc_forest_ctr(f, ents[i].v), out);
+		json_ctrs(r, &g->vinc[(size_t)ents[i].v * nc], out);
 		fprintf(out, "}");
 	}
 	fprintf(out, "%s]\n    }", n ? "\n      " : "");
@@ -231,7 +241,14 @@ int report__json(struct report *r, FILE *out)
 		fprintf(out, "%s", i ? ", " : "");
 		json_str(r->desc[i].name, out);
 	}
-	fprintf(out, "],\n  \"calls_valid\": %s,\n  \"sort\": ",
+	fprintf(out, "],\n  \"view\": {\"routine\": ");
+	if (r->o.routine)
+		json_str(r->o.routine, out);
+	else
+		fprintf(out, "null");
+	fprintf(out, ", \"similar\": %g, \"hot\": %g, \"percent_limit\": %g},\n",
+		r->o.similar, r->o.hot, r->o.percent_limit);
+	fprintf(out, "  \"calls_valid\": %s,\n  \"sort\": ",
 		r->calls_valid ? "true" : "false");
 	json_str(r->desc[r->sort].name, out);
 	fprintf(out, ",\n  \"samples\": {\"taken\": %" PRIu64 ", \"processed\": %" PRIu64 ", \"dropped\": {",
@@ -240,16 +257,35 @@ int report__json(struct report *r, FILE *out)
 		fprintf(out, "%s\"%s\": %" PRIu64, i ? ", " : "", json_drops[i],
 			r->st_dropped[i]);
 	fprintf(out, "}},\n  \"srclines\": {");
-	for (i = 0, first = true; i < r->nr_srcline; i++) {
-		if (!r->srcline[i])
+	for (i = 0, first = true; i < r->nr_fns; i++) {
+		if (!report__srcline(r, i))
 			continue;
 		fprintf(out, "%s", first ? "" : ", ");
 		first = false;
 		json_str(report__name(r, i), out);
 		fprintf(out, ": ");
-		json_str(r->srcline[i], out);
+		json_str(report__srcline(r, i), out);
 	}
-	fprintf(out, "},\n  \"groups\": [\n");
+	/* Each routine shown: its symbol and object (identity is both). */
+	fprintf(out, "},\n  \"routines\": {");
+	for (i = 0; i < r->nr_fns; i++) {
+		const struct report_obj *o = report__obj(r, i);
+
+		fprintf(out, "%s\n    ", i ? "," : "");
+		json_str(report__name(r, i), out);
+		fprintf(out, ": {\"symbol\": ");
+		json_str(r->fns[i].sym, out);
+		fprintf(out, ", \"dso\": ");
+		json_str(o ? o->path : "", out);
+		if (o && o->build_id_len) {
+			char hex[2 * SYM_BUILD_ID_MAX + 1];
+
+			build_id__hex(o->build_id, o->build_id_len, hex);
+			fprintf(out, ", \"build_id\": \"%s\"", hex);
+		}
+		fprintf(out, "}");
+	}
+	fprintf(out, "%s},\n  \"groups\": [\n", r->nr_fns ? "\n  " : "");
 	for (i = 0; i < r->nr_groups && !ret; i++) {
 		if (i)
 			fprintf(out, ",\n");

@@ -31,6 +31,19 @@ void xml_str(const char *s, FILE *out)
 	}
 }
 
+/* Bytes of the first @n characters of UTF-8 @s (all of it if shorter). */
+static size_t utf8_prefix(const char *s, int n)
+{
+	size_t i = 0;
+
+	while (s[i] && n-- > 0) {
+		i++;
+		while (((unsigned char)s[i] & 0xc0) == 0x80)
+			i++;
+	}
+	return i;
+}
+
 static uint32_t name_hash(const char *s)
 {
 	uint32_t h = 2166136261u;
@@ -63,12 +76,13 @@ static void frame(struct svg_ctx *c, double x, double w, uint32_t depth,
 		40 + (h >> 16) % 50);
 	fprintf(out, "<text x=\"%.2f\" y=\"%.1f\">", x + 3, y + FRAME_H - 5);
 	if (chars >= 3) {
-		size_t len = strlen(name);
+		size_t cut = utf8_prefix(name, chars);
 
-		if ((int)len <= chars) {
+		if (!name[cut]) {
 			xml_str(name, out);
 		} else {
-			char *t = strndup(name, chars - 2);
+			/* Whole characters only: a cut one is not UTF-8. */
+			char *t = strndup(name, utf8_prefix(name, chars - 2));
 
 			if (t) {
 				xml_str(t, out);
@@ -84,7 +98,7 @@ static void title_of(struct svg_ctx *c, const struct report_grp *g,
 		     uint32_t v, char *buf, size_t len)
 {
 	struct report *r = c->r;
-	const uint64_t *ctr = kcc_forest_ctr(&g->kccf.f, v);
+	const uint64_t *ctr = &g->vinc[(size_t)v * r->nr_ctrs];
 	struct sbuf sb = { 0 };
 	size_t n;
 	uint32_t j;
@@ -99,9 +113,9 @@ static void title_of(struct svg_ctx *c, const struct report_grp *g,
 			n += snprintf(buf + n, len - n, " | %s: %" PRIu64,
 				      r->desc[j].name, ctr[j]);
 	}
-	if (n < len && g->total[r->sort])
+	if (n < len && g->vtotal[r->sort])
 		snprintf(buf + n, len - n, " | %.2f%% of %s",
-			 100.0 * ctr[r->sort] / g->total[r->sort],
+			 100.0 * ctr[r->sort] / g->vtotal[r->sort],
 			 r->desc[r->sort].name);
 }
 
@@ -128,12 +142,12 @@ static int svg_group(struct svg_ctx *c, struct report_grp *g, double x0,
 		     uint32_t base_depth)
 {
 	const struct kcc_forest *f = &g->kccf.f;
-	uint32_t n = f->count, i, sp = 0, *stack = NULL;
+	uint32_t n = f->count, nc = c->r->nr_ctrs, i, sp = 0, *stack = NULL;
 	double *xs = NULL;
 	char *title = NULL;
 	int ret;
 
-	ret = forest__children(f, NULL, &c->first, &c->kids);
+	ret = forest__children(f, g->keep, &c->first, &c->kids);
 	if (ret)
 		goto cleanup;
 	ret = -ENOMEM;
@@ -152,14 +166,15 @@ static int svg_group(struct svg_ctx *c, struct report_grp *g, double x0,
 			uint32_t v = c->kids[i];
 
 			xs[v] = x;
-			x += kcc_forest_ctr(f, v)[c->r->sort] * c->scale;
+			x += g->vinc[(size_t)v * nc + c->r->sort] * c->scale;
 			stack[sp++] = v;
 		}
 	}
 	while (sp) {
 		uint32_t v = stack[--sp], j, d = kcc_forest_level(f, v);
 		const struct kcc_node *nd = kcc_forest_node(f, v);
-		double w = nd->ctr[c->r->sort] * c->scale, x = xs[v];
+		double w = g->vinc[(size_t)v * nc + c->r->sort] * c->scale;
+		double x = xs[v];
 
 		if (w < MIN_PX)
 			continue;
@@ -170,7 +185,7 @@ static int svg_group(struct svg_ctx *c, struct report_grp *g, double x0,
 			uint32_t u = c->kids[j];
 
 			xs[u] = x;
-			x += kcc_forest_ctr(f, u)[c->r->sort] * c->scale;
+			x += g->vinc[(size_t)u * nc + c->r->sort] * c->scale;
 			stack[sp++] = u;
 		}
 	}
@@ -225,6 +240,21 @@ static const char svg_js[] =
 "    q.setAttribute('width', q.getAttribute('data-w')); fit(h);\n"
 "  });\n"
 "}\n"
+"var search = document.getElementById('search');\n"
+"search.style.cursor = 'pointer';\n"
+"search.addEventListener('click', function () {\n"
+"  var term = prompt('Highlight routines matching (a regular expression)', '');\n"
+"  var re = null, n = 0;\n"
+"  try { if (term) re = new RegExp(term); } catch (e) { re = null; }\n"
+"  frames.forEach(function (g) {\n"
+"    var r = g.querySelector('rect');\n"
+"    if (!r.hasAttribute('data-fill')) r.setAttribute('data-fill', r.getAttribute('fill'));\n"
+"    var hit = re && re.test(g.getAttribute('data-name'));\n"
+"    r.setAttribute('fill', hit ? 'rgb(230,0,230)' : r.getAttribute('data-fill'));\n"
+"    n += hit ? 1 : 0;\n"
+"  });\n"
+"  search.textContent = re ? 'Search: ' + n + ' frames match' : 'Search';\n"
+"});\n"
 "frames.forEach(function (g) {\n"
 "  var r = g.querySelector('rect');\n"
 "  r.setAttribute('data-x', r.getAttribute('x'));\n"
@@ -250,7 +280,7 @@ int report__svg(struct report *r, FILE *out)
 	for (gi = 0; gi < r->nr_groups; gi++) {
 		uint32_t d = max_depth(&r->groups[gi]);
 
-		total += r->groups[gi].total[r->sort];
+		total += r->groups[gi].vtotal[r->sort];
 		if (d > depth)
 			depth = d;
 	}
@@ -277,6 +307,8 @@ int report__svg(struct report *r, FILE *out)
 	xml_str(r->desc[r->sort].name, out);
 	fprintf(out, ", routine at the bottom, its callers above)</text>\n");
 	fprintf(out, "<text id=\"details\" x=\"10\" y=\"38\"> </text>\n");
+	fprintf(out, "<text id=\"search\" x=\"%d\" y=\"20\" text-anchor=\"end\">Search</text>\n",
+		(int)SVG_W - 10);
 
 	snprintf(title, sizeof(title), "all | %s: %" PRIu64,
 		 r->desc[r->sort].name, total);
@@ -284,12 +316,12 @@ int report__svg(struct report *r, FILE *out)
 	x = 10;
 	for (gi = 0; gi < r->nr_groups && !ret; gi++) {
 		struct report_grp *g = &r->groups[gi];
-		double w = g->total[r->sort] * c.scale;
+		double w = g->vtotal[r->sort] * c.scale;
 
 		if (r->nr_groups > 1 && w >= MIN_PX) {
 			snprintf(title, sizeof(title), "%s | %s: %" PRIu64,
 				 g->name, r->desc[r->sort].name,
-				 g->total[r->sort]);
+				 g->vtotal[r->sort]);
 			frame(&c, x, w, 1, g->name, title, "");
 		}
 		ret = svg_group(&c, g, x, 1 + (r->nr_groups > 1));

@@ -16,6 +16,7 @@
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 
+#include "debuginfod.h"
 #include "symbols.h"
 
 #define DEBUG_ROOT	"/usr/lib/debug"
@@ -336,6 +337,14 @@ static int find_debug_syms(struct symobj *o, Elf *e)
 		n = try_debug_file(o, buf);
 	}
 	free(dcopy);
+	if (!n && o->build_id_len && debuginfod__enabled()) {
+		char *dpath;
+
+		if (!debuginfod__find_debuginfo(o->build_id, o->build_id_len, &dpath)) {
+			n = try_debug_file(o, dpath);
+			free(dpath);
+		}
+	}
 	return n;
 }
 

@@ -89,6 +89,13 @@ int symobj__srcline(struct symobj *o, uint64_t off, const char **file,
 		    int *line);
 
 /* Hex text of a build-id, @out of 2 * SYM_BUILD_ID_MAX + 1 bytes. */
+/*
+ * @name demangled (C++, Rust legacy and v0, through libiberty's
+ * cplus_demangle(), as perf and binutils do), or a copy of @name when
+ * it is not mangled; malloc()ed, NULL only when out of memory.
+ */
+char *sym__demangle(const char *name);
+
 void build_id__hex(const uint8_t *id, uint32_t len, char *out);
 
 #endif /* KCC_SYMBOLS_H */
