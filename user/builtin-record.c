@@ -261,7 +261,7 @@ cleanup:
 
 static int record_device(struct record_opts *ro)
 {
-	struct kcc_version v;
+	struct kcc_version v = { 0 };
 	struct profile p;
 	pid_t child = -1;
 	int fd, go[2] = { -1, -1 }, exec_err[2] = { -1, -1 }, ret, status, err;
