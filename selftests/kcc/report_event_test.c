@@ -73,8 +73,7 @@ static int event_line(const struct trace *t, const struct ev_case *c,
 		.k = 2, .threads = 1, .tgid = 7, .comm = "test",
 		.base = 0x400000, .jitter = 1,
 	};
-	struct report_opts o = { .name = "test", .sort = -1, .pid = -1,
-				 .tid = -1 };
+	struct report_opts o = { .name = "test", .sort = -1 };
 	struct kcc_stream_header *h;
 	struct kcc_metric_desc *d;
 	struct sbuf b = { 0 };
