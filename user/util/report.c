@@ -130,6 +130,7 @@ static int intern(struct report *r, uint32_t obj, const char *sym,
 		  uint32_t *id)
 {
 	char key[256], *big = NULL;
+	const char *k = key;
 	int n, ret;
 
 	/* Once per forest node: no allocation for the usual names. */
@@ -143,8 +144,9 @@ static int intern(struct report *r, uint32_t obj, const char *sym,
 			return -ENOMEM;
 		snprintf(big, (size_t)n + 1, "%d\x1f%s",
 			 obj == REPORT_NO_OBJ ? -1 : (int)obj, sym);
+		k = big;
 	}
-	ret = symtab__intern(&r->names, big ? big : key, (size_t)n, id);
+	ret = symtab__intern(&r->names, k, (size_t)n, id);
 	free(big);
 	if (ret || *id < r->nr_fns)
 		return ret;
