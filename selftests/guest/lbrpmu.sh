@@ -72,6 +72,8 @@ lbrpmu_tests() {
 	lbrpmu_run "task_save=0 (wiped at context switches)" -e calls \
 		-c 499 -j any_call,any_ret,u
 	lbrpmu_param task_save 1
+	lbrpmu_run "system-wide (-a), wiped at context switches" -a \
+		-e calls -c 499 -j any_call,any_ret,u
 	dmesg_clean "kcc_lbr with lbr_check"
 
 	if [ -x /lbr/perf ]; then

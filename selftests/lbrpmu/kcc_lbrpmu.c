@@ -235,11 +235,16 @@ static void lbrpmu_probe_switch(void *data, bool preempt,
 	unsigned long flags;
 	u64 uaddr, pos_in;
 
-	if (!atomic_read(&lbrpmu_ntasks) || !prev->mm || prev == next)
+	if (!atomic_read(&lbrpmu_ntasks) || prev == next)
 		return;
 	local_irq_save(flags);
+	/* An exiting thread too: its last counters are in its slot. */
 	list_for_each_entry(le, &c->active, active)
 		lbrpmu_update(le->event, &uaddr, &pos_in);
+	if (!prev->mm) {
+		local_irq_restore(flags);
+		return;
+	}
 	raw_spin_lock(&lbrpmu_lock);
 	s = lbrpmu_task_find(prev);
 	if (s && !lbrpmu_ring_head(s->ring, &h)) {
