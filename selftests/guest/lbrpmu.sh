@@ -32,8 +32,20 @@ lbrpmu_tests() {
 		ok "kcc_lbrpmu # SKIP not packed"
 		return
 	fi
-	insmod /lbr/kcc_lbrpmu.ko
-	check $? "insmod kcc_lbrpmu.ko"
+	# perf_event_overflow() is not exported: the module finds it with a
+	# kprobe, or, on kernels without kprobes (the debug kernel), is
+	# given its address from kallsyms, which it checks.
+	a=$(sed -n 's/^\([0-9a-f]*\) [Tt] perf_event_overflow$/\1/p' /proc/kallsyms)
+	b=$(sed -n 's/^\([0-9a-f]*\) [Tt] perf_pmu_register$/\1/p' /proc/kallsyms)
+	! insmod /lbr/kcc_lbrpmu.ko overflow_addr=0x${b:-1} 2>/dev/null
+	check $? "insmod kcc_lbrpmu.ko refused with overflow_addr of another function"
+	if insmod /lbr/kcc_lbrpmu.ko 2>/tmp/insmod.err; then
+		ok "insmod kcc_lbrpmu.ko (perf_event_overflow through a kprobe)"
+	else
+		sed 's/^/# /' /tmp/insmod.err
+		insmod /lbr/kcc_lbrpmu.ko overflow_addr=0x$a
+		check $? "insmod kcc_lbrpmu.ko overflow_addr=0x$a (no kprobes)"
+	fi
 	d=/sys/bus/event_source/devices/kcc_lbr
 	t=$(cat $d/type 2>/dev/null)
 	case $t in
@@ -72,6 +84,8 @@ lbrpmu_tests() {
 	lbrpmu_run "task_save=0 (wiped at context switches)" -e calls \
 		-c 499 -j any_call,any_ret,u
 	lbrpmu_param task_save 1
+	lbrpmu_run "system-wide (-a), wiped at context switches" -a \
+		-e calls -c 499 -j any_call,any_ret,u
 	dmesg_clean "kcc_lbr with lbr_check"
 
 	if [ -x /lbr/perf ]; then

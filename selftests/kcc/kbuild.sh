@@ -6,6 +6,7 @@
 # exactly that kernel.  A last build with a W=1-only warning planted in
 # a copy proves that the flags really apply: a build that cannot fail
 # on a warning would pass the first test whatever the code looks like.
+# The test LBR PMU (selftests/lbrpmu) must build the same way.
 set -u
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -30,7 +31,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/kcc-kbuild.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 
-echo "1..5"
+echo "1..6"
 fail=0
 ok() {
 	echo "ok $1 $2"
@@ -98,6 +99,14 @@ if [ $rc -ne 0 ] && grep -q 'prototype for .kcc_werror_probe' "$tmp/b/build.log"
 else
 	tail -n 20 "$tmp/b/build.log" | sed 's/^/# /'
 	not_ok 5 "a W=1 warning fails the build (-Werror and W=1 apply)"
+fi
+
+if sh "$top/selftests/guest/build_module.sh" "$KDIR" "$tmp/c" lbrpmu >"$tmp/err" 2>&1 &&
+   ! grep -i 'warning' "$tmp/c/build.log" >"$tmp/warn"; then
+	ok 6 "kcc_lbrpmu.ko (test PMU) builds against $KDIR with W=1 and -Werror, no warning"
+else
+	sed 's/^/# /' "$tmp/err" "$tmp/warn" 2>/dev/null
+	not_ok 6 "kcc_lbrpmu.ko (test PMU) builds against $KDIR with W=1 and -Werror, no warning"
 fi
 
 exit $fail

@@ -40,7 +40,9 @@
  *    per thread), after the filter, as one that slipped past it would be.
  *
  * Not exported to modules, found by name at load: perf_event_overflow()
- * (through kallsyms_lookup_name(), itself found with a kprobe).  The
+ * (the overflow_addr parameter, from /proc/kallsyms, or
+ * kallsyms_lookup_name(), itself found with a kprobe; kallsyms must name
+ * the address either way).  The
  * interrupted registers (irq_regs) are not exported either: samples carry
  * the user registers of the running thread (task_pt_regs()), so only user
  * threads are sampled.
@@ -52,6 +54,7 @@
 
 #include <linux/fs.h>
 #include <linux/hrtimer.h>
+#include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
@@ -82,6 +85,10 @@ MODULE_PARM_DESC(stray, "a stray far-branch record on top of every N-th stack (0
 static bool task_save = true;
 module_param(task_save, bool, 0644);
 MODULE_PARM_DESC(task_save, "per-task events keep the records across context switches (default 1)");
+
+static unsigned long overflow_addr;
+module_param(overflow_addr, ulong, 0400);
+MODULE_PARM_DESC(overflow_addr, "address of perf_event_overflow (/proc/kallsyms) on kernels without kprobes");
 
 static unsigned int poll_us = 1000;
 module_param(poll_us, uint, 0644);
@@ -235,11 +242,16 @@ static void lbrpmu_probe_switch(void *data, bool preempt,
 	unsigned long flags;
 	u64 uaddr, pos_in;
 
-	if (!atomic_read(&lbrpmu_ntasks) || !prev->mm || prev == next)
+	if (!atomic_read(&lbrpmu_ntasks) || prev == next)
 		return;
 	local_irq_save(flags);
+	/* An exiting thread too: its last counters are in its slot. */
 	list_for_each_entry(le, &c->active, active)
 		lbrpmu_update(le->event, &uaddr, &pos_in);
+	if (!prev->mm) {
+		local_irq_restore(flags);
+		return;
+	}
 	raw_spin_lock(&lbrpmu_lock);
 	s = lbrpmu_task_find(prev);
 	if (s && !lbrpmu_ring_head(s->ring, &h)) {
@@ -762,21 +774,44 @@ static struct pmu lbrpmu_pmu = {
 
 /* ---- load and unload --------------------------------------------------- */
 
+/* Is @addr the entry of perf_event_overflow()?  Asks kallsyms. */
+static bool lbrpmu_is_overflow(unsigned long addr)
+{
+	static const char name[] = "perf_event_overflow+0x0/";
+	char buf[KSYM_SYMBOL_LEN];
+
+	if (!addr)
+		return false;
+	sprint_symbol(buf, addr);
+	return !strncmp(buf, name, sizeof(name) - 1);
+}
+
+/*
+ * perf_event_overflow() is not exported: take it from overflow_addr (the
+ * loader read it from /proc/kallsyms), else from kallsyms_lookup_name(),
+ * found with a kprobe (kernels with CONFIG_KPROBES).  Either way kallsyms
+ * must name the address perf_event_overflow.
+ */
 static int lbrpmu_find_overflow(void)
 {
 	struct kprobe kp = { .symbol_name = "kallsyms_lookup_name" };
 	unsigned long (*lookup)(const char *name);
+	unsigned long addr = overflow_addr;
 	int ret;
 
-	ret = register_kprobe(&kp);
-	if (ret)
-		return ret;
-	lookup = (void *)kp.addr;
-	unregister_kprobe(&kp);
-	if (!lookup)
+	if (!addr) {
+		ret = register_kprobe(&kp);
+		if (ret)
+			return ret;
+		lookup = (void *)kp.addr;
+		unregister_kprobe(&kp);
+		if (lookup)
+			addr = lookup("perf_event_overflow");
+	}
+	if (!lbrpmu_is_overflow(addr))
 		return -ENOENT;
-	lbrpmu_overflow = (void *)lookup("perf_event_overflow");
-	return lbrpmu_overflow ? 0 : -ENOENT;
+	lbrpmu_overflow = (void *)addr;
+	return 0;
 }
 
 static void lbrpmu_tasks_drop(void)
@@ -803,7 +838,8 @@ static int __init lbrpmu_init(void)
 		INIT_LIST_HEAD(&per_cpu_ptr(&lbrpmu_cpu, cpu)->active);
 	ret = lbrpmu_find_overflow();
 	if (ret) {
-		pr_err("perf_event_overflow not found (%d)\n", ret);
+		pr_err("perf_event_overflow not found (%d): give overflow_addr from /proc/kallsyms\n",
+		       ret);
 		return ret;
 	}
 	for_each_kernel_tracepoint(lbrpmu_tp_lookup, NULL);

@@ -26,8 +26,9 @@
  * synthetic misses, and registers it on /dev/kcc_lbr, the device of the
  * test LBR PMU (kcc_lbrpmu.ko); the ring holds exactly the events the
  * file gets.  A call record goes from the call instruction (found by
- * decoding the bytes before the return address: a direct call, or the
- * usual forms of an indirect one) to the call's target, which is the
+ * decoding the 6 bytes before the return address, which lie in the
+ * caller's code: a direct call, or the usual forms of an indirect one;
+ * the others count as 5 bytes long) to the call's target, which is the
  * PLT stub, or the routine that tail-called, when that is not the
  * traced routine; a return record goes from the callee (where its exit
  * hook returns to, or its entry when the hook was a sibling call) to the

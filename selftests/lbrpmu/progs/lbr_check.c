@@ -3,14 +3,16 @@
  * lbr_check.c - checks the branch stacks of the test LBR PMU (kcc_lbr,
  * kcc_lbrpmu.ko) against the trace the same run of a workload wrote.
  *
- *   lbr_check [-e EVENT] [-c PERIOD] [-j FILTER] [-x N] [-k SKID] [-m MIN]
- *             -d DIR -- PROG [ARGS...]
+ *   lbr_check [-a] [-e EVENT] [-c PERIOD] [-j FILTER] [-x N] [-k SKID]
+ *             [-m MIN] -d DIR -- PROG [ARGS...]
  *	opens kcc_lbr/EVENT/ (calls, misses or clock) on PROG, run with
  *	KCC_TRACE_DIR=DIR KCC_TRACE_LBR=1, sampling every PERIOD with
  *	branch stacks under FILTER (perf's -j syntax: any, any_call,
  *	any_ret, call, ind_call, u, k, save_type); checks the samples and
  *	that the count equals the calls (calls) or the synthetic misses
- *	(misses: KCC_LBR_MISSES() of each call's routine) in the trace
+ *	(misses: KCC_LBR_MISSES() of each call's routine) in the trace;
+ *	-a: system-wide events (one per CPU, all tasks) instead of events
+ *	on PROG's process tree
  *   lbr_check -S FILE [-j FILTER] [-x N] [-m MIN] -d DIR
  *	checks the branch stacks of `perf script -F pid,tid,brstack`
  *   lbr_check -n -d DIR
@@ -622,7 +624,7 @@ static void drain(struct perf_event_mmap_page *pg, size_t size)
  * mapped per CPU, as perf record does), enabled at its exec().
  */
 static int run(const char *event, uint64_t period, uint64_t filter,
-	       const char *dir, char **argv, uint64_t *count)
+	       int syswide, const char *dir, char **argv, uint64_t *count)
 {
 	struct perf_event_attr attr = { 0 };
 	size_t page = sysconf(_SC_PAGESIZE), size = MMAP_PAGES * page;
@@ -649,9 +651,11 @@ static int run(const char *event, uint64_t period, uint64_t filter,
 	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID |
 			   PERF_SAMPLE_BRANCH_STACK;
 	attr.branch_sample_type = filter;
-	attr.disabled = 1;
-	attr.enable_on_exec = 1;
-	attr.inherit = 1;
+	if (!syswide) {
+		attr.disabled = 1;
+		attr.enable_on_exec = 1;
+		attr.inherit = 1;
+	}
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
 	if (pipe(go))
@@ -673,7 +677,8 @@ static int run(const char *event, uint64_t period, uint64_t filter,
 	}
 	close(go[0]);
 	for (cpu = 0; cpu < ncpu; cpu++) {
-		fd[cpu] = syscall(SYS_perf_event_open, &attr, pid, cpu, -1, 0);
+		fd[cpu] = syscall(SYS_perf_event_open, &attr,
+				  syswide ? -1 : pid, cpu, -1, 0);
 		if (fd[cpu] < 0) {
 			fprintf(stderr, "lbr_check: perf_event_open kcc_lbr/%s/ cpu %d: %s\n",
 				event, cpu, strerror(errno));
@@ -733,7 +738,7 @@ out:
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: lbr_check [-e EVENT] [-c PERIOD] [-j FILTER] [-x N] [-k SKID] [-m MIN] -d DIR -- PROG [ARGS...]\n"
+		"usage: lbr_check [-a] [-e EVENT] [-c PERIOD] [-j FILTER] [-x N] [-k SKID] [-m MIN] -d DIR -- PROG [ARGS...]\n"
 		"       lbr_check -S PERF_SCRIPT_OUTPUT [-j FILTER] [-x N] [-m MIN] -d DIR\n"
 		"       lbr_check -n -d DIR\n");
 	exit(2);
@@ -748,10 +753,11 @@ int main(int argc, char **argv)
 	unsigned int stray_every = 0;
 	size_t min = 10;
 	int skid = -1;
-	int opt, count_only = 0;
+	int opt, count_only = 0, syswide = 0;
 
-	while ((opt = getopt(argc, argv, "e:c:j:x:m:k:d:S:n")) != -1) {
+	while ((opt = getopt(argc, argv, "ae:c:j:x:m:k:d:S:n")) != -1) {
 		switch (opt) {
+		case 'a': syswide = 1; break;
 		case 'e': event = optarg; break;
 		case 'c': period = strtoull(optarg, NULL, 0); break;
 		case 'j': filter = parse_filter(optarg); break;
@@ -782,7 +788,8 @@ int main(int argc, char **argv)
 		if (read_script(script) || read_traces(dir))
 			return 2;
 	} else {
-		if (run(event, period, filter, dir, argv + optind, &count) ||
+		if (run(event, period, filter, syswide, dir, argv + optind,
+			&count) ||
 		    read_traces(dir))
 			return 2;
 	}

@@ -14,6 +14,8 @@
  *   - a record from a kernel address: dropped under u, kept under u,k;
  *   - save_type: PERF_BR_CALL and PERF_BR_RET;
  *   - skid=3 (module parameter): the 3 newest are left out;
+ *   - task_save=0: none after a context switch, then only those written
+ *     since; task_save=1: all of them again;
  *
  * and the errors: a bad ring address, a bad magic, an unknown ioctl, an
  * unregistered thread, an unknown event, an unsupported branch filter.
@@ -102,11 +104,11 @@ struct stack {
 };
 
 struct stacks {
-	struct stack *first;
-	int n, differ;
+	struct stack *first;	/* the first stack with records */
+	int n, empty, differ;
 };
 
-/* Keep the first stack; count those that differ from it. */
+/* Keep the first stack with records; count those that differ from it. */
 static void take_stack(const uint8_t *body, size_t len, void *arg)
 {
 	struct stacks *c = arg;
@@ -116,19 +118,23 @@ static void take_stack(const uint8_t *body, size_t len, void *arg)
 	memcpy(&s, body, len < sizeof(s) ? len : sizeof(s));
 	if (s.nr > MAX_NR)
 		s.nr = MAX_NR;
-	if (!c->n)
+	c->n++;
+	if (!s.nr)
+		c->empty++;
+	else if (c->n - c->empty == 1)
 		*c->first = s;
 	else if (s.nr != c->first->nr ||
 		 memcmp(s.e, c->first->e, s.nr * sizeof(s.e[0])))
 		c->differ++;
-	c->n++;
 }
 
 /*
- * Sample this thread for a while; every stack must be the same.  The
- * first stack is returned in @st; the number of stacks, or -1.
+ * Sample this thread for a while.  The first stack with records is
+ * returned in @st, the number of empty stacks in @empty and of the
+ * others that differ from @st in @differ; the number of stacks, or -1.
  */
-static int sample(int type, uint64_t bst, struct stack *st, int *differ)
+static int sample(int type, uint64_t bst, struct stack *st, int *empty,
+		  int *differ)
 {
 	size_t page = sysconf(_SC_PAGESIZE), size = DATA_PAGES * page;
 	struct perf_event_mmap_page *pg;
@@ -137,6 +143,8 @@ static int sample(int type, uint64_t bst, struct stack *st, int *differ)
 	int fd;
 
 	*differ = 0;
+	*empty = 0;
+	memset(st, 0, sizeof(*st));
 	fd = event_open(type, KCC_LBR_EV_CLOCK, bst);
 	if (fd < 0) {
 		printf("# perf_event_open: %s\n", strerror(errno));
@@ -155,10 +163,12 @@ static int sample(int type, uint64_t bst, struct stack *st, int *differ)
 		 (t.tv_nsec - t0.tv_nsec) < 100000000L);
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 	ctx.n = 0;
+	ctx.empty = 0;
 	ctx.differ = 0;
 	ctx.first = st;
 	lbr_drain(pg, size, take_stack, &ctx);
 	*differ = ctx.differ;
+	*empty = ctx.empty;
 	munmap(pg, size + page);
 	close(fd);
 	return ctx.n;
@@ -200,14 +210,52 @@ static int stack_is(const struct stack *st, const int *idx, int n,
 	return 1;
 }
 
+/* Every stack must be records @idx[0..n-1] (none when @n is 0). */
 static void check(int type, const char *what, uint64_t bst, const int *idx,
 		  int n, int types)
 {
 	struct stack st;
-	int differ, got = sample(type, bst, &st, &differ);
+	int empty, differ, got = sample(type, bst, &st, &empty, &differ);
 
-	tap(got > 0 && !differ && stack_is(&st, idx, n, types),
-	    "%s (%d stacks, %d different)", what, got, differ);
+	tap(got > 0 && !differ && (n ? !empty : empty == got) &&
+	    stack_is(&st, idx, n, types),
+	    "%s (%d stacks, %d empty, %d different)", what, got, empty,
+	    differ);
+}
+
+/*
+ * After a context switch the LBR is wiped: every stack must be empty or
+ * hold the records @idx[0..n-1] written since, and one must hold them.
+ */
+static void check_wiped(int type, const char *what, const int *idx, int n)
+{
+	struct stack st;
+	int empty, differ, got = sample(type, PERF_SAMPLE_BRANCH_ANY |
+					PERF_SAMPLE_BRANCH_USER, &st, &empty,
+					&differ);
+
+	tap(got > empty && !differ && stack_is(&st, idx, n, 0),
+	    "%s (%d stacks, %d empty, %d different)", what, got, empty,
+	    differ);
+}
+
+/* Write records @from .. @to - 1 more, as the runtime would. */
+static void ring_add(uint64_t from, uint64_t to)
+{
+	uint64_t i;
+
+	for (i = from; i < to; i++) {
+		struct kcc_lbr_rec *r = &ring.rec[i % KCC_LBR_RECS];
+
+		ring.seq++;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		r->from = FROM(i);
+		r->to = TO(i);
+		r->flags = (i & 1) ? KCC_LBR_F_RET : 0;
+		ring.pos = i + 1;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		ring.seq++;
+	}
 }
 
 /* idx[] = from, from - step, ... (n of them) */
@@ -304,6 +352,29 @@ int main(void)
 		n = down(idx, 36, 1, 29);
 		check(type, "skid=3: the 3 newest left out", ALL, idx, n, 0);
 		param_set("skid", "0");
+	}
+
+	/*
+	 * task_save=0: a context switch wipes the records.  usleep() blocks,
+	 * so this thread is switched out; afterwards only records written
+	 * since its switch-in may show.  (A switch while it spins may wipe
+	 * them again: such stacks are empty.)
+	 */
+	if (param_set("task_save", "0")) {
+		tap(0, "task_save=0 (cannot set the parameter)");
+	} else {
+		ring_fill(40, 0, -1);
+		usleep(2000);
+		check(type, "task_save=0, switched out: no records", ALL, idx,
+		      0, 0);
+		usleep(2000);
+		ring_add(40, 43);
+		n = down(idx, 42, 1, 3);
+		check_wiped(type, "task_save=0: only the records since the switch",
+			    idx, n);
+		param_set("task_save", "1");
+		n = down(idx, 42, 1, 32);
+		check(type, "task_save=1: all the records", ALL, idx, n, 0);
 	}
 
 	ret = ioctl(fd, KCC_LBR_IOC_UNREGISTER, 0);
