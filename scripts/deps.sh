@@ -12,6 +12,7 @@ libdw-dev libelf-dev zlib1g-dev liblzma-dev libbz2-dev clang golang-go libxml2-u
 linux-image-6.12-rt-amd64 linux-headers-6.12-rt-amd64 \
 linux-source-6.1 flex bison bc xz-utils perl sparse cppcheck clang-tidy"
 PKGS="$PKGS libpfm4-dev"	# kcc record -e: hardware event names (evspec.c)
+PKGS="$PKGS linux-perf"  # perf in the guest, on the software LBR PMU (selftests/guest/lbrpmu.sh)
 
 missing=""
 for p in $PKGS; do

@@ -53,14 +53,16 @@ TIDY_OFF="-bugprone-easily-swappable-parameters,-bugprone-reserved-identifier,\
 -clang-analyzer-security.insecureAPI.*"
 
 # checkpatch types ignored per file, each for a reason:
-# kmod/wrapper/*.h are where kernel-version differences belong (STYLE.md);
+# kmod/wrapper/*.h (and selftests/lbrpmu/wrapper/*.h, of the test PMU)
+#   are where kernel-version differences belong (STYLE.md);
 #   "LINUX_VERSION_CODE >= KERNEL_VERSION(...)" is their idiom, which
 #   checkpatch also takes for a constant on the left.
 # lbr/kcc_shim.h maps the kernel types onto <stdint.h> for userspace: the
 #   uintN_t names are the point of that branch.
 checkpatch_ignore() {
 	case $1 in
-	kmod/wrapper/*) echo "LINUX_VERSION_CODE,CONSTANT_COMPARISON" ;;
+	kmod/wrapper/* | selftests/lbrpmu/wrapper/*)
+		echo "LINUX_VERSION_CODE,CONSTANT_COMPARISON" ;;
 	lbr/kcc_shim.h) echo "PREFER_KERNEL_TYPES" ;;
 	esac
 }
@@ -172,7 +174,8 @@ check_checkpatch() {
 	dir=$(checkpatch_dir) || { missing=1; return; }
 	: >"$tmp/checkpatch.out"
 	for f in "$src"/kmod/*.[ch] "$src"/kmod/*/*.[ch] "$src"/lbr/*.[ch] \
-		 "$src"/include/uapi/linux/kcc.h; do
+		 "$src"/include/uapi/linux/kcc.h "$src"/selftests/lbrpmu/*.[ch] \
+		 "$src"/selftests/lbrpmu/wrapper/*.h; do
 		[ -f "$f" ] || continue
 		rel=${f#"$src"/}
 		# --no-tree: not inside a kernel tree; --terse: one line per

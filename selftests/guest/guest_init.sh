@@ -213,6 +213,7 @@ else
 		sleep 0.1
 		i=$((i + 1))
 	done
+	grep -q ready /tmp/hold.out || sed 's/^/# kcc_hold -n: /' /tmp/hold.out
 	! rmmod kcc 2>/dev/null
 	check $? "rmmod refused while /dev/kcc is open"
 	kill -9 $hold

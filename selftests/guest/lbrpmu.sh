@@ -5,8 +5,8 @@
 # check and dmesg_clean.  mkinitramfs.sh -l packs the module, lbr_check,
 # lbr_workload with liblbr.so and, when found, perf in /lbr.
 #
-# lbrpmu_tests: insmod; the PMU's sysfs (type, format/, events/); the
-# branch stacks of lbr_workload under lbr_check for several filters and
+# lbrpmu_tests: insmod; the PMU's sysfs (type, format/, events/);
+# lbr_ring (the reader on hand-filled rings, the errors); the branch stacks of lbr_workload under lbr_check for several filters and
 # module parameters (stray, skid, task_save), the clock and misses
 # events; perf stat and perf record on the same workload; rmmod refused
 # while an event is open, then done.  Each lbr_check run prints its own
@@ -49,6 +49,8 @@ lbrpmu_tests() {
 	check $? "kcc_lbr events/ has clock, calls and misses"
 	[ -c /dev/kcc_lbr ]
 	check $? "/dev/kcc_lbr exists"
+	/lbr/lbr_ring
+	check $? "lbr_ring: stacks of hand-filled rings, errors"
 
 	lbrpmu_run "calls, any_call,any_ret,u" -e calls -c 499 \
 		-j any_call,any_ret,u -k 0
@@ -70,6 +72,8 @@ lbrpmu_tests() {
 	lbrpmu_run "task_save=0 (wiped at context switches)" -e calls \
 		-c 499 -j any_call,any_ret,u
 	lbrpmu_param task_save 1
+	lbrpmu_run "system-wide (-a), wiped at context switches" -a \
+		-e calls -c 499 -j any_call,any_ret,u
 	dmesg_clean "kcc_lbr with lbr_check"
 
 	if [ -x /lbr/perf ]; then

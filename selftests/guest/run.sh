@@ -20,6 +20,9 @@
 #   -b BLOBDIR  where the streams the guest prints go, one file per blob
 #   -a APPEND   more kernel command line (kccmode=bench, kccinjectk=K)
 #
+# Every boot also packs the test LBR PMU (kcc_lbrpmu.ko, its programs
+# and perf; selftests/guest/lbrpmu.sh, Documentation/lbrpmu.rst);
+# -a kccmode=lbr runs only its tests.
 # The guest's TAP lines are copied to stdout.  It passes when its log has
 # "KCC-GUEST-RESULT: pass", no "not ok" line and, from the moment the
 # tests start, no line (outside the test output) with "BUG:",
@@ -55,7 +58,7 @@ while getopts K:m:k:l:t:d:e:b:a:h opt; do
 	e) demo=$OPTARG ;;
 	b) blobs=$OPTARG ;;
 	a) append=$OPTARG ;;
-	h) sed -n '4,31s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	h) sed -n '4,34s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "usage: $0 [-K KDIR] [-m KCC_KO] [-k VMLINUZ] [-l LOG] [-t SECONDS] [-d DATADIR] [-e DEMODIR] [-b BLOBDIR] [-a APPEND]" >&2
 	   exit 2 ;;
 	esac
@@ -104,6 +107,11 @@ if [ -z "$ko" ]; then
 	ko=$tmp/mod/kcc.ko
 fi
 
+sh "$here/build_progs.sh" "$tmp/progs"
+rc=$?
+[ $rc -eq 4 ] && skip "cannot build static test programs (Debian: libc6-dev)"
+[ $rc -ne 0 ] && exit 1
+
 # The test LBR PMU and its programs for lbrpmu.sh, with perf when the
 # host has it (Debian: linux-perf; /usr/bin/perf may be a wrapper script
 # of the versioned binaries).
@@ -116,11 +124,6 @@ for p in /usr/bin/perf /usr/bin/perf_*; do
 		break
 	fi
 done
-
-sh "$here/build_progs.sh" "$tmp/progs"
-rc=$?
-[ $rc -eq 4 ] && skip "cannot build static test programs (Debian: libc6-dev)"
-[ $rc -ne 0 ] && exit 1
 
 msg=$(sh "$here/mkinitramfs.sh" -p "$tmp/progs" -l "$tmp/lbr" ${data:+-d "$data"} ${demo:+-e "$demo"} "$ko" "$tmp/initrd.gz" 2>&1)
 rc=$?

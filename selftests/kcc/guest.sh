@@ -5,7 +5,8 @@
 # per kernel: Debian's 6.1 and 6.12 as listed by scripts/kernels.sh, or
 # only the kernel of $KDIR when it is set.  Each boot builds kcc.ko for
 # that kernel, runs the guest suite (selftests/guest/guest_init.sh:
-# ABI, inject, fp sampling, threads, exits, caps, rmmod, kernel log) and
+# ABI, inject, fp sampling, threads, exits, caps, the software LBR PMU
+# with perf (selftests/guest/lbrpmu.sh), rmmod, kernel log) and
 # is one result here; the guest's own TAP lines are shown as comments.
 #
 # Inject equality: when the kcc binary under test ($KCC) has the synth

@@ -23,9 +23,10 @@
  * an interrupt at the N-th call.  An hrtimer polls the running thread's
  * counters every poll_us microseconds (and at every read, add and del);
  * when the counted value crosses the period, one sample is taken at the
- * poll, with the registers and the branches of that moment.  Counting is
- * exact for per-task events; system-wide, the calls a thread makes
- * between its last poll and a context switch are not counted.
+ * poll, with the registers and the branches of that moment.  A
+ * sched_switch probe counts the outgoing thread's calls on the events
+ * running on the CPU, before the perf core schedules them out or hands
+ * them over to the next thread.
  *
  * Like the Intel driver:
  *  - system-wide events see only the records the running thread wrote
@@ -35,8 +36,8 @@
  *  - skid=N leaves the N newest records out of the stack, so the sampled
  *    registers are N branches past the frozen LBR;
  *  - stray=N puts a far-branch record from a kernel address, of unknown
- *    type, on top of every N-th stack after the filter, as one that
- *    slipped past it would be.
+ *    type, on top of every N-th stack read from a thread's ring (counted
+ *    per thread), after the filter, as one that slipped past it would be.
  *
  * Not exported to modules, found by name at load: perf_event_overflow()
  * (through kallsyms_lookup_name(), itself found with a kprobe).  The
@@ -85,6 +86,14 @@ MODULE_PARM_DESC(task_save, "per-task events keep the records across context swi
 static unsigned int poll_us = 1000;
 module_param(poll_us, uint, 0644);
 MODULE_PARM_DESC(poll_us, "poll interval of the calls and misses counters, us (default 1000)");
+
+/* The header of a ring, what precedes its records: small on the stack. */
+struct lbrpmu_head {
+	u32 magic, version;
+	u64 seq, pos, calls, misses;
+};
+
+static_assert(sizeof(struct lbrpmu_head) == offsetof(struct kcc_lbr_ring, rec));
 
 /* A registered thread. */
 struct lbrpmu_task {
@@ -135,7 +144,7 @@ static enum hrtimer_restart lbrpmu_hrtimer(struct hrtimer *hrtimer);
 
 /* ---- registered threads ------------------------------------------------ */
 
-static struct lbrpmu_task *lbrpmu_task__find(struct task_struct *t)
+static struct lbrpmu_task *lbrpmu_task_find(struct task_struct *t)
 {
 	int i;
 
@@ -147,7 +156,7 @@ static struct lbrpmu_task *lbrpmu_task__find(struct task_struct *t)
 }
 
 /* Free slot @s; the caller puts the task returned once unlocked. */
-static struct task_struct *lbrpmu_task__drop(struct lbrpmu_task *s)
+static struct task_struct *lbrpmu_task_drop(struct lbrpmu_task *s)
 {
 	struct task_struct *t = s->task;
 
@@ -158,11 +167,10 @@ static struct task_struct *lbrpmu_task__drop(struct lbrpmu_task *s)
 }
 
 /* Read the header of @uaddr (the running thread's ring): 0 or -EFAULT. */
-static int lbrpmu_ring__head(u64 uaddr, struct kcc_lbr_ring *h)
+static int lbrpmu_ring_head(u64 uaddr, struct lbrpmu_head *h)
 {
-	size_t len = offsetof(struct kcc_lbr_ring, rec);
-
-	if (!uaddr || copy_from_user_nmi(h, (const void __user *)uaddr, len))
+	if (!uaddr ||
+	    copy_from_user_nmi(h, (const void __user *)uaddr, sizeof(*h)))
 		return -EFAULT;
 	if (h->magic != KCC_LBR_MAGIC || h->version != KCC_LBR_VERSION)
 		return -EFAULT;
@@ -170,57 +178,38 @@ static int lbrpmu_ring__head(u64 uaddr, struct kcc_lbr_ring *h)
 }
 
 /*
- * The counters of the running thread, under lbrpmu_lock.  When the ring
- * cannot be read (the thread unregistered, or is exiting and has no mm
- * any more) the values of the last read stand.
+ * The counters of the running thread, under lbrpmu_lock, and its ring
+ * (@ring 0 when it cannot be read).  When the ring cannot be read (the
+ * thread unregistered, or exit_mm() already ran: a per-task event is
+ * scheduled out after it) the values of the last read stand.
  */
-static void lbrpmu_task__snap(struct lbrpmu_snap *snap, u64 *ring, u64 *pos_in)
+static void lbrpmu_task_snap(struct lbrpmu_snap *snap, u64 *ring, u64 *pos_in)
 {
-	struct kcc_lbr_ring h;
+	struct lbrpmu_head h;
 	struct lbrpmu_task *s;
 	unsigned long flags;
-	u64 uaddr;
 
 	snap->valid = false;
 	*ring = 0;
-	if (!atomic_read(&lbrpmu_ntasks) || !current->mm)
-		goto noring;
+	*pos_in = 0;
+	if (!atomic_read(&lbrpmu_ntasks))
+		return;
 	raw_spin_lock_irqsave(&lbrpmu_lock, flags);
-	s = lbrpmu_task__find(current);
-	if (!s) {
-		raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
-		goto noring;
-	}
-	uaddr = s->ring;
-	if (!lbrpmu_ring__head(uaddr, &h)) {
-		s->calls = h.calls;
-		s->misses = h.misses;
-	} else {
-		uaddr = 0;
-	}
-	snap->valid = true;
-	snap->calls = s->calls;
-	snap->misses = s->misses;
-	snap->calls_in = s->calls_in;
-	snap->misses_in = s->misses_in;
-	*ring = uaddr;
-	*pos_in = s->pos_in;
-	raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
-	return;
-noring:
-	if (current->flags & PF_EXITING) {
-		/* exit_mm() already ran: the last values of the thread */
-		raw_spin_lock_irqsave(&lbrpmu_lock, flags);
-		s = atomic_read(&lbrpmu_ntasks) ? lbrpmu_task__find(current) : NULL;
-		if (s) {
-			snap->valid = true;
-			snap->calls = s->calls;
-			snap->misses = s->misses;
-			snap->calls_in = s->calls_in;
-			snap->misses_in = s->misses_in;
+	s = lbrpmu_task_find(current);
+	if (s) {
+		if (current->mm && !lbrpmu_ring_head(s->ring, &h)) {
+			s->calls = h.calls;
+			s->misses = h.misses;
+			*ring = s->ring;
 		}
-		raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
+		snap->valid = true;
+		snap->calls = s->calls;
+		snap->misses = s->misses;
+		snap->calls_in = s->calls_in;
+		snap->misses_in = s->misses_in;
+		*pos_in = s->pos_in;
 	}
+	raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
 }
 
 static u64 lbrpmu_update(struct perf_event *event, u64 *uaddr, u64 *pos_in);
@@ -240,20 +229,25 @@ static void lbrpmu_probe_switch(void *data, bool preempt,
 				unsigned int prev_state)
 {
 	struct lbrpmu_cpu *c = this_cpu_ptr(&lbrpmu_cpu);
-	struct kcc_lbr_ring h;
+	struct lbrpmu_head h;
 	struct lbrpmu_event *le;
 	struct lbrpmu_task *s;
 	unsigned long flags;
 	u64 uaddr, pos_in;
 
-	if (!atomic_read(&lbrpmu_ntasks) || !prev->mm || prev == next)
+	if (!atomic_read(&lbrpmu_ntasks) || prev == next)
 		return;
 	local_irq_save(flags);
+	/* An exiting thread too: its last counters are in its slot. */
 	list_for_each_entry(le, &c->active, active)
 		lbrpmu_update(le->event, &uaddr, &pos_in);
+	if (!prev->mm) {
+		local_irq_restore(flags);
+		return;
+	}
 	raw_spin_lock(&lbrpmu_lock);
-	s = lbrpmu_task__find(prev);
-	if (s && !lbrpmu_ring__head(s->ring, &h)) {
+	s = lbrpmu_task_find(prev);
+	if (s && !lbrpmu_ring_head(s->ring, &h)) {
 		s->pos_in = h.pos;
 		s->calls = h.calls;
 		s->misses = h.misses;
@@ -279,7 +273,7 @@ static void lbrpmu_tp_lookup(struct tracepoint *tp, void *priv)
 static long lbrpmu_register(unsigned long uaddr)
 {
 	struct task_struct *dead = NULL;
-	struct kcc_lbr_ring h;
+	struct lbrpmu_head h;
 	struct lbrpmu_task *s;
 	unsigned long flags;
 	int i;
@@ -287,21 +281,20 @@ static long lbrpmu_register(unsigned long uaddr)
 	if (!uaddr || !IS_ALIGNED(uaddr, 8) ||
 	    !access_ok((void __user *)uaddr, sizeof(struct kcc_lbr_ring)))
 		return -EINVAL;
-	if (copy_from_user(&h, (void __user *)uaddr,
-			   offsetof(struct kcc_lbr_ring, rec)))
+	if (copy_from_user(&h, (void __user *)uaddr, sizeof(h)))
 		return -EFAULT;
 	if (h.magic != KCC_LBR_MAGIC || h.version != KCC_LBR_VERSION)
 		return -EPROTO;
 
 	raw_spin_lock_irqsave(&lbrpmu_lock, flags);
-	s = lbrpmu_task__find(current);
+	s = lbrpmu_task_find(current);
 	if (!s) {
 		/* A free slot, or one whose thread is dead. */
 		for (i = 0; i < LBRPMU_TASKS && !s; i++) {
 			struct lbrpmu_task *c = &lbrpmu_tasks[i];
 
 			if (c->task && !dead && READ_ONCE(c->task->exit_state))
-				dead = lbrpmu_task__drop(c);
+				dead = lbrpmu_task_drop(c);
 			if (!c->task)
 				s = c;
 		}
@@ -329,27 +322,26 @@ static long lbrpmu_register(unsigned long uaddr)
 
 static long lbrpmu_unregister(void)
 {
-	struct kcc_lbr_ring h;
+	struct lbrpmu_head h;
 	struct lbrpmu_task *s;
 	unsigned long flags;
 	u64 uaddr = 0;
 	int ok;
 
 	raw_spin_lock_irqsave(&lbrpmu_lock, flags);
-	s = lbrpmu_task__find(current);
+	s = lbrpmu_task_find(current);
 	if (s)
 		uaddr = s->ring;
 	raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
 	if (!s)
 		return -ENOENT;
-	ok = uaddr && !copy_from_user(&h, (void __user *)uaddr,
-				      offsetof(struct kcc_lbr_ring, rec));
+	ok = uaddr && !copy_from_user(&h, (void __user *)uaddr, sizeof(h));
 	raw_spin_lock_irqsave(&lbrpmu_lock, flags);
 	/*
 	 * The slot stays until the thread is dead, with its final counters:
 	 * a per-task event is scheduled out after exit_mm().
 	 */
-	s = lbrpmu_task__find(current);
+	s = lbrpmu_task_find(current);
 	if (s) {
 		if (ok && h.magic == KCC_LBR_MAGIC) {
 			s->calls = h.calls;
@@ -376,7 +368,7 @@ static long lbrpmu_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 static const struct file_operations lbrpmu_fops = {
 	.owner = THIS_MODULE,
 	.unlocked_ioctl = lbrpmu_ioctl,
-	.compat_ioctl = lbrpmu_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
 };
 
 static struct miscdevice lbrpmu_misc = {
@@ -389,14 +381,14 @@ static struct miscdevice lbrpmu_misc = {
 /* ---- branch stacks ----------------------------------------------------- */
 
 /* The number of this stack of the running thread (1, 2, ...), or 0. */
-static u64 lbrpmu_task__samples(void)
+static u64 lbrpmu_task_samples(void)
 {
 	struct lbrpmu_task *s;
 	unsigned long flags;
 	u64 n = 0;
 
 	raw_spin_lock_irqsave(&lbrpmu_lock, flags);
-	s = lbrpmu_task__find(current);
+	s = lbrpmu_task_find(current);
 	if (s)
 		n = ++s->samples;
 	raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
@@ -408,7 +400,7 @@ static bool lbrpmu_kernel_ip(u64 ip)
 	return (s64)ip < 0;
 }
 
-static bool lbrpmu_event__per_task(struct perf_event *event)
+static bool lbrpmu_event_per_task(struct perf_event *event)
 {
 	return event->attach_state & PERF_ATTACH_TASK;
 }
@@ -475,7 +467,7 @@ lbrpmu_brstack(struct perf_event *event, u64 uaddr, u64 pos_in)
 		if ((r->seq & 1) || seq != r->seq)
 			first = r->pos + 1 > KCC_LBR_RECS ?
 				r->pos + 1 - KCC_LBR_RECS : 0;
-		if ((!lbrpmu_event__per_task(event) || !task_save) &&
+		if ((!lbrpmu_event_per_task(event) || !task_save) &&
 		    pos_in > first)
 			first = pos_in;
 		for (i = r->pos; i > first; i--) {
@@ -492,7 +484,7 @@ lbrpmu_brstack(struct perf_event *event, u64 uaddr, u64 pos_in)
 				     PERF_BR_IND_CALL : PERF_BR_CALL, save_type);
 		}
 	}
-	if (stray && uaddr && !(lbrpmu_task__samples() % stray)) {
+	if (stray && uaddr && !(lbrpmu_task_samples() % stray)) {
 		/* Room: at most KCC_LBR_RECS records came from the ring. */
 		memmove(&c->e[1], &c->e[0], n * sizeof(c->e[0]));
 		lbrpmu_entry(&c->e[0], (u64)(unsigned long)lbrpmu_hrtimer,
@@ -543,7 +535,7 @@ static u64 lbrpmu_update(struct perf_event *event, u64 *uaddr, u64 *pos_in)
 	struct lbrpmu_snap snap;
 	u64 v, delta;
 
-	lbrpmu_task__snap(&snap, uaddr, pos_in);
+	lbrpmu_task_snap(&snap, uaddr, pos_in);
 	if (!snap.valid) {
 		le->seen_task = NULL;
 		return 0;
@@ -609,7 +601,7 @@ static enum hrtimer_restart lbrpmu_hrtimer(struct hrtimer *hrtimer)
 		return HRTIMER_NORESTART;
 	if (clock) {
 		lbrpmu_clock_update(event);
-		lbrpmu_task__snap(&snap, &uaddr, &pos_in);
+		lbrpmu_task_snap(&snap, &uaddr, &pos_in);
 		fire = true;
 		period = max_t(u64, 10000, event->hw.sample_period);
 	} else {
@@ -641,6 +633,9 @@ static void lbrpmu_start(struct perf_event *event, int flags)
 		le->seen_task = NULL;
 		lbrpmu_update(event, &uaddr, &pos_in);
 		list_add(&le->active, &this_cpu_ptr(&lbrpmu_cpu)->active);
+		/* Counting alone needs no poll: read, stop and switches count. */
+		if (!is_sampling_event(event))
+			return;
 		ns = max_t(u64, LBRPMU_POLL_MIN, READ_ONCE(poll_us)) *
 		     NSEC_PER_USEC;
 	}
@@ -797,7 +792,7 @@ static void lbrpmu_tasks_drop(void)
 
 	for (i = 0; i < LBRPMU_TASKS; i++) {
 		raw_spin_lock_irqsave(&lbrpmu_lock, flags);
-		t = lbrpmu_tasks[i].task ? lbrpmu_task__drop(&lbrpmu_tasks[i]) :
+		t = lbrpmu_tasks[i].task ? lbrpmu_task_drop(&lbrpmu_tasks[i]) :
 					   NULL;
 		raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
 		if (t)

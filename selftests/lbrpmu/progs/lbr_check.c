@@ -3,14 +3,16 @@
  * lbr_check.c - checks the branch stacks of the test LBR PMU (kcc_lbr,
  * kcc_lbrpmu.ko) against the trace the same run of a workload wrote.
  *
- *   lbr_check [-e EVENT] [-c PERIOD] [-j FILTER] [-x N] [-k SKID] [-m MIN]
- *             -d DIR -- PROG [ARGS...]
+ *   lbr_check [-a] [-e EVENT] [-c PERIOD] [-j FILTER] [-x N] [-k SKID]
+ *             [-m MIN] -d DIR -- PROG [ARGS...]
  *	opens kcc_lbr/EVENT/ (calls, misses or clock) on PROG, run with
  *	KCC_TRACE_DIR=DIR KCC_TRACE_LBR=1, sampling every PERIOD with
  *	branch stacks under FILTER (perf's -j syntax: any, any_call,
  *	any_ret, call, ind_call, u, k, save_type); checks the samples and
  *	that the count equals the calls (calls) or the synthetic misses
- *	(misses: KCC_LBR_MISSES() of each call's routine) in the trace
+ *	(misses: KCC_LBR_MISSES() of each call's routine) in the trace;
+ *	-a: system-wide events (one per CPU, all tasks) instead of events
+ *	on PROG's process tree
  *   lbr_check -S FILE [-j FILTER] [-x N] [-m MIN] -d DIR
  *	checks the branch stacks of `perf script -F pid,tid,brstack`
  *   lbr_check -n -d DIR
@@ -25,8 +27,9 @@
  * first and has no hole); the filter holds (types, and no record from a
  * kernel address under u); with -x N, the stray far-branch records
  * (from a kernel address) are on top of every N-th stack of each thread:
- * only on top, and floor(n / N) of them for a thread of n samples (the
- * samples of a thread come from several CPUs' buffers, out of order);
+ * only on top, and floor(n / N) of them for a thread of n samples with
+ * records (the samples of a thread come from several CPUs' buffers, out
+ * of order);
  * with -k SKID, the deepest stack (below a stray) has KCC_LBR_RECS - SKID
  * records: the newest SKID are left out, the rest is there.
  * The traces are read here, raw, because the checks need the events in
@@ -41,7 +44,6 @@
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +56,7 @@
 
 #include "../../../user/util/ftrace_fmt.h"
 #include "../kcc_lbrpmu.h"
+#include "lbr_prog.h"
 
 #define MAX_THREADS	64
 #define MMAP_PAGES	512	/* data pages of the sample buffer */
@@ -391,24 +394,6 @@ static int kernel_ip(uint64_t ip)
 	return (int64_t)ip < 0;
 }
 
-static int tap_n, tap_failed;
-
-static void tap(int ok, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void tap(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d ", ok ? "" : "not ", ++tap_n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (!ok)
-		tap_failed = 1;
-}
-
 /*
  * Key of the event a record stands for in thread @ti: (kind << 56 | ti,
  * return address); 0 when no event of the thread matches.
@@ -468,10 +453,12 @@ static void check_samples(uint64_t filter, unsigned int stray_every,
 			const struct ev *v = &t->ev[e];
 			uint64_t a = ((uint64_t)v->kind << 56) | ti;
 
+			/* All events: a record of a type not asked for is
+			 * still recognised, and reported as such. */
+			set_put(&sites, a, v->site, v->fn);
 			if (v->kind == FTR_KIND_ENTER ? !filter_calls(filter) :
 							!filter_rets(filter))
 				continue;
-			set_put(&sites, a, v->site, v->fn);
 			if (pa)
 				set_put(&pairs, mix(pa, pb), mix(a, v->site), 0);
 			pa = a;
@@ -490,7 +477,7 @@ static void check_samples(uint64_t filter, unsigned int stray_every,
 			nothread += s->nr > 0;
 			continue;
 		}
-		nth[ti]++;
+		nth[ti] += s->nr > 0;	/* the PMU numbers stacks read from a ring */
 		if (s->nr && kernel_ip(s->r[0].from)) {
 			strays++;
 			first = 1;
@@ -608,52 +595,26 @@ static int read_script(const char *path)
 
 /* ---- running the workload -------------------------------------------------- */
 
-static int pmu_type(void)
+/* One sample: ip, pid and tid, the branch stack. */
+static void take_sample(const uint8_t *body, size_t len, void *arg)
 {
-	FILE *f = fopen("/sys/bus/event_source/devices/kcc_lbr/type", "r");
-	int type = -1;
+	const uint64_t *u = (const uint64_t *)body;
+	struct rec r[KCC_LBR_RECS + 8];
+	uint64_t nr, k;
 
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &type) != 1)
-		type = -1;
-	fclose(f);
-	return type;
+	if (len < 3 * sizeof(*u))
+		return;
+	nr = u[2];
+	if (nr > sizeof(r) / sizeof(r[0]) || (3 + 3 * nr) * sizeof(*u) > len)
+		nr = 0;
+	for (k = 0; k < nr; k++)
+		r[k] = (struct rec){ u[3 + 3 * k], u[4 + 3 * k] };
+	add_sample((uint32_t)u[1], (uint32_t)(u[1] >> 32), r, (uint32_t)nr);
 }
 
 static void drain(struct perf_event_mmap_page *pg, size_t size)
 {
-	uint8_t *data = (uint8_t *)pg + pg->data_offset;
-	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = pg->data_tail;
-	static uint8_t rec[65536];
-
-	while (tail < head) {
-		struct perf_event_header h;
-		size_t k;
-
-		for (k = 0; k < sizeof(h); k++)
-			((uint8_t *)&h)[k] = data[(tail + k) % size];
-		if (h.size < sizeof(h))
-			break;
-		for (k = 0; k < h.size; k++)
-			rec[k] = data[(tail + k) % size];
-		if (h.type == PERF_RECORD_SAMPLE) {
-			const uint64_t *u = (const uint64_t *)(rec + sizeof(h));
-			uint32_t pid = (uint32_t)u[1], tid = (uint32_t)(u[1] >> 32);
-			uint64_t nr = u[2], k2;
-			struct rec r[KCC_LBR_RECS + 8];
-
-			if (nr > sizeof(r) / sizeof(r[0]))
-				nr = 0;
-			for (k2 = 0; k2 < nr; k2++)
-				r[k2] = (struct rec){ u[3 + 3 * k2],
-						      u[4 + 3 * k2] };
-			add_sample(pid, tid, r, (uint32_t)nr);
-		}
-		tail += h.size;
-	}
-	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+	lbr_drain(pg, size, take_sample, NULL);
 }
 
 #define MAX_CPUS	64
@@ -663,12 +624,12 @@ static void drain(struct perf_event_mmap_page *pg, size_t size)
  * mapped per CPU, as perf record does), enabled at its exec().
  */
 static int run(const char *event, uint64_t period, uint64_t filter,
-	       const char *dir, char **argv, uint64_t *count)
+	       int syswide, const char *dir, char **argv, uint64_t *count)
 {
 	struct perf_event_attr attr = { 0 };
 	size_t page = sysconf(_SC_PAGESIZE), size = MMAP_PAGES * page;
 	struct perf_event_mmap_page *pg[MAX_CPUS];
-	int go[2], fd[MAX_CPUS], status, type = pmu_type(), cpu, ncpu;
+	int go[2], fd[MAX_CPUS], status, type = lbr_pmu_type(), cpu, ncpu;
 	int ret = -1;
 	pid_t pid;
 
@@ -690,9 +651,11 @@ static int run(const char *event, uint64_t period, uint64_t filter,
 	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID |
 			   PERF_SAMPLE_BRANCH_STACK;
 	attr.branch_sample_type = filter;
-	attr.disabled = 1;
-	attr.enable_on_exec = 1;
-	attr.inherit = 1;
+	if (!syswide) {
+		attr.disabled = 1;
+		attr.enable_on_exec = 1;
+		attr.inherit = 1;
+	}
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
 	if (pipe(go))
@@ -714,7 +677,8 @@ static int run(const char *event, uint64_t period, uint64_t filter,
 	}
 	close(go[0]);
 	for (cpu = 0; cpu < ncpu; cpu++) {
-		fd[cpu] = syscall(SYS_perf_event_open, &attr, pid, cpu, -1, 0);
+		fd[cpu] = syscall(SYS_perf_event_open, &attr,
+				  syswide ? -1 : pid, cpu, -1, 0);
 		if (fd[cpu] < 0) {
 			fprintf(stderr, "lbr_check: perf_event_open kcc_lbr/%s/ cpu %d: %s\n",
 				event, cpu, strerror(errno));
@@ -774,7 +738,7 @@ out:
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: lbr_check [-e EVENT] [-c PERIOD] [-j FILTER] [-x N] [-k SKID] [-m MIN] -d DIR -- PROG [ARGS...]\n"
+		"usage: lbr_check [-a] [-e EVENT] [-c PERIOD] [-j FILTER] [-x N] [-k SKID] [-m MIN] -d DIR -- PROG [ARGS...]\n"
 		"       lbr_check -S PERF_SCRIPT_OUTPUT [-j FILTER] [-x N] [-m MIN] -d DIR\n"
 		"       lbr_check -n -d DIR\n");
 	exit(2);
@@ -789,10 +753,11 @@ int main(int argc, char **argv)
 	unsigned int stray_every = 0;
 	size_t min = 10;
 	int skid = -1;
-	int opt, count_only = 0;
+	int opt, count_only = 0, syswide = 0;
 
-	while ((opt = getopt(argc, argv, "e:c:j:x:m:k:d:S:n")) != -1) {
+	while ((opt = getopt(argc, argv, "ae:c:j:x:m:k:d:S:n")) != -1) {
 		switch (opt) {
+		case 'a': syswide = 1; break;
 		case 'e': event = optarg; break;
 		case 'c': period = strtoull(optarg, NULL, 0); break;
 		case 'j': filter = parse_filter(optarg); break;
@@ -823,7 +788,8 @@ int main(int argc, char **argv)
 		if (read_script(script) || read_traces(dir))
 			return 2;
 	} else {
-		if (run(event, period, filter, dir, argv + optind, &count) ||
+		if (run(event, period, filter, syswide, dir, argv + optind,
+			&count) ||
 		    read_traces(dir))
 			return 2;
 	}
