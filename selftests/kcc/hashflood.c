@@ -70,6 +70,20 @@ static void build(struct kcc_forest *f, const u64 *lab, u32 n)
 	}
 }
 
+/* One depth-0 root per label. */
+static void build_roots(struct kcc_forest *f, const u64 *lab, u32 n)
+{
+	struct kcc_frame stk[1];
+	struct kcc_ksf s;
+	u32 i;
+
+	kcc_ksf_init(&s, f, KCC_K_INF, stk, 1);
+	for (i = 0; i < n; i++) {
+		kcc_ksf_call(&s, lab[i]);
+		kcc_ksf_return(&s);
+	}
+}
+
 /* Same nodes, same order, same labels, parents and counts. */
 static bool same_forest(const struct kcc_forest *a, const struct kcc_forest *b)
 {
@@ -137,13 +151,7 @@ int main(void)
 			lab[n++] = cand;
 
 	/* Roots only: all of them collide under the fixed seed. */
-	for (n = 0; n < NLAB; n++) {
-		struct kcc_frame stk[1];
-		struct kcc_ksf s;
-
-		kcc_ksf_init(&s, &f, KCC_K_INF, stk, 1);
-		kcc_ksf_call(&s, lab[n]);
-	}
+	build_roots(&f, lab, NLAB);
 	fixed = forest_cost(&f);
 	ksft_print_msg("fixed seed: %u roots, longest chain %u, %" PRIu64 " probes to build, %" PRIu64 " to find each once\n",
 		       f.count, fixed.longest, fixed.build, fixed.find);
@@ -153,13 +161,7 @@ int main(void)
 	for (seed = 1; seed <= NSEEDS; seed++) {
 		kcc_forest_reset(&g);
 		kcc_forest_set_seed(&g, seed * 0x9e3779b97f4a7c15ull);
-		for (n = 0; n < NLAB; n++) {
-			struct kcc_frame stk[1];
-			struct kcc_ksf s;
-
-			kcc_ksf_init(&s, &g, KCC_K_INF, stk, 1);
-			kcc_ksf_call(&s, lab[n]);
-		}
+		build_roots(&g, lab, NLAB);
 		c = forest_cost(&g);
 		if (c.build > worst_build)
 			worst_build = c.build;
