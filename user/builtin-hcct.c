@@ -19,7 +19,7 @@
 static void hcct_usage(void)
 {
 	printf(
-"usage: kcc hcct [--phi PHI] [--eps EPS] [--tolerant] TRACE\n"
+"usage: kcc hcct [--phi PHI] [--eps EPS] [--guaranteed] [--tolerant] TRACE\n"
 "\n"
 "Print the Hot Calling Context Tree of TRACE: every full calling context\n"
 "activated at least floor(PHI * N) times out of N calls, found online\n"
@@ -30,6 +30,10 @@ static void hcct_usage(void)
 "  --phi PHI     hotness threshold as a fraction of all calls\n"
 "                (default 0.01)\n"
 "  --eps EPS     accuracy, 0 < EPS < PHI (default PHI / 10)\n"
+"  --guaranteed  a second column with the guaranteed count, estimate\n"
+"                minus its error: the true count is at least that, so a\n"
+"                context whose guaranteed count reaches the threshold is\n"
+"                hot for sure ('sure=' in the summary line counts them)\n"
 "  --tolerant    ignore returns with an empty stack and close pending\n"
 "                calls at the end, with a warning\n"
 "  -h, --help    this help\n"
@@ -38,15 +42,19 @@ static void hcct_usage(void)
 "routines then bytewise (an ancestor kept only to connect hot contexts\n"
 "shows its estimate, 0 if no longer monitored), then\n"
 "'# N=<calls> threshold=<floor(PHI N)> hot=<hot contexts> counters=<m>'.\n"
+"With --guaranteed: '<estimate>TAB<guaranteed>TAB<path>', and the summary\n"
+"line ends with ' sure=<contexts hot for sure>'.\n"
 "\n"
 "EXAMPLES\n"
 "  kcc hcct trace.txt\n"
-"  kcc hcct --phi 0.05 --eps 0.001 trace.bin\n");
+"  kcc hcct --phi 0.05 --eps 0.001 trace.bin\n"
+"  kcc hcct --phi 0.01 --eps 0.005 --guaranteed trace.txt\n");
 }
 
 enum {
 	OPT_PHI = 256,
 	OPT_EPS,
+	OPT_GUARANTEED,
 	OPT_TOLERANT,
 };
 
@@ -55,12 +63,13 @@ int cmd_hcct(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "phi", required_argument, NULL, OPT_PHI },
 		{ "eps", required_argument, NULL, OPT_EPS },
+		{ "guaranteed", no_argument, NULL, OPT_GUARANTEED },
 		{ "tolerant", no_argument, NULL, OPT_TOLERANT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	double phi = 0.01, eps = 0, inv;
-	bool have_eps = false, tolerant = false;
+	bool have_eps = false, tolerant = false, guaranteed = false;
 	const char *path, *name;
 	uint32_t phi_ppm, m;
 	struct trace t;
@@ -79,6 +88,9 @@ int cmd_hcct(int argc, char **argv)
 				return usage_error(CMD, "bad --eps '%s': expected a fraction in (0, 1)",
 						   optarg);
 			have_eps = true;
+			break;
+		case OPT_GUARANTEED:
+			guaranteed = true;
 			break;
 		case OPT_TOLERANT:
 			tolerant = true;
@@ -123,7 +135,7 @@ int cmd_hcct(int argc, char **argv)
 			strerror(-ret));
 		goto cleanup;
 	}
-	ret = hcct__print(&hc, &t.syms, stdout);
+	ret = hcct__print(&hc, &t.syms, guaranteed, stdout);
 	if (ret)
 		fprintf(stderr, "kcc: %s: %s\n", name, strerror(-ret));
 	hcct__exit(&hc);

@@ -16,22 +16,6 @@ ktap_begin
 ktap_tmpdir cli
 plan 48
 
-# expect_out EXPECTED-STDOUT DESCRIPTION -- CMD...: exit 0, exact stdout.
-expect_out() {
-	printf '%b' "$1" >"$tmp/want"
-	desc=$2
-	shift 3
-	run "$@"
-	if [ $rc -eq 0 ] && ! sanitized && cmp -s "$tmp/want" "$tmp/out"; then
-		result 0 "$desc"
-	else
-		echo "# expected stdout:"
-		sed 's/^/#   /' "$tmp/want"
-		show
-		result 1 "$desc"
-	fi
-}
-
 # ---- help, version, usage errors -------------------------------------------
 
 for sub in "" ccf hcct trace; do

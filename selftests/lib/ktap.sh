@@ -96,6 +96,23 @@ show_err() {	# show without stdout, for checks that redirect it
 	sed 's/^/#   /' "$tmp/err" | head -n "${KTAP_SHOW_LINES:-20}"
 }
 
+# expect_out EXPECTED-STDOUT DESCRIPTION -- CMD...: exit 0, exact stdout
+# (EXPECTED-STDOUT goes through printf %b).
+expect_out() {
+	printf '%b' "$1" >"$tmp/want"
+	desc=$2
+	shift 3
+	run "$@"
+	if [ $rc -eq 0 ] && ! sanitized && cmp -s "$tmp/want" "$tmp/out"; then
+		result 0 "$desc"
+	else
+		echo "# expected stdout:"
+		sed 's/^/#   /' "$tmp/want"
+		show
+		result 1 "$desc"
+	fi
+}
+
 # expect STATUS ERR-SUBSTRING DESCRIPTION -- CMD...
 # The command must exit with STATUS, print ERR-SUBSTRING (fixed string,
 # may be empty) on stderr and no sanitizer report.

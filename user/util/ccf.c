@@ -37,14 +37,20 @@ void pool__exit(struct pool *p)
 	memset(&p->f, 0, sizeof(p->f));
 }
 
-static int pool__init(struct pool *p, uint32_t capacity)
+static int pool__init_metrics(struct pool *p, uint32_t capacity,
+			      uint32_t nmetrics)
 {
-	size_t size = kcc_forest_mem_size(capacity, 0);
+	size_t size = kcc_forest_mem_size(capacity, nmetrics);
 
 	p->mem = malloc(size);
 	if (!p->mem)
 		return -ENOMEM;
-	return kcc_forest_init(&p->f, p->mem, size, capacity, 0);
+	return kcc_forest_init(&p->f, p->mem, size, capacity, nmetrics);
+}
+
+static int pool__init(struct pool *p, uint32_t capacity)
+{
+	return pool__init_metrics(p, capacity, 0);
 }
 
 /*
@@ -381,9 +387,13 @@ static int paths__cmp(const void *a, const void *b, void *arg)
 	return strcmp(ps->arena + ps->off[x], ps->arena + ps->off[y]);
 }
 
-/* "<ctr[0]>\t<path>" per node with @keep set, in the CLI's order. */
+/*
+ * "<ctr[0]>\t<path>" per node with @keep set, in the CLI's order; with
+ * @second, "<ctr[0]>\t<ctr[1]>\t<path>".
+ */
 static int paths__print(const struct kcc_forest *f, const struct symtab *st,
-			const uint8_t *keep, bool root_first, FILE *out)
+			const uint8_t *keep, bool root_first, bool second,
+			FILE *out)
 {
 	struct paths ps;
 	uint32_t *idx, i, n = 0;
@@ -401,9 +411,13 @@ static int paths__print(const struct kcc_forest *f, const struct symtab *st,
 		if (!keep || keep[i])
 			idx[n++] = i;
 	qsort_r(idx, n, sizeof(*idx), paths__cmp, &ps);
-	for (i = 0; i < n; i++)
-		fprintf(out, "%" PRIu64 "\t%s\n", calls_of(f, idx[i]),
-			ps.arena + ps.off[idx[i]]);
+	for (i = 0; i < n; i++) {
+		fprintf(out, "%" PRIu64 "\t", calls_of(f, idx[i]));
+		if (second)
+			fprintf(out, "%" PRIu64 "\t",
+				kcc_forest_ctr(f, idx[i])[1]);
+		fprintf(out, "%s\n", ps.arena + ps.off[idx[i]]);
+	}
 	free(idx);
 	paths__exit(&ps);
 	return 0;
@@ -549,7 +563,7 @@ int ccf__print_paths(const struct ccf *c, FILE *out)
 
 	for (i = 0; i < symtab__nr(st); i++)
 		if (strchr(symtab__name(st, i), ';'))
-			return paths__print(f, st, c->keep, false, out);
+			return paths__print(f, st, c->keep, false, false, out);
 
 	nroutines = malloc(((size_t)f->count + 1) * sizeof(*nroutines));
 	idx = malloc(((size_t)f->count + 1) * sizeof(*idx));
@@ -832,7 +846,9 @@ int hcct__build(struct hcct *hc, const struct trace *t, uint32_t phi_ppm,
 	if (ret)
 		goto fail;
 
-	ret = pool__init(&hc->hot, hc->h.f.count ? hc->h.f.count : 1);
+	/* ctr[1]: the guaranteed count, estimate minus error. */
+	ret = pool__init_metrics(&hc->hot, hc->h.f.count ? hc->h.f.count : 1,
+				 1);
 	if (ret)
 		goto fail;
 	scratch = malloc(2 * ((size_t)hc->h.f.count + 1) * sizeof(*scratch));
@@ -853,14 +869,25 @@ fail:
 	return ret;
 }
 
-int hcct__print(const struct hcct *hc, const struct symtab *st, FILE *out)
+int hcct__print(const struct hcct *hc, const struct symtab *st,
+		bool guaranteed, FILE *out)
 {
-	int ret = paths__print(&hc->hot.f, st, NULL, true, out);
+	const struct kcc_forest *f = &hc->hot.f;
+	int ret = paths__print(f, st, NULL, true, guaranteed, out);
+	uint32_t i, sure = 0;
 
 	if (ret)
 		return ret;
-	fprintf(out, "# N=%" PRIu64 " threshold=%" PRIu64 " hot=%d counters=%" PRIu32 "\n",
+	fprintf(out, "# N=%" PRIu64 " threshold=%" PRIu64 " hot=%d counters=%" PRIu32,
 		hc->h.n, hc->threshold, hc->nhot, hc->m);
+	if (guaranteed) {
+		/* Hot for sure: even the guaranteed count reaches it. */
+		for (i = 0; i < f->count; i++)
+			sure += calls_of(f, i) >= hc->threshold &&
+				kcc_forest_ctr(f, i)[1] >= hc->threshold;
+		fprintf(out, " sure=%" PRIu32, sure);
+	}
+	fputc('\n', out);
 	return 0;
 }
 

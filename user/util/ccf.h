@@ -82,7 +82,14 @@ struct hcct {
 
 int hcct__build(struct hcct *hc, const struct trace *t, uint32_t phi_ppm,
 		uint32_t m);
-int hcct__print(const struct hcct *hc, const struct symtab *st, FILE *out);
+/*
+ * With @guaranteed, a second column holds each node's guaranteed count
+ * (estimate minus its Space-Saving error; 0 for an ancestor no longer
+ * monitored) and the summary line ends with sure=<contexts whose
+ * guaranteed count reaches the threshold>.
+ */
+int hcct__print(const struct hcct *hc, const struct symtab *st,
+		bool guaranteed, FILE *out);
 void hcct__exit(struct hcct *hc);
 
 #endif /* KCC_CCF_H */
