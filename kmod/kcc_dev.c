@@ -34,7 +34,8 @@ struct kcc_file {
 /* Smallest sizes accepted: the structs of ABI 1.0. */
 #define KCC_VERSION_SIZE0	sizeof(struct kcc_version)
 #define KCC_CONFIG_SIZE0	sizeof(struct kcc_config)
-#define KCC_STATUS_SIZE0	sizeof(struct kcc_status)
+/* The status before the stitch_* counters were appended. */
+#define KCC_STATUS_SIZE0	offsetofend(struct kcc_status, __reserved)
 #define KCC_INJECT_SIZE0	sizeof(struct kcc_inject)
 
 #define KCC_INJECT_MAX_LEN	(64u << 20)	/* bytes per KCC_IOC_INJECT */

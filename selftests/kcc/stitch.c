@@ -180,28 +180,56 @@ static void test_truncated(void)
 	stitcher__exit(&sr);
 }
 
-/* One sample whose burst must be refused: stitch error, charge only. */
-static bool refused(const struct kcc_sample *s, const char *want)
+/* What one sample leaves: the dump, and the stitcher for its counts. */
+static bool one(struct stitcher *sr, const struct kcc_sample *s,
+		const char *want)
 {
-	struct stitcher sr;
-	bool ok;
+	start(sr, KCC_K_INF);
+	apply(sr, s);
+	return dump_is(sr, want) && !sr->st.stitch_errors &&
+	       sr->st.bursts_replayed == 1;
+}
 
-	start(&sr, KCC_K_INF);
-	apply(&sr, s);
-	ok = dump_is(&sr, want) && sr.st.stitch_errors == 1 &&
-	     sr.st.bursts_replayed == 0 && sr.st.branches == 0;
-	stitcher__exit(&sr);
+/* The counts of @c that are not zero must be exactly @want's. */
+static bool counts_are(const struct kcc_stitch_counts *c,
+		       const struct kcc_stitch_counts *want)
+{
+	bool ok = !memcmp(c, want, sizeof(*c));
+
+	if (!ok)
+		ksft_print_msg("counts: leaf %" PRIu64 " walk %" PRIu64 " cut %" PRIu64 " skid %" PRIu64 " unrec %" PRIu64 " unmatched %" PRIu64 " far %" PRIu64 " bcut %" PRIu64 "/%" PRIu64 "\n",
+			       c->leaf_repaired, c->walk_repaired, c->walk_cut,
+			       c->skid_repaired, c->unrecorded,
+			       c->unmatched_return, c->far_skipped,
+			       c->burst_cut, c->records_cut);
 	return ok;
 }
 
 static bool accepted(const struct kcc_sample *s)
 {
+	static const struct kcc_stitch_counts none;
 	struct stitcher sr;
 	bool ok;
 
 	start(&sr, KCC_K_INF);
 	apply(&sr, s);
-	ok = !sr.st.stitch_errors && sr.st.bursts_replayed == 1;
+	ok = !sr.st.stitch_errors && sr.st.bursts_replayed == 1 &&
+	     counts_are(&sr.st.cnt, &none);
+	stitcher__exit(&sr);
+	return ok;
+}
+
+/* A misfit of the sampled frame only: repaired as a frameless leaf. */
+static bool leaf_repaired(const struct kcc_sample *s)
+{
+	static const struct kcc_stitch_counts want = { .leaf_repaired = 1 };
+	struct stitcher sr;
+	bool ok;
+
+	start(&sr, KCC_K_INF);
+	apply(&sr, s);
+	ok = !sr.st.stitch_errors && counts_are(&sr.st.cnt, &want) &&
+	     sr.st.ksf.calls == 1;
 	stitcher__exit(&sr);
 	return ok;
 }
@@ -211,39 +239,231 @@ static void test_errors(void)
 	static const u64 st1[] = { 0x2010, 0x1105 };
 	static const u64 top[] = { 0x2010 };
 	static const u64 empty[] = { 0 };
-	static const char charged[] = "top 1105;2010 0 7 1\n";
 	struct br3 b[2] = { { 0x1100, 0x2000, C } };
 	static const struct br3 other[] = {
 		{ 0x2005, 0x2008, O }, { 0x1100, 0x2000, C },
 	};
+	static const struct br3 kernel[] = {
+		{ 0xffffffff81a00123ull, 0x2008, R },
+		{ 0x1100, 0xffffffff81000000ull, C },
+		{ 0x1100, 0x2000, C },
+	};
 	static const struct br3 two_calls[] = {
 		{ 0x1100, 0x2000, C }, { 0x0f00, 0x1000, C },
 	};
+	struct kcc_stitch_counts want = { 0 };
+	struct stitcher sr;
 	bool ok;
-
-	b[0].from = 0x1000;	/* 0x105 bytes before the return address */
-	ksft_test_result(refused(MK(0, 7, st1, b), charged),
-			 "mismatched call undo: stitch error, only the charge\n");
 
 	ok = true;
 	b[0].from = 0x1105;	/* 0 bytes */
-	ok &= refused(mk(0, 7, 2, st1, 1, b), charged);
+	ok &= leaf_repaired(mk(0, 7, 2, st1, 1, b));
 	b[0].from = 0x1106;	/* return address before the call */
-	ok &= refused(mk(0, 7, 2, st1, 1, b), charged);
+	ok &= leaf_repaired(mk(0, 7, 2, st1, 1, b));
 	b[0].from = 0x1105 - 16;
-	ok &= refused(mk(0, 7, 2, st1, 1, b), charged);
+	ok &= leaf_repaired(mk(0, 7, 2, st1, 1, b));
 	b[0].from = 0x1105 - 15;
 	ok &= accepted(mk(0, 7, 2, st1, 1, b));
 	b[0].from = 0x1105 - 1;
 	ok &= accepted(mk(0, 7, 2, st1, 1, b));
-	ksft_test_result(ok, "call undo accepts 1..15 bytes, refuses 0, 16 and negative\n");
+	ksft_test_result(ok, "call undo fits 1..15 bytes; 0, 16 and negative are repaired\n");
 
-	ksft_test_result(refused(MK(0, 7, st1, other), charged),
-			 "a record other than call/return: stitch error\n");
-	ksft_test_result(refused(MK(0, 7, top, two_calls), "top 2010 0 7 1\n"),
-			 "more call undos than frames: stitch error\n");
-	ksft_test_result(refused(mk(0, 7, 0, empty, 1, two_calls), ""),
-			 "a call undo on an empty stack: stitch error, charge lost\n");
+	ok = one(&sr, MK(0, 7, st1, other), "top 1105;2000 1 7 1\n");
+	want.far_skipped = 1;
+	ok &= counts_are(&sr.st.cnt, &want) && sr.st.branches == 1;
+	stitcher__exit(&sr);
+	ksft_test_result(ok, "a record other than call/return is skipped, the rest replayed\n");
+
+	ok = one(&sr, MK(0, 7, st1, kernel), "top 1105;2000 1 7 1\n");
+	want.far_skipped = 2;
+	ok &= counts_are(&sr.st.cnt, &want) && sr.st.branches == 1;
+	stitcher__exit(&sr);
+	ksft_test_result(ok, "records with a kernel address are skipped\n");
+
+	/* The older call fits no frame of a complete walk: it is cut. */
+	ok = one(&sr, MK(0, 7, top, two_calls), "top 2000 1 7 1\n");
+	memset(&want, 0, sizeof(want));
+	want.burst_cut = 1;
+	want.records_cut = 1;
+	ok &= counts_are(&sr.st.cnt, &want) && sr.st.branches == 1;
+	stitcher__exit(&sr);
+	ksft_test_result(ok, "more call undos than frames: the older records are cut, the newer replayed\n");
+
+	ok = one(&sr, mk(0, 7, 0, empty, 1, two_calls), "") &&
+	     counts_are(&sr.st.cnt, &want) && !sr.st.branches &&
+	     sr.st.ksf.lost_charges == 2;
+	stitcher__exit(&sr);
+	ksft_test_result(ok, "a call undo on an empty stack: cut, charge lost\n");
+}
+
+/*
+ * Bursts shaped as hardware gives them.  Addresses: main 0x1000, f
+ * 0x2000, g 0x3000, h 0x4000, d 0x5000, a library routine 0x6000 and
+ * its callback 0x8000, start 0x7000, a signal handler 0x9000 and the
+ * signal restorer at 0xa000; call sites at 0x?100 etc. with 5-byte
+ * calls.  Each walk is what a frame-pointer walk reads on that shape,
+ * each expected forest the true one as far as the records tell it.
+ * The old stitcher refused every burst here but the tail call's.
+ */
+static void test_shapes(void)
+{
+	struct kcc_stitch_counts want;
+	struct stitcher sr;
+	bool ok;
+
+	{
+		/* main -> f -> g, g frameless: f's return address is not
+		 * on the frame chain, so f is missing from the walk.
+		 */
+		static const u64 st[] = { 0x3010, 0x7105 };
+		static const struct br3 br[] = {
+			{ 0x2202, 0x3000, C }, { 0x1100, 0x2000, C },
+			{ 0x7100, 0x1000, C },
+		};
+
+		ok = one(&sr, MK(0, 7, st, br),
+			 "top 7105;1000 1 0 0\ntop 7105;1000;2000 1 0 0\n"
+			 "top 7105;1000;2000;3000 1 7 1\n");
+		memset(&want, 0, sizeof(want));
+		want.leaf_repaired = 1;
+		want.walk_repaired = 1;
+		ok &= counts_are(&sr.st.cnt, &want);
+		stitcher__exit(&sr);
+		ksft_test_result(ok, "frameless leaf and frameless caller: both restored from the calls\n");
+	}
+	{
+		/* start -> main -> lib (frameless) -> callback. */
+		static const u64 st[] = { 0x8010, 0x6107, 0x7105 };
+		static const struct br3 br[] = {
+			{ 0x6102, 0x8000, C }, { 0x1100, 0x6000, C },
+		};
+
+		ok = one(&sr, MK(0, 7, st, br),
+			 "top 7105;1100;6000 1 0 0\n"
+			 "top 7105;1100;6000;8000 1 7 1\n");
+		memset(&want, 0, sizeof(want));
+		want.walk_repaired = 1;
+		ok &= counts_are(&sr.st.cnt, &want);
+		stitcher__exit(&sr);
+		ksft_test_result(ok, "frameless library routine mid-stack: its caller restored\n");
+	}
+	{
+		/* The library used the frame pointer as a register: the
+		 * walk reads garbage below the callback and stops.
+		 */
+		static const u64 st[] = { 0x8010, 0x6107, 0xdead0, 0x1234 };
+		static const struct br3 br[] = {
+			{ 0x6102, 0x8000, C }, { 0x1100, 0x6000, C },
+			{ 0x7100, 0x1000, C },
+		};
+
+		ok = one(&sr, MK(KCC_SAMPLE_TRUNCATED, 7, st, br),
+			 "top 0;1000 1 0 0\ntop 0;1000;6000 1 0 0\n"
+			 "top 0;1000;6000;8000 1 7 1\n");
+		memset(&want, 0, sizeof(want));
+		want.walk_cut = 1;
+		ok &= counts_are(&sr.st.cnt, &want);
+		stitcher__exit(&sr);
+		ksft_test_result(ok, "garbled walk: cut under [unknown], every record replayed\n");
+	}
+	{
+		/* main -> f tail-calls h (a jump, not recorded). */
+		static const u64 st[] = { 0x4010, 0x1105 };
+		static const struct br3 br[] = { { 0x1100, 0x2000, C } };
+
+		ok = one(&sr, MK(0, 7, st, br), "top 1105;2000 1 7 1\n");
+		memset(&want, 0, sizeof(want));
+		ok &= counts_are(&sr.st.cnt, &want);
+		stitcher__exit(&sr);
+		ksft_test_result(ok, "tail call: fits, charged to the routine called\n");
+	}
+	{
+		/* main -> f; a signal runs handler 0x9000 on f, which
+		 * calls h: the walk shows the restorer where f's return
+		 * address would be, and no record enters the handler.
+		 */
+		static const u64 st[] = { 0x4010, 0x9107, 0xa005, 0x1105 };
+		static const struct br3 br[] = {
+			{ 0x9102, 0x4000, C }, { 0x1100, 0x2000, C },
+		};
+
+		ok = one(&sr, MK(0, 7, st, br),
+			 "top 1105;2000 1 0 0\ntop 1105;2000;9107;4000 1 7 1\n");
+		memset(&want, 0, sizeof(want));
+		want.unrecorded = 1;
+		ok &= counts_are(&sr.st.cnt, &want);
+		stitcher__exit(&sr);
+		ksft_test_result(ok, "signal handler: entered without a call, placed on the interrupted routine\n");
+	}
+	{
+		/*
+		 * f calls g; a handler runs on g and returns to the
+		 * restorer; g returns to f.
+		 */
+		static const u64 st[] = { 0x2010, 0x1105 };
+		static const struct br3 br[] = {
+			{ 0x3ff0, 0x2307, R }, { 0x9ff0, 0xa000, R },
+			{ 0x2302, 0x3000, C }, { 0x1100, 0x2000, C },
+		};
+
+		ok = one(&sr, MK(0, 7, st, br),
+			 "top 1105;2000 1 7 1\ntop 1105;2000;3000 1 0 0\n");
+		memset(&want, 0, sizeof(want));
+		want.unmatched_return = 1;
+		ok &= counts_are(&sr.st.cnt, &want) && sr.st.branches == 3;
+		stitcher__exit(&sr);
+		ksft_test_result(ok, "a handler's return without its entry: skipped, the rest fits\n");
+	}
+	{
+		/* Skid: g returned after its registers were read. */
+		static const u64 st[] = { 0x3010, 0x2207, 0x1105 };
+		static const struct br3 br[] = {
+			{ 0x3ff0, 0x2207, R }, { 0x2202, 0x3000, C },
+			{ 0x1100, 0x2000, C },
+		};
+
+		ok = one(&sr, MK(0, 7, st, br),
+			 "top 1105;2000 1 7 1\ntop 1105;2000;3000 1 0 0\n");
+		memset(&want, 0, sizeof(want));
+		want.skid_repaired = 1;
+		ok &= counts_are(&sr.st.cnt, &want);
+		stitcher__exit(&sr);
+		ksft_test_result(ok, "skid, LBR ahead: the sampled frame's return is kept, the sample goes to its caller\n");
+	}
+	{
+		/* Skid: f called g after the LBR froze. */
+		static const u64 st[] = { 0x3010, 0x2207, 0x1105 };
+		static const struct br3 br[] = { { 0x1100, 0x2000, C } };
+
+		ok = one(&sr, MK(0, 7, st, br),
+			 "top 1105;2000 1 0 0\ntop 1105;2000;3010 0 7 1\n");
+		memset(&want, 0, sizeof(want));
+		want.unrecorded = 1;
+		ok &= counts_are(&sr.st.cnt, &want);
+		stitcher__exit(&sr);
+		ksft_test_result(ok, "skid, LBR behind: the unrecorded frame is re-entered uncounted\n");
+	}
+	{
+		/*
+		 * A retpoline: call thunk, call 1f inside it, ret to the
+		 * target g: the return pairs with the inner call without
+		 * fitting it.
+		 */
+		static const u64 st[] = { 0x3010, 0x2207, 0x1105 };
+		static const struct br3 br[] = {
+			{ 0xb020, 0x3000, R }, { 0xb000, 0xb010, C },
+			{ 0x2202, 0xb000, C }, { 0x1100, 0x2000, C },
+		};
+
+		start(&sr, KCC_K_INF);
+		apply(&sr, MK(0, 7, st, br));
+		memset(&want, 0, sizeof(want));
+		want.unmatched_return = 1;
+		ok = counts_are(&sr.st.cnt, &want) && !sr.st.stitch_errors &&
+		     sr.st.branches == 4 && sr.st.ksf.calls == 3;
+		stitcher__exit(&sr);
+		ksft_test_result(ok, "retpoline: an unmatched return pairs with its call, nothing lost\n");
+	}
 }
 
 static void test_frames_cap(void)
@@ -313,15 +533,15 @@ static void test_join(void)
 	ksft_test_result(ok, "kcc_stitch_break forgets: the shared call counts twice\n");
 	stitcher__exit(&sr);
 
-	/* An error in between: the next burst does not join across it. */
+	/* A repair in between: the next burst does not join across it. */
 	start(&sr, KCC_K_INF);
 	apply(&sr, MK(0, 7, sa, ba));
 	apply(&sr, MK(0, 0, sa, bad));
 	apply(&sr, MK(0, 7, sb_, bb));
-	ok = sr.st.stitch_errors == 1 && !sr.st.bursts_joined &&
-	     dump_is(&sr, "top 1105;2000 2 7 1\ntop 1105;2000;3000 1 7 1\n"
-			  "top 1105;2010 0 0 1\n");
-	ksft_test_result(ok, "no join with a burst that had a stitch error\n");
+	ok = sr.st.cnt.leaf_repaired == 1 && !sr.st.bursts_joined &&
+	     dump_is(&sr, "top 1105;1000;2000 1 0 1\n"
+			  "top 1105;2000 2 7 1\ntop 1105;2000;3000 1 7 1\n");
+	ksft_test_result(ok, "no join with a repaired burst\n");
 	stitcher__exit(&sr);
 
 	/*
@@ -740,11 +960,12 @@ static void test_property(void)
 int main(void)
 {
 	ksft_print_header();
-	ksft_set_plan(45);
+	ksft_set_plan(54);
 	test_anchor();
 	test_below_bottom();
 	test_truncated();
 	test_errors();
+	test_shapes();
 	test_frames_cap();
 	test_join();
 	test_check();

@@ -77,6 +77,9 @@ struct report_grp {
 	uint8_t *keep;		/* NULL or per node: shown (pruned views) */
 };
 
+/* The stitch_* counters of struct kcc_status. */
+#define REPORT_STITCH_REASONS	9
+
 struct report {
 	struct profile *p;
 	struct report_opts o;
@@ -97,6 +100,7 @@ struct report {
 	uint64_t st_samples, st_processed, st_dropped[KCC_DROP_NR];
 	uint64_t st_bursts_replayed, st_bursts_skipped, st_stitch_errors;
 	uint64_t st_node_drops;
+	uint64_t st_stitch[REPORT_STITCH_REASONS]; /* kcc_status stitch_* */
 };
 
 /*

@@ -22,6 +22,14 @@
 
 #include "stream.h"
 
+/*
+ * The shortest header a reader accepts: the status before its stitch_*
+ * counters were appended.  The metric descriptors follow the header at
+ * header_size minus their size, so older and newer writers both parse.
+ */
+#define STREAM_HDR_MIN	(offsetof(struct kcc_stream_header, status) + \
+			 offsetof(struct kcc_status, stitch_leaf_repaired))
+
 const char *kcc_progname = "kcc";
 
 static int stream__fail(struct stream *s, uint64_t off, const char *fmt, ...)
@@ -98,13 +106,15 @@ static int grow(void **arr, uint32_t nr, size_t elem)
 static int parse_header(struct stream *s, const uint8_t *buf, size_t len)
 {
 	const struct kcc_stream_header *h = (const void *)buf;
-	uint64_t need;
+	uint64_t need, fixed;
 	uint32_t i;
 
-	if (len < sizeof(*h))
+	if (len < STREAM_HDR_MIN)
 		return stream__fail(s, len, "truncated stream header (%zu of %zu bytes)",
-				    len, sizeof(*h));
-	memcpy(&s->hdr, buf, sizeof(*h));
+				    len, STREAM_HDR_MIN);
+	/* Fields appended to the status since the file was written read 0. */
+	memset(&s->hdr, 0, sizeof(s->hdr));
+	memcpy(&s->hdr, buf, len < sizeof(*h) ? len : sizeof(*h));
 	if (h->magic != KCC_STREAM_MAGIC)
 		return stream__fail(s, 0, "not a kcc stream (magic 0x%08x)",
 				    h->magic);
@@ -116,7 +126,7 @@ static int parse_header(struct stream *s, const uint8_t *buf, size_t len)
 				    h->nr_ctrs, STREAM_MAX_CTRS);
 	if (!h->k || (h->k > KCC_K_MAX && h->k != KCC_K_INF))
 		return stream__fail(s, 16, "bad k %u", h->k);
-	need = sizeof(*h) + (uint64_t)h->nr_ctrs * sizeof(struct kcc_metric_desc);
+	need = STREAM_HDR_MIN + (uint64_t)h->nr_ctrs * sizeof(struct kcc_metric_desc);
 	if (h->header_size < need || h->header_size % 8)
 		return stream__fail(s, 8, "bad header size %u (at least %" PRIu64 ", a multiple of 8)",
 				    h->header_size, need);
@@ -124,8 +134,11 @@ static int parse_header(struct stream *s, const uint8_t *buf, size_t len)
 		return stream__fail(s, len, "truncated stream header (%zu of %u bytes)",
 				    len, h->header_size);
 	s->nr_ctrs = h->nr_ctrs;
+	fixed = h->header_size - h->nr_ctrs * sizeof(struct kcc_metric_desc);
+	if (fixed < sizeof(*h))
+		memset((char *)&s->hdr + fixed, 0, sizeof(*h) - fixed);
 	for (i = 0; i < h->nr_ctrs; i++) {
-		size_t off = sizeof(*h) + i * sizeof(struct kcc_metric_desc);
+		size_t off = fixed + i * sizeof(struct kcc_metric_desc);
 
 		memcpy(&s->desc[i], buf + off, sizeof(s->desc[i]));
 		if (!memchr(s->desc[i].name, 0, KCC_METRIC_NAME_LEN) ||

@@ -152,6 +152,16 @@ struct kcc_status {
 	__u32 tasks;		/* Out: tasks with a forest */
 	__u32 tasks_exited;	/* Out: of which have exited */
 	__u64 __reserved[4];	/* Out: zero */
+	/* Out: stitching repairs and drops by reason (Documentation/stitching.rst) */
+	__u64 stitch_leaf_repaired;	/* Out: sampled routine's caller restored from its call */
+	__u64 stitch_walk_repaired;	/* Out: a deeper frameless routine's caller restored */
+	__u64 stitch_walk_cut;		/* Out: walks cut under [unknown] where inconsistent */
+	__u64 stitch_skid_repaired;	/* Out: sampled frames that returned after the regs */
+	__u64 stitch_unrecorded;	/* Out: frames no call record made (skid, signal) */
+	__u64 stitch_unmatched_return;	/* Out: returns whose frame the older call did not make */
+	__u64 stitch_far_skipped;	/* Out: records not call/return or with kernel addresses */
+	__u64 stitch_burst_cut;		/* Out: bursts whose oldest records fit no frame */
+	__u64 stitch_records_cut;	/* Out: records those cuts dropped */
 };
 
 #define KCC_IOC_STATUS		_IOWR(KCC_IOC_MAGIC, 0x05, struct kcc_status)
