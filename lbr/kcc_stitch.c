@@ -134,6 +134,9 @@ static void kcc_stitch_charge(struct kcc_stitch *st, const struct kcc_sample *s)
 	kcc_ksf_charge(&st->ksf, KCC_CTR_SAMPLES, 1);
 }
 
+/* popped_at[]: the frame popped had been put back by a return record. */
+#define KCC_POPPED_RET	0x8000
+
 /* The return address @ret can follow the call at @from (0: unknown). */
 static bool kcc_call_fits(u64 ret, u64 from)
 {
@@ -190,22 +193,52 @@ static u32 kcc_stitch_misfit(struct kcc_stitch *st, u32 n, u32 i,
 		/*
 		 * The return record put back a frame this call did not
 		 * make.  When the frame below fits, no recorded call made
-		 * it (a signal handler's return): it and its return go.
-		 * Otherwise the two pair without fitting (a retpoline).
+		 * it (a signal handler's return to the restorer): it is
+		 * re-entered before the newest call that may have been
+		 * made from it (the calls before may be the interrupted
+		 * routine's: no record tells), else just before its
+		 * return.  Otherwise the two pair without fitting (a
+		 * retpoline).
 		 */
 		c->unmatched_return++;
 		if (n > 1 && kcc_call_fits(fr[n - 2].ret, b->from) &&
-		    fr[n - 2].ret) {
-			st->skip |= 1ull << t->rec;
+		    fr[n - 2].ret &&
+		    st->nr_reenter < KCC_STITCH_REENTER_MAX) {
+			u32 at = t->rec, k;
+
+			for (k = t->rec + 1; k < i; k++) {
+				if ((st->popped_at[k] & ~KCC_POPPED_RET) ==
+				    n + 1) {
+					at = k;
+					break;
+				}
+			}
+			st->reenter_at[st->nr_reenter] = at;
+			st->reenter_label[st->nr_reenter++] = t->label;
 			n--;
 		}
 		return n - 1;
 	}
 	j = kcc_stitch_unrecorded(fr, n, b->from);
 	if (j && st->nr_reenter + j <= KCC_STITCH_REENTER_MAX) {
-		/* Re-entered, bottom first, after the record replays. */
+		/*
+		 * When they were made is not recorded.  A newer call that
+		 * popped a walk frame right above them was made from the
+		 * top one (a handler's call): they are re-entered before
+		 * the oldest such call.  Otherwise after the newest record
+		 * (skid: the calls came after the LBR froze; a handler run
+		 * after the records).  Bottom first.
+		 */
+		u32 at = KCC_STITCH_AT_END, k;
+
+		for (k = i; k-- > 0;) {
+			if (st->popped_at[k] == n + 1) {	/* a walk frame */
+				at = k;
+				break;
+			}
+		}
 		for (m = n - j; m < n; m++) {
-			st->reenter_at[st->nr_reenter] = i;
+			st->reenter_at[st->nr_reenter] = at;
 			st->reenter_label[st->nr_reenter++] = fr[m].label;
 		}
 		c->unrecorded += j;
@@ -288,6 +321,7 @@ static int kcc_stitch_undo(struct kcc_stitch *st, const struct kcc_sample *s)
 	for (i = 0; i < r; i++) {
 		const struct kcc_branch *b = &br[i];
 
+		st->popped_at[i] = 0;
 		if (!kcc_branch_usable(b)) {
 			st->cnt.far_skipped++;
 			st->skip |= 1ull << i;
@@ -320,9 +354,11 @@ static int kcc_stitch_undo(struct kcc_stitch *st, const struct kcc_sample *s)
 			st->altered = true;
 			break;
 		}
-		if (kcc_call_fits(fr[n - 1].ret, b->from))
+		if (kcc_call_fits(fr[n - 1].ret, b->from)) {
+			st->popped_at[i] = n | (fr[n - 1].flags & KCC_SF_RET ?
+						KCC_POPPED_RET : 0);
 			n--;
-		else
+		} else
 			n = kcc_stitch_misfit(st, n, i, b,
 					      (s->flags & KCC_SAMPLE_TRUNCATED) ||
 					      st->cut);
@@ -435,6 +471,9 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 		const struct kcc_branch *b = &br[i - 1];
 		u32 j;
 
+		for (j = 0; j < st->nr_reenter; j++)
+			if (st->reenter_at[j] == i - 1)
+				kcc_ksf_enter(ksf, st->reenter_label[j]);
 		if (st->skip & (1ull << (i - 1)))
 			continue;
 		if (b->kind == KCC_BR_RET)
@@ -444,10 +483,10 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 		else
 			kcc_ksf_call_w(ksf, b->to, w);
 		st->branches++;
-		for (j = 0; j < st->nr_reenter; j++)
-			if (st->reenter_at[j] == i - 1)
-				kcc_ksf_enter(ksf, st->reenter_label[j]);
 	}
+	for (i = 0; i < st->nr_reenter; i++)
+		if (st->reenter_at[i] == KCC_STITCH_AT_END)
+			kcc_ksf_enter(ksf, st->reenter_label[i]);
 	st->bursts_replayed++;
 
 	keep = r < KCC_STITCH_JOIN_MAX ? r : KCC_STITCH_JOIN_MAX;

@@ -129,8 +129,10 @@ struct kcc_stitch_frame {
 
 /* Frames below the top that a call may skip as never recorded. */
 #define KCC_STITCH_SKID_MAX	2
-/* Frames re-entered after the records, per burst. */
+/* Frames re-entered among the records, per burst. */
 #define KCC_STITCH_REENTER_MAX	8
+/* reenter_at: after the newest record. */
+#define KCC_STITCH_AT_END	0xff
 
 /*
  * What stitching repaired or dropped, per reason.  The same fields, in
@@ -172,8 +174,10 @@ struct kcc_stitch {
 	u32 nr_reenter;
 	bool cut;			/* the walk was cut: [unknown] below */
 	bool altered;			/* anything repaired: never joined */
-	u8 reenter_at[KCC_STITCH_REENTER_MAX];	/* after record ... */
+	u8 reenter_at[KCC_STITCH_REENTER_MAX];	/* before record ... */
 	u64 reenter_label[KCC_STITCH_REENTER_MAX]; /* ... enter this frame */
+	/* Frames before the undo of record i when it popped a walk frame. */
+	u16 popped_at[KCC_INJECT_MAX_BRANCHES];
 };
 
 /*
