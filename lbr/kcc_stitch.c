@@ -60,8 +60,7 @@ void kcc_stitch_counts_export(struct kcc_status *st,
 	st->stitch_unrecorded = c->unrecorded;
 	st->stitch_unmatched_return = c->unmatched_return;
 	st->stitch_far_skipped = c->far_skipped;
-	st->stitch_burst_cut = c->burst_cut;
-	st->stitch_records_cut = c->records_cut;
+	st->stitch_below_walk = c->below_walk;
 }
 
 u32 kcc_sample_why(const struct kcc_sample *s, size_t len, u32 *size)
@@ -289,7 +288,6 @@ static int kcc_stitch_undo(struct kcc_stitch *st, const struct kcc_sample *s)
 	u32 n = s->nr_stack, r = s->nr_branches, i;
 
 	st->skip = 0;
-	st->nr_replay = r;
 	st->nr_reenter = 0;
 	st->cut = false;
 	st->altered = false;
@@ -340,19 +338,15 @@ static int kcc_stitch_undo(struct kcc_stitch *st, const struct kcc_sample *s)
 		}
 		/* The call created the top frame. */
 		if (!n) {
-			/* Its callee lies in the part the walk missed. */
-			if ((s->flags & KCC_SAMPLE_TRUNCATED) || st->cut)
-				continue;
 			/*
-			 * More calls than frames in a complete walk: the
-			 * older records ran on another stack (a longjmp
-			 * out of them, the thread's start).  Keep the newer.
+			 * Its callee lies in the part the walk missed: cut
+			 * off, or a frameless routine at the bottom of a
+			 * complete walk (whose return address the bottom
+			 * frame's unchecked pop could not test).
 			 */
-			st->cnt.burst_cut++;
-			st->cnt.records_cut += r - i;
-			st->nr_replay = i;
+			st->cnt.below_walk++;
 			st->altered = true;
-			break;
+			continue;
 		}
 		if (kcc_call_fits(fr[n - 1].ret, b->from)) {
 			st->popped_at[i] = n | (fr[n - 1].flags & KCC_SF_RET ?
@@ -467,7 +461,7 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 		st->bursts_joined++;
 
 	/* Step 3: replay, oldest first; the overlap was counted before. */
-	for (i = st->nr_replay; i > 0; i--) {
+	for (i = r; i > 0; i--) {
 		const struct kcc_branch *b = &br[i - 1];
 		u32 j;
 

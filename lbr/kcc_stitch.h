@@ -57,17 +57,17 @@
  * Bursts as hardware shapes them (Documentation/stitching.rst, "Bursts
  * that do not fit"): a call whose return address does not follow it in
  * the frame being popped is explained, in this order, as frames no
- * record created (skid, a signal frame: re-entered after the record),
- * a caller missing from the walk (a frameless routine: the frame takes
- * the call's source as label), or, for a frame that was already
- * repaired, a walk garbled below it (cut there, [unknown] below).  A
- * record that is neither call nor return, or has a kernel address, is
- * skipped; a return whose frame the older call did not create is
- * dropped or paired anyway; a call beyond the bottom of a complete walk
- * drops the older records.  Each is counted in kcc_stitch_counts; none
- * drops the newer records of the burst.  Only a burst needing more than
- * frames_cap frames is counted in stitch_errors and not replayed; the
- * sample is still charged to its stack.
+ * record created (skid, a signal frame: re-entered uncounted), a caller
+ * missing from the walk (a frameless routine: the frame takes the
+ * call's source as label), or, below the sampled frame of a walk that
+ * did not reach the outermost frame, a garbled walk (cut there,
+ * [unknown] below).  A record that is neither call nor return, or has a
+ * kernel address, is skipped; a return whose frame the older call did
+ * not create is re-entered or paired anyway; a call below the walk's
+ * bottom frame is undone without a frame.  Each is counted in
+ * kcc_stitch_counts; no record is dropped but the skipped ones.  Only a
+ * burst needing more than frames_cap frames is counted in stitch_errors
+ * and not replayed; the sample is still charged to its stack.
  */
 #ifndef KCC_STITCH_H
 #define KCC_STITCH_H
@@ -146,8 +146,7 @@ struct kcc_stitch_counts {
 	u64 unrecorded;		/* frames no call record made (skid, signal), re-entered */
 	u64 unmatched_return;	/* returns whose frame the older call did not make */
 	u64 far_skipped;	/* records neither call nor return, or kernel addresses */
-	u64 burst_cut;		/* bursts whose oldest records fit no frame: dropped */
-	u64 records_cut;	/* records dropped by those cuts */
+	u64 below_walk;		/* calls undone below the walk's bottom frame */
 };
 
 struct kcc_stitch {
@@ -170,7 +169,6 @@ struct kcc_stitch {
 	struct kcc_stitch_counts cnt;	/* repairs and drops, by reason */
 	/* The replay plan of the current burst, made by the undo. */
 	u64 skip;			/* bit i: record i is not replayed */
-	u32 nr_replay;			/* the newest nr_replay records replay */
 	u32 nr_reenter;
 	bool cut;			/* the walk was cut: [unknown] below */
 	bool altered;			/* anything repaired: never joined */

@@ -197,7 +197,7 @@ static void print_header(const struct eval *e)
 		for (j = 0; j < e->ao.nr_t; j++)
 			printf("\thot@%g", e->ao.t[j]);
 		printf("\treplayed_pct\tsamples\tbursts\tjoined\tskipped\tstitch_errors\titems_exact\titems_approx\tfalse_joins");
-		printf("\tleaf_repaired\twalk_repaired\twalk_cut\tskid_repaired\tunrecorded\tunmatched_return\tfar_skipped\tburst_cut\trecords_cut\n");
+		printf("\tleaf_repaired\twalk_repaired\twalk_cut\tskid_repaired\tunrecorded\tunmatched_return\tfar_skipped\tbelow_walk\n");
 		return;
 	}
 	printf("%-10s %3s %-9s", "program", "k", "method");
@@ -244,12 +244,12 @@ static void print_row(const struct eval *e, const char *prog, uint32_t k,
 		printf(" %7.2f%%", 100 * acc->cover[j]);
 	printf(" %8.3f%% %9" PRIu64 "\n", rep, r->samples);
 	if (so->effects && r->bursts)
-		printf("%-10s %3s   stitching: leaf %" PRIu64 ", walk %" PRIu64 " repaired, %" PRIu64 " cut, skid %" PRIu64 ", unrecorded %" PRIu64 ", unmatched returns %" PRIu64 ", far %" PRIu64 ", cut bursts %" PRIu64 " (%" PRIu64 " records), errors %" PRIu64 "\n",
+		printf("%-10s %3s   stitching: leaf %" PRIu64 ", walk %" PRIu64 " repaired, %" PRIu64 " cut, skid %" PRIu64 ", unrecorded %" PRIu64 ", unmatched returns %" PRIu64 ", far %" PRIu64 ", below walk %" PRIu64 ", errors %" PRIu64 "\n",
 		       "", "", r->cnt.leaf_repaired, r->cnt.walk_repaired,
 		       r->cnt.walk_cut, r->cnt.skid_repaired,
 		       r->cnt.unrecorded, r->cnt.unmatched_return,
-		       r->cnt.far_skipped, r->cnt.burst_cut,
-		       r->cnt.records_cut, r->stitch_errors);
+		       r->cnt.far_skipped, r->cnt.below_walk,
+		       r->stitch_errors);
 }
 
 static int set_sweep(struct evalsim_opts *so, const char *p, uint32_t v)

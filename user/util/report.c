@@ -30,8 +30,7 @@ static const struct {
 	{ "unrecorded-frames", offsetof(struct kcc_status, stitch_unrecorded) },
 	{ "unmatched-returns", offsetof(struct kcc_status, stitch_unmatched_return) },
 	{ "far-skipped", offsetof(struct kcc_status, stitch_far_skipped) },
-	{ "bursts-cut", offsetof(struct kcc_status, stitch_burst_cut) },
-	{ "records-cut", offsetof(struct kcc_status, stitch_records_cut) },
+	{ "below-walk", offsetof(struct kcc_status, stitch_below_walk) },
 };
 
 static const char *const source_names[] = {

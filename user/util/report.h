@@ -78,7 +78,7 @@ struct report_grp {
 };
 
 /* The stitch_* counters of struct kcc_status. */
-#define REPORT_STITCH_REASONS	9
+#define REPORT_STITCH_REASONS	8
 
 struct report {
 	struct profile *p;

@@ -160,8 +160,7 @@ struct kcc_status {
 	__u64 stitch_unrecorded;	/* Out: frames no call record made (skid, signal) */
 	__u64 stitch_unmatched_return;	/* Out: returns whose frame the older call did not make */
 	__u64 stitch_far_skipped;	/* Out: records not call/return or with kernel addresses */
-	__u64 stitch_burst_cut;		/* Out: bursts whose oldest records fit no frame */
-	__u64 stitch_records_cut;	/* Out: records those cuts dropped */
+	__u64 stitch_below_walk;	/* Out: calls undone below the walk's bottom frame */
 };
 
 #define KCC_IOC_STATUS		_IOWR(KCC_IOC_MAGIC, 0x05, struct kcc_status)
