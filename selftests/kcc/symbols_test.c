@@ -243,13 +243,84 @@ static void variant(const char *name, const char *cflags, uint64_t base)
 	free(mem);
 }
 
+static const char plt_src[] =
+"#include <stdlib.h>\n"
+"#include <string.h>\n"
+"static int cmp(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }\n"
+"int main(int argc, char **argv)\n"
+"{\n"
+"\tint v[4] = { 3, 1, 2, argc };\n"
+"\tqsort(v, 4, sizeof(v[0]), cmp);\n"
+"\treturn (int)strtol(argv[0], NULL, 10) + v[0] + (int)strlen(argv[0]);\n"
+"}\n";
+
+/*
+ * A call into libc goes through a PLT stub: the stub must be named
+ * after the routine it reaches.  The stubs and their targets are
+ * objdump's (<qsort@plt>); the file offsets come from objdump -h.
+ */
+static void test_plt(const char *name, const char *cflags)
+{
+	char bin[256], cmd[1024], line[512], sec[64] = "";
+	unsigned long long vma = 0, foff = 0;
+	struct symobj so;
+	int stubs = 0, named = 0;
+	FILE *p;
+
+	snprintf(bin, sizeof(bin), "%s/%s", dir, name);
+	if (sh("cd %s && gcc -O1 %s -o %s plt.c", dir, cflags, name)) {
+		ksft_test_result_fail("%s: build the PLT program\n", name);
+		return;
+	}
+	if (symobj__load(&so, bin)) {
+		ksft_test_result_fail("%s: load\n", name);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec %s", bin);
+	p = popen(cmd, "r");
+	while (p && fgets(line, sizeof(line), p)) {
+		unsigned long long a;
+		char n[256];
+		int end = 0;
+
+		if (sscanf(line, "Disassembly of section %63[^:]:", sec) == 1) {
+			FILE *q;
+
+			snprintf(cmd, sizeof(cmd),
+				 "objdump -h %s | awk '$2 == \"%s\" { print $4, $6 }'",
+				 bin, sec);
+			q = popen(cmd, "r");
+			if (!q || fscanf(q, "%llx %llx", &vma, &foff) != 2)
+				vma = foff = 0;
+			if (q)
+				pclose(q);
+		} else if (sscanf(line, "%llx <%255[^@>]@plt>:%n", &a, n, &end) == 2 &&
+			   end && vma) {
+			const struct sym *sy = symobj__find(&so, a - vma + foff);
+
+			stubs++;
+			if (sy && !strcmp(sym__name(&so, sy), n))
+				named++;
+			else
+				ksft_print_msg("%s: stub of %s named %s\n", name, n,
+					       sy ? sym__name(&so, sy) : "(none)");
+		}
+	}
+	if (p)
+		pclose(p);
+	symobj__exit(&so);
+	ksft_test_result(stubs >= 3 && named == stubs,
+			 "%s: %d of %d PLT stubs named after the routine they reach\n",
+			 name, named, stubs);
+}
+
 int main(void)
 {
 	ksft_print_header();
 	if (sh("command -v gcc >/dev/null && command -v objcopy >/dev/null && command -v nm >/dev/null && command -v readelf >/dev/null && command -v strip >/dev/null") ||
 	    !mkdtemp(dir))
 		ksft_exit_skip("needs gcc and binutils\n");
-	ksft_set_plan(8);
+	ksft_set_plan(10);
 	{
 		char path[256];
 		FILE *s;
@@ -260,9 +331,17 @@ int main(void)
 			ksft_exit_fail_msg("cannot write %s\n", path);
 		fputs(src, s);
 		fclose(s);
+		snprintf(path, sizeof(path), "%s/plt.c", dir);
+		s = fopen(path, "w");
+		if (!s)
+			ksft_exit_fail_msg("cannot write %s\n", path);
+		fputs(plt_src, s);
+		fclose(s);
 	}
 	variant("pie", "-fPIE -pie", 0x555555554000ull);
 	variant("nopie", "-fno-pie -no-pie", 0);
+	test_plt("plt", "-fcf-protection=none");
+	test_plt("plt-ibt", "-fcf-protection=full -Wl,-z,ibtplt");
 	sh("rm -rf %s", dir);
 	ksft_finished();
 }
