@@ -184,7 +184,7 @@ static u32 kcc_stitch_misfit(struct kcc_stitch *st, u32 n, u32 i,
 			     const struct kcc_branch *b, bool open)
 {
 	struct kcc_stitch_frame *fr = st->frames, *t = &fr[n - 1];
-	struct kcc_stitch_counts *c = &st->cnt;
+	struct kcc_stitch_counts *c = &st->undo_cnt;
 	u32 j, m;
 
 	st->altered = true;
@@ -275,18 +275,44 @@ static u32 kcc_stitch_misfit(struct kcc_stitch *st, u32 n, u32 i,
 }
 
 /*
+ * The newest record returns to where the sampled routine would: either
+ * it left the sampled routine after the registers were read (skid), or
+ * a recursive call from the same call site returned.
+ */
+static bool kcc_stitch_skid(const struct kcc_sample *s)
+{
+	const struct kcc_branch *br = kcc_sample_branches(s);
+	const u64 *stack = kcc_sample_stack(s);
+
+	return s->nr_stack > 1 && s->nr_branches &&
+	       br[0].kind == KCC_BR_RET && kcc_branch_usable(&br[0]) &&
+	       br[0].to == stack[1];
+}
+
+/* Misfits an undo repaired (skipped records and skid are not). */
+static u64 kcc_stitch_repairs(const struct kcc_stitch_counts *c)
+{
+	return c->leaf_repaired + c->walk_repaired + c->walk_cut +
+	       c->unrecorded + c->unmatched_return + c->below_walk;
+}
+
+/*
  * Step 1: from the sampled stack back to the stack at the oldest record
  * replayed, and the plan of the replay (records skipped, frames to
- * re-enter).  frames[] holds the frames bottom first.  Returns the
- * number of frames left, or -EINVAL when frames_cap is too small.
+ * re-enter), counted in undo_cnt.  @skid: the newest record may be a
+ * return of the sampled routine made after its registers were read.
+ * frames[] holds the frames bottom first.  Returns the number of frames
+ * left, or -EINVAL when frames_cap is too small.
  */
-static int kcc_stitch_undo(struct kcc_stitch *st, const struct kcc_sample *s)
+static int kcc_stitch_undo(struct kcc_stitch *st, const struct kcc_sample *s,
+			   bool skid)
 {
 	const struct kcc_branch *br = kcc_sample_branches(s);
 	const u64 *stack = kcc_sample_stack(s);
 	struct kcc_stitch_frame *fr = st->frames;
 	u32 n = s->nr_stack, r = s->nr_branches, i;
 
+	memset(&st->undo_cnt, 0, sizeof(st->undo_cnt));
 	st->skip = 0;
 	st->nr_reenter = 0;
 	st->cut = false;
@@ -309,9 +335,8 @@ static int kcc_stitch_undo(struct kcc_stitch *st, const struct kcc_sample *s)
 	 * so the LBR froze after the registers were read.  The frame is
 	 * gone at the last record; the sample goes to the caller.
 	 */
-	if (n && r && br[0].kind == KCC_BR_RET && kcc_branch_usable(&br[0]) &&
-	    fr[n - 1].ret && br[0].to == fr[n - 1].ret) {
-		st->cnt.skid_repaired++;
+	if (skid && kcc_stitch_skid(s)) {
+		st->undo_cnt.skid_repaired++;
 		st->altered = true;
 		n--;
 	}
@@ -321,7 +346,7 @@ static int kcc_stitch_undo(struct kcc_stitch *st, const struct kcc_sample *s)
 
 		st->popped_at[i] = 0;
 		if (!kcc_branch_usable(b)) {
-			st->cnt.far_skipped++;
+			st->undo_cnt.far_skipped++;
 			st->skip |= 1ull << i;
 			continue;
 		}
@@ -344,7 +369,7 @@ static int kcc_stitch_undo(struct kcc_stitch *st, const struct kcc_sample *s)
 			 * complete walk (whose return address the bottom
 			 * frame's unchecked pop could not test).
 			 */
-			st->cnt.below_walk++;
+			st->undo_cnt.below_walk++;
 			st->altered = true;
 			continue;
 		}
@@ -358,6 +383,29 @@ static int kcc_stitch_undo(struct kcc_stitch *st, const struct kcc_sample *s)
 					      st->cut);
 	}
 	return n;
+}
+
+/*
+ * Step 1, choosing between the two readings of a newest return to the
+ * sampled routine's caller: the one whose older records need fewer
+ * repairs, the recursion on a tie.
+ */
+static int kcc_stitch_undo_best(struct kcc_stitch *st,
+				const struct kcc_sample *s)
+{
+	u64 plain;
+	int n;
+
+	n = kcc_stitch_undo(st, s, false);
+	if (n < 0 || !kcc_stitch_skid(s))
+		return n;
+	plain = kcc_stitch_repairs(&st->undo_cnt);
+	if (!plain)
+		return n;
+	n = kcc_stitch_undo(st, s, true);
+	if (n >= 0 && kcc_stitch_repairs(&st->undo_cnt) < plain)
+		return n;
+	return kcc_stitch_undo(st, s, false);
 }
 
 static bool kcc_branch_eq(const struct kcc_branch *a, const struct kcc_branch *b)
@@ -439,7 +487,8 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 		st->nr_last = 0;
 		goto charge_only;
 	}
-	n = kcc_stitch_undo(st, s);
+	n = kcc_stitch_undo_best(st, s);
+	kcc_stitch_counts_add(&st->cnt, &st->undo_cnt);
 	if (n < 0) {
 		st->stitch_errors++;
 		st->nr_last = 0;

@@ -167,6 +167,7 @@ struct kcc_stitch {
 	u32 last_flags;			/* its KCC_SAMPLE_* flags */
 	u32 join_policy;		/* KCC_JOIN_*, 0 after init */
 	struct kcc_stitch_counts cnt;	/* repairs and drops, by reason */
+	struct kcc_stitch_counts undo_cnt; /* those of the current undo */
 	/* The replay plan of the current burst, made by the undo. */
 	u64 skip;			/* bit i: record i is not replayed */
 	u32 nr_reenter;

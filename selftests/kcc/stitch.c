@@ -434,6 +434,26 @@ static void test_shapes(void)
 		ksft_test_result(ok, "skid, LBR ahead: the sampled frame's return is kept, the sample goes to its caller\n");
 	}
 	{
+		/*
+		 * Not skid: f recursing from one call site, the inner f
+		 * returned to the sampled f at the address the sampled f
+		 * returns to.  Read as skid, the older calls would misfit.
+		 */
+		static const u64 st[] = { 0x2010, 0x2105, 0x1105 };
+		static const struct br3 br[] = {
+			{ 0x2ff0, 0x2105, R }, { 0x2100, 0x2000, C },
+			{ 0x2100, 0x2000, C }, { 0x1100, 0x2000, C },
+		};
+
+		ok = one(&sr, MK(0, 7, st, br),
+			 "top 1105;2000 1 0 0\ntop 1105;2000;2000 1 7 1\n"
+			 "top 1105;2000;2000;2000 1 0 0\n");
+		memset(&want, 0, sizeof(want));
+		ok &= counts_are(&sr.st.cnt, &want);
+		stitcher__exit(&sr);
+		ksft_test_result(ok, "recursion through one call site is not taken for skid\n");
+	}
+	{
 		/* Skid: f called g after the LBR froze. */
 		static const u64 st[] = { 0x3010, 0x2207, 0x1105 };
 		static const struct br3 br[] = { { 0x1100, 0x2000, C } };
@@ -1273,7 +1293,7 @@ static void test_effects_random(void)
 int main(void)
 {
 	ksft_print_header();
-	ksft_set_plan(64);
+	ksft_set_plan(65);
 	test_anchor();
 	test_below_bottom();
 	test_truncated();
