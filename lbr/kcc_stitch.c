@@ -387,8 +387,11 @@ static int kcc_stitch_undo(struct kcc_stitch *st, const struct kcc_sample *s,
 
 /*
  * Step 1, choosing between the two readings of a newest return to the
- * sampled routine's caller: the one whose older records need fewer
- * repairs, the recursion on a tie.
+ * sampled routine's caller.  In a recursion the call that made the
+ * sampled frame is an older record and fits it; under skid the return
+ * is the sampled activation's own and the plain reading would put its
+ * call under itself without any misfit.  So skid, unless its older
+ * records need more repairs than the plain reading's.
  */
 static int kcc_stitch_undo_best(struct kcc_stitch *st,
 				const struct kcc_sample *s)
@@ -400,10 +403,8 @@ static int kcc_stitch_undo_best(struct kcc_stitch *st,
 	if (n < 0 || !kcc_stitch_skid(s))
 		return n;
 	plain = kcc_stitch_repairs(&st->undo_cnt);
-	if (!plain)
-		return n;
 	n = kcc_stitch_undo(st, s, true);
-	if (n >= 0 && kcc_stitch_repairs(&st->undo_cnt) < plain)
+	if (n >= 0 && kcc_stitch_repairs(&st->undo_cnt) <= plain)
 		return n;
 	return kcc_stitch_undo(st, s, false);
 }
