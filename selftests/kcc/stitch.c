@@ -301,191 +301,125 @@ static void test_errors(void)
 
 /*
  * Bursts shaped as hardware gives them.  Addresses: main 0x1000, f
- * 0x2000, g 0x3000, h 0x4000, d 0x5000, a library routine 0x6000 and
- * its callback 0x8000, start 0x7000, a signal handler 0x9000 and the
- * signal restorer at 0xa000; call sites at 0x?100 etc. with 5-byte
- * calls.  Each walk is what a frame-pointer walk reads on that shape,
- * each expected forest the true one as far as the records tell it.
- * The old stitcher refused every burst here but the tail call's.
+ * 0x2000, g 0x3000, h 0x4000, a library routine 0x6000 and its callback
+ * 0x8000, start 0x7000, a signal handler 0x9000, the signal restorer at
+ * 0xa000, a retpoline thunk at 0xb000; call sites at 0x?100 etc. with
+ * 5-byte calls.  Each walk is what a frame-pointer walk reads on that
+ * shape, each expected forest the true one as far as the records tell
+ * it.  The stitcher that dropped misfitting bursts refused every one
+ * but the tail call and the recursion.
  */
-static void test_shapes(void)
-{
+struct shape {
+	const char *what;
+	u32 flags;
+	u64 st[4];		/* the walk, 0-terminated when shorter */
+	struct br3 br[4];	/* the records, from 0 when fewer */
+	const char *dump;
 	struct kcc_stitch_counts want;
-	struct stitcher sr;
-	bool ok;
+};
 
-	{
-		/* main -> f -> g, g frameless: f's return address is not
-		 * on the frame chain, so f is missing from the walk.
+static const struct shape shapes[] = {
+	{	/* main -> f -> g, g frameless: f is missing from the walk. */
+		"frameless leaf and frameless caller: both restored from the calls",
+		0, { 0x3010, 0x7105 },
+		{ { 0x2202, 0x3000, C }, { 0x1100, 0x2000, C },
+		  { 0x7100, 0x1000, C } },
+		"top 7105;1000 1 0 0\ntop 7105;1000;2000 1 0 0\n"
+		"top 7105;1000;2000;3000 1 7 1\n",
+		{ .leaf_repaired = 1, .walk_repaired = 1 },
+	}, {	/* start -> main -> lib (frameless) -> callback. */
+		"frameless library routine mid-stack: its caller restored",
+		0, { 0x8010, 0x6107, 0x7105 },
+		{ { 0x6102, 0x8000, C }, { 0x1100, 0x6000, C } },
+		"top 7105;1100;6000 1 0 0\ntop 7105;1100;6000;8000 1 7 1\n",
+		{ .walk_repaired = 1 },
+	}, {	/* The library used rbp as a register: garbage, then stop. */
+		"garbled walk: cut under [unknown], every record replayed",
+		KCC_SAMPLE_TRUNCATED, { 0x8010, 0x6107, 0xdead0, 0x1234 },
+		{ { 0x6102, 0x8000, C }, { 0x1100, 0x6000, C },
+		  { 0x7100, 0x1000, C } },
+		"top 0;1000 1 0 0\ntop 0;1000;6000 1 0 0\n"
+		"top 0;1000;6000;8000 1 7 1\n",
+		{ .walk_cut = 1 },
+	}, {	/* main -> f tail-calls h (a jump, not recorded). */
+		"tail call: fits, charged to the routine called",
+		0, { 0x4010, 0x1105 }, { { 0x1100, 0x2000, C } },
+		"top 1105;2000 1 7 1\n", { 0 },
+	}, {	/*
+		 * main -> f; a signal runs handler 0x9000 on f, which calls
+		 * h: the restorer stands where f's return address would be,
+		 * and no record enters the handler.
 		 */
-		static const u64 st[] = { 0x3010, 0x7105 };
-		static const struct br3 br[] = {
-			{ 0x2202, 0x3000, C }, { 0x1100, 0x2000, C },
-			{ 0x7100, 0x1000, C },
-		};
-
-		ok = one(&sr, MK(0, 7, st, br),
-			 "top 7105;1000 1 0 0\ntop 7105;1000;2000 1 0 0\n"
-			 "top 7105;1000;2000;3000 1 7 1\n");
-		memset(&want, 0, sizeof(want));
-		want.leaf_repaired = 1;
-		want.walk_repaired = 1;
-		ok &= counts_are(&sr.st.cnt, &want);
-		stitcher__exit(&sr);
-		ksft_test_result(ok, "frameless leaf and frameless caller: both restored from the calls\n");
-	}
-	{
-		/* start -> main -> lib (frameless) -> callback. */
-		static const u64 st[] = { 0x8010, 0x6107, 0x7105 };
-		static const struct br3 br[] = {
-			{ 0x6102, 0x8000, C }, { 0x1100, 0x6000, C },
-		};
-
-		ok = one(&sr, MK(0, 7, st, br),
-			 "top 7105;1100;6000 1 0 0\n"
-			 "top 7105;1100;6000;8000 1 7 1\n");
-		memset(&want, 0, sizeof(want));
-		want.walk_repaired = 1;
-		ok &= counts_are(&sr.st.cnt, &want);
-		stitcher__exit(&sr);
-		ksft_test_result(ok, "frameless library routine mid-stack: its caller restored\n");
-	}
-	{
-		/* The library used the frame pointer as a register: the
-		 * walk reads garbage below the callback and stops.
-		 */
-		static const u64 st[] = { 0x8010, 0x6107, 0xdead0, 0x1234 };
-		static const struct br3 br[] = {
-			{ 0x6102, 0x8000, C }, { 0x1100, 0x6000, C },
-			{ 0x7100, 0x1000, C },
-		};
-
-		ok = one(&sr, MK(KCC_SAMPLE_TRUNCATED, 7, st, br),
-			 "top 0;1000 1 0 0\ntop 0;1000;6000 1 0 0\n"
-			 "top 0;1000;6000;8000 1 7 1\n");
-		memset(&want, 0, sizeof(want));
-		want.walk_cut = 1;
-		ok &= counts_are(&sr.st.cnt, &want);
-		stitcher__exit(&sr);
-		ksft_test_result(ok, "garbled walk: cut under [unknown], every record replayed\n");
-	}
-	{
-		/* main -> f tail-calls h (a jump, not recorded). */
-		static const u64 st[] = { 0x4010, 0x1105 };
-		static const struct br3 br[] = { { 0x1100, 0x2000, C } };
-
-		ok = one(&sr, MK(0, 7, st, br), "top 1105;2000 1 7 1\n");
-		memset(&want, 0, sizeof(want));
-		ok &= counts_are(&sr.st.cnt, &want);
-		stitcher__exit(&sr);
-		ksft_test_result(ok, "tail call: fits, charged to the routine called\n");
-	}
-	{
-		/* main -> f; a signal runs handler 0x9000 on f, which
-		 * calls h: the walk shows the restorer where f's return
-		 * address would be, and no record enters the handler.
-		 */
-		static const u64 st[] = { 0x4010, 0x9107, 0xa005, 0x1105 };
-		static const struct br3 br[] = {
-			{ 0x9102, 0x4000, C }, { 0x1100, 0x2000, C },
-		};
-
-		ok = one(&sr, MK(0, 7, st, br),
-			 "top 1105;2000 1 0 0\ntop 1105;2000;9107;4000 1 7 1\n");
-		memset(&want, 0, sizeof(want));
-		want.unrecorded = 1;
-		ok &= counts_are(&sr.st.cnt, &want);
-		stitcher__exit(&sr);
-		ksft_test_result(ok, "signal handler: entered without a call, placed on the interrupted routine\n");
-	}
-	{
-		/*
-		 * f calls g; a handler runs on g and returns to the
-		 * restorer; g returns to f.
-		 */
-		static const u64 st[] = { 0x2010, 0x1105 };
-		static const struct br3 br[] = {
-			{ 0x3ff0, 0x2307, R }, { 0x9ff0, 0xa000, R },
-			{ 0x2302, 0x3000, C }, { 0x1100, 0x2000, C },
-		};
-
-		ok = one(&sr, MK(0, 7, st, br),
-			 "top 1105;2000 1 7 1\ntop 1105;2000;3000 1 0 0\n");
-		memset(&want, 0, sizeof(want));
-		want.unmatched_return = 1;
-		ok &= counts_are(&sr.st.cnt, &want) && sr.st.branches == 4;
-		stitcher__exit(&sr);
-		ksft_test_result(ok, "a handler's return without its entry: re-entered, the rest fits\n");
-	}
-	{
-		/* Skid: g returned after its registers were read. */
-		static const u64 st[] = { 0x3010, 0x2207, 0x1105 };
-		static const struct br3 br[] = {
-			{ 0x3ff0, 0x2207, R }, { 0x2202, 0x3000, C },
-			{ 0x1100, 0x2000, C },
-		};
-
-		ok = one(&sr, MK(0, 7, st, br),
-			 "top 1105;2000 1 7 1\ntop 1105;2000;3000 1 0 0\n");
-		memset(&want, 0, sizeof(want));
-		want.skid_repaired = 1;
-		ok &= counts_are(&sr.st.cnt, &want);
-		stitcher__exit(&sr);
-		ksft_test_result(ok, "skid, LBR ahead: the sampled frame's return is kept, the sample goes to its caller\n");
-	}
-	{
-		/*
+		"signal handler: entered without a call, placed on the interrupted routine",
+		0, { 0x4010, 0x9107, 0xa005, 0x1105 },
+		{ { 0x9102, 0x4000, C }, { 0x1100, 0x2000, C } },
+		"top 1105;2000 1 0 0\ntop 1105;2000;9107;4000 1 7 1\n",
+		{ .unrecorded = 1 },
+	}, {	/* f calls g; a handler runs on g, returns; g returns. */
+		"a handler's return without its entry: re-entered, the rest fits",
+		0, { 0x2010, 0x1105 },
+		{ { 0x3ff0, 0x2307, R }, { 0x9ff0, 0xa000, R },
+		  { 0x2302, 0x3000, C }, { 0x1100, 0x2000, C } },
+		"top 1105;2000 1 7 1\ntop 1105;2000;3000 1 0 0\n",
+		{ .unmatched_return = 1 },
+	}, {	/* Skid: g returned after its registers were read. */
+		"skid, LBR ahead: the sampled frame's return is kept, the sample goes to its caller",
+		0, { 0x3010, 0x2207, 0x1105 },
+		{ { 0x3ff0, 0x2207, R }, { 0x2202, 0x3000, C },
+		  { 0x1100, 0x2000, C } },
+		"top 1105;2000 1 7 1\ntop 1105;2000;3000 1 0 0\n",
+		{ .skid_repaired = 1 },
+	}, {	/*
 		 * Not skid: f recursing from one call site, the inner f
 		 * returned to the sampled f at the address the sampled f
 		 * returns to.  Read as skid, the older calls would misfit.
 		 */
-		static const u64 st[] = { 0x2010, 0x2105, 0x1105 };
-		static const struct br3 br[] = {
-			{ 0x2ff0, 0x2105, R }, { 0x2100, 0x2000, C },
-			{ 0x2100, 0x2000, C }, { 0x1100, 0x2000, C },
-		};
-
-		ok = one(&sr, MK(0, 7, st, br),
-			 "top 1105;2000 1 0 0\ntop 1105;2000;2000 1 7 1\n"
-			 "top 1105;2000;2000;2000 1 0 0\n");
-		memset(&want, 0, sizeof(want));
-		ok &= counts_are(&sr.st.cnt, &want);
-		stitcher__exit(&sr);
-		ksft_test_result(ok, "recursion through one call site is not taken for skid\n");
-	}
-	{
-		/* Skid: f called g after the LBR froze. */
-		static const u64 st[] = { 0x3010, 0x2207, 0x1105 };
-		static const struct br3 br[] = { { 0x1100, 0x2000, C } };
-
-		ok = one(&sr, MK(0, 7, st, br),
-			 "top 1105;2000 1 0 0\ntop 1105;2000;3010 0 7 1\n");
-		memset(&want, 0, sizeof(want));
-		want.unrecorded = 1;
-		ok &= counts_are(&sr.st.cnt, &want);
-		stitcher__exit(&sr);
-		ksft_test_result(ok, "skid, LBR behind: the unrecorded frame is re-entered uncounted\n");
-	}
-	{
-		/*
+		"recursion through one call site is not taken for skid",
+		0, { 0x2010, 0x2105, 0x1105 },
+		{ { 0x2ff0, 0x2105, R }, { 0x2100, 0x2000, C },
+		  { 0x2100, 0x2000, C }, { 0x1100, 0x2000, C } },
+		"top 1105;2000 1 0 0\ntop 1105;2000;2000 1 7 1\n"
+		"top 1105;2000;2000;2000 1 0 0\n",
+		{ 0 },
+	}, {	/* Skid: f called g after the LBR froze. */
+		"skid, LBR behind: the unrecorded frame is re-entered uncounted",
+		0, { 0x3010, 0x2207, 0x1105 }, { { 0x1100, 0x2000, C } },
+		"top 1105;2000 1 0 0\ntop 1105;2000;3010 0 7 1\n",
+		{ .unrecorded = 1 },
+	}, {	/*
 		 * A retpoline: call thunk, call 1f inside it, ret to the
 		 * target g: the return pairs with the inner call without
-		 * fitting it.
+		 * fitting it, and the sample lands in the thunk.
 		 */
-		static const u64 st[] = { 0x3010, 0x2207, 0x1105 };
-		static const struct br3 br[] = {
-			{ 0xb020, 0x3000, R }, { 0xb000, 0xb010, C },
-			{ 0x2202, 0xb000, C }, { 0x1100, 0x2000, C },
-		};
+		"retpoline: an unmatched return pairs with its call, nothing lost",
+		0, { 0x3010, 0x2207, 0x1105 },
+		{ { 0xb020, 0x3000, R }, { 0xb000, 0xb010, C },
+		  { 0x2202, 0xb000, C }, { 0x1100, 0x2000, C } },
+		"top 1105;2000 1 0 0\ntop 1105;2000;b000 1 7 1\n"
+		"top 1105;2000;b000;b010 1 0 0\n",
+		{ .unmatched_return = 1 },
+	},
+};
 
-		start(&sr, KCC_K_INF);
-		apply(&sr, MK(0, 7, st, br));
-		memset(&want, 0, sizeof(want));
-		want.unmatched_return = 1;
-		ok = counts_are(&sr.st.cnt, &want) && !sr.st.stitch_errors &&
-		     sr.st.branches == 4 && sr.st.ksf.calls == 3;
+static void test_shapes(void)
+{
+	u32 i, nst, nbr;
+
+	for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		const struct shape *sh = &shapes[i];
+		struct stitcher sr;
+		bool ok;
+
+		for (nst = 0; nst < 4 && sh->st[nst]; nst++)
+			;
+		for (nbr = 0; nbr < 4 && sh->br[nbr].from; nbr++)
+			;
+		ok = one(&sr, mk(sh->flags, 7, nst, sh->st, nbr, sh->br),
+			 sh->dump) &&
+		     counts_are(&sr.st.cnt, &sh->want) &&
+		     sr.st.branches == nbr;
 		stitcher__exit(&sr);
-		ksft_test_result(ok, "retpoline: an unmatched return pairs with its call, nothing lost\n");
+		ksft_test_result(ok, "%s\n", sh->what);
 	}
 }
 

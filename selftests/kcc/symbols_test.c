@@ -314,6 +314,18 @@ static void test_plt(const char *name, const char *cflags)
 			 name, named, stubs);
 }
 
+/* @text into @name in the test directory. */
+static void write_src(const char *name, const char *text)
+{
+	char path[256];
+	FILE *s;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	s = fopen(path, "w");
+	if (!s || fputs(text, s) < 0 || fclose(s))
+		ksft_exit_fail_msg("cannot write %s\n", path);
+}
+
 int main(void)
 {
 	ksft_print_header();
@@ -321,23 +333,8 @@ int main(void)
 	    !mkdtemp(dir))
 		ksft_exit_skip("needs gcc and binutils\n");
 	ksft_set_plan(10);
-	{
-		char path[256];
-		FILE *s;
-
-		snprintf(path, sizeof(path), "%s/prog.c", dir);
-		s = fopen(path, "w");
-		if (!s)
-			ksft_exit_fail_msg("cannot write %s\n", path);
-		fputs(src, s);
-		fclose(s);
-		snprintf(path, sizeof(path), "%s/plt.c", dir);
-		s = fopen(path, "w");
-		if (!s)
-			ksft_exit_fail_msg("cannot write %s\n", path);
-		fputs(plt_src, s);
-		fclose(s);
-	}
+	write_src("prog.c", src);
+	write_src("plt.c", plt_src);
 	variant("pie", "-fPIE -pie", 0x555555554000ull);
 	variant("nopie", "-fno-pie -no-pie", 0);
 	test_plt("plt", "-fcf-protection=none");
