@@ -377,10 +377,11 @@ static int kcc_stitch_undo(struct kcc_stitch *st, const struct kcc_sample *s,
 			st->popped_at[i] = n | (fr[n - 1].flags & KCC_SF_RET ?
 						KCC_POPPED_RET : 0);
 			n--;
-		} else
+		} else {
 			n = kcc_stitch_misfit(st, n, i, b,
 					      (s->flags & KCC_SAMPLE_TRUNCATED) ||
 					      st->cut);
+		}
 	}
 	return n;
 }

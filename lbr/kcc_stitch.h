@@ -123,9 +123,9 @@ struct kcc_stitch_frame {
 	u32 rec;		/* KCC_SF_RET: index of the return record */
 };
 
-#define KCC_SF_IP	(1u << 0)	/* the sampled ip's frame */
-#define KCC_SF_RET	(1u << 1)	/* put back by a return record */
-#define KCC_SF_REPAIRED	(1u << 2)	/* label taken from a call record */
+#define KCC_SF_IP	0x1	/* the sampled ip's frame */
+#define KCC_SF_RET	0x2	/* put back by a return record */
+#define KCC_SF_REPAIRED	0x4	/* label taken from a call record */
 
 /* Frames below the top that a call may skip as never recorded. */
 #define KCC_STITCH_SKID_MAX	2
