@@ -374,7 +374,7 @@ static int kcc_stitch_undo(struct kcc_stitch *st, const struct kcc_sample *s,
 			continue;
 		}
 		if (kcc_call_fits(fr[n - 1].ret, b->from)) {
-			st->popped_at[i] = n | (fr[n - 1].flags & KCC_SF_RET ?
+			st->popped_at[i] = n | ((fr[n - 1].flags & KCC_SF_RET) ?
 						KCC_POPPED_RET : 0);
 			n--;
 		} else {

@@ -212,7 +212,7 @@ static uint32_t lbrsim__walk(struct lbrsim *sim, const struct lbrsim_frame *fr,
 		if (!omit) {
 			if (sb->hdr.nr_stack == sim->o.stack_depth)
 				return KCC_SAMPLE_TRUNCATED;
-			sample_buf__push_stack(sb, f->fx & LBRSIM_FR_SIGNAL ?
+			sample_buf__push_stack(sb, (f->fx & LBRSIM_FR_SIGNAL) ?
 					       LBRSIM_RESTORER : f->ret);
 		}
 		if (lib && lbrsim__rt_fx(sim, fr[j - 1].routine,
@@ -330,14 +330,15 @@ static int lbrsim__do_call(struct lbrsim *sim, uint32_t routine, uint32_t how)
 
 	if (routine >= sim->nr)
 		return -EINVAL;
-	if (sim->depth == sim->stack_cap) {
+	if (sim->depth >= sim->stack_cap) {
+		uint64_t cap = sim->stack_cap ? 2 * sim->stack_cap : 256;
 		struct lbrsim_frame *s;
 
-		s = realloc(sim->stack, 2 * sim->stack_cap * sizeof(*s));
+		s = realloc(sim->stack, cap * sizeof(*s));
 		if (!s)
 			return -ENOMEM;
 		sim->stack = s;
-		sim->stack_cap *= 2;
+		sim->stack_cap = cap;
 	}
 	to = sim->rt[routine].start;
 	if (sim->depth) {
@@ -413,7 +414,7 @@ int lbrsim__return(struct lbrsim *sim)
 			c--;
 			c->fx |= LBRSIM_FR_GONE;
 		}
-		to = c->fx & LBRSIM_FR_SIGNAL ? LBRSIM_RESTORER : c->ret;
+		to = (c->fx & LBRSIM_FR_SIGNAL) ? LBRSIM_RESTORER : c->ret;
 	}
 	/* The ret instruction is the routine's last byte. */
 	lbrsim__record(sim, sim->rt[fr->routine].end - 1, to, KCC_BR_RET);
@@ -522,6 +523,18 @@ int lbrsim__write_map(const struct lbrsim *sim, const struct symtab *names,
 	for (r = 0; r < sim->nr; r++) {
 		fprintf(out, "%" PRIx64 " %" PRIx64 " ", sim->rt[r].start,
 			sim->rt[r].end);
+		if (names)
+			fprintf(out, "%s\n", symtab__name(names, r));
+		else
+			fprintf(out, "r%u\n", r);
+	}
+	/* PLT stubs, named after the routine they reach. */
+	for (r = 0; lbrsim__fx(sim, LBRSIM_FX_PLT) && r < sim->nr; r++) {
+		uint64_t stub = LBRSIM_PLT_BASE + 16 * (uint64_t)r;
+
+		if (!lbrsim__rt_fx(sim, r, LBRSIM_RT_LIB))
+			continue;
+		fprintf(out, "%" PRIx64 " %" PRIx64 " ", stub, stub + 16);
 		if (names)
 			fprintf(out, "%s\n", symtab__name(names, r));
 		else

@@ -175,6 +175,7 @@ uint32_t lbrsim__routine_of(const struct lbrsim *sim, uint64_t addr);
 /*
  * The layout as a symbol map: one line "START END NAME" per routine,
  * addresses in hex, END exclusive; names from @names (r<id> when NULL).
+ * With LBRSIM_FX_PLT, a line per stub too, named after its routine.
  */
 int lbrsim__write_map(const struct lbrsim *sim, const struct symtab *names,
 		      FILE *out);
