@@ -348,6 +348,7 @@ static int kcc_stitch_undo(struct kcc_stitch *st, const struct kcc_sample *s,
 		if (!kcc_branch_usable(b)) {
 			st->undo_cnt.far_skipped++;
 			st->skip |= 1ull << i;
+			st->altered = true;	/* joining counts every record */
 			continue;
 		}
 		if (b->kind == KCC_BR_RET) {
