@@ -145,6 +145,7 @@ struct kcc_retired {
 	u64 branches;
 	u64 stitch_errors;
 	u64 node_drops;
+	struct kcc_stitch_counts stitch;
 };
 
 struct kcc_session {

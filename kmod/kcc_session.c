@@ -385,6 +385,7 @@ void kcc_drain(struct kcc_session *s)
 void kcc_status_fill(struct kcc_session *s, struct kcc_status *st)
 {
 	const struct kcc_retired *rt = &s->retired;
+	struct kcc_stitch_counts sc;
 	struct kcc_task *t;
 	u64 hd[KCC_DROP_NR];
 	int i;
@@ -407,7 +408,9 @@ void kcc_status_fill(struct kcc_session *s, struct kcc_status *st)
 	st->branches = rt->branches;
 	st->stitch_errors = rt->stitch_errors;
 	st->node_drops = rt->node_drops;
+	sc = rt->stitch;
 	list_for_each_entry(t, &s->task_list, node) {
+		kcc_stitch_counts_add(&sc, &t->st.cnt);
 		st->bursts_replayed += t->st.bursts_replayed;
 		st->bursts_skipped += t->st.bursts_skipped;
 		st->bursts_joined += t->st.bursts_joined;
@@ -416,6 +419,7 @@ void kcc_status_fill(struct kcc_session *s, struct kcc_status *st)
 		st->node_drops += t->forest.drops;
 		st->nodes += t->forest.count;
 	}
+	kcc_stitch_counts_export(st, &sc);
 	st->bytes = s->bytes;
 	st->tasks = s->nr_tasks;
 	st->tasks_exited = s->nr_exited;

@@ -416,6 +416,7 @@ void kcc_task_free(struct kcc_session *s, struct kcc_task *t)
 	rt->branches += t->st.branches;
 	rt->stitch_errors += t->st.stitch_errors;
 	rt->node_drops += t->forest.drops;
+	kcc_stitch_counts_add(&rt->stitch, &t->st.cnt);
 	hash_del(&t->hnode);
 	list_del(&t->node);
 	if (t->flags & KCC_TASK_EXITED)

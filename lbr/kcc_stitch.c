@@ -39,6 +39,30 @@ void kcc_stitch_break(struct kcc_stitch *st)
 	st->nr_last = 0;
 }
 
+void kcc_stitch_counts_add(struct kcc_stitch_counts *dst,
+			   const struct kcc_stitch_counts *src)
+{
+	u64 *d = (u64 *)dst;
+	const u64 *x = (const u64 *)src;
+	size_t i;
+
+	for (i = 0; i < sizeof(*dst) / sizeof(u64); i++)
+		d[i] += x[i];
+}
+
+void kcc_stitch_counts_export(struct kcc_status *st,
+			      const struct kcc_stitch_counts *c)
+{
+	st->stitch_leaf_repaired = c->leaf_repaired;
+	st->stitch_walk_repaired = c->walk_repaired;
+	st->stitch_walk_cut = c->walk_cut;
+	st->stitch_skid_repaired = c->skid_repaired;
+	st->stitch_unrecorded = c->unrecorded;
+	st->stitch_unmatched_return = c->unmatched_return;
+	st->stitch_far_skipped = c->far_skipped;
+	st->stitch_below_walk = c->below_walk;
+}
+
 u32 kcc_sample_why(const struct kcc_sample *s, size_t len, u32 *size)
 {
 	const struct kcc_branch *br;
@@ -109,18 +133,190 @@ static void kcc_stitch_charge(struct kcc_stitch *st, const struct kcc_sample *s)
 	kcc_ksf_charge(&st->ksf, KCC_CTR_SAMPLES, 1);
 }
 
+/* popped_at[]: the frame popped had been put back by a return record. */
+#define KCC_POPPED_RET	0x8000
+
+/* The return address @ret can follow the call at @from (0: unknown). */
+static bool kcc_call_fits(u64 ret, u64 from)
+{
+	return !ret || (ret > from && ret - from <= KCC_INSN_MAX);
+}
+
 /*
- * Step 1: from the sampled stack back to the stack at the oldest record.
- * frames[] holds the frames bottom first.  Returns the number of frames
- * left, or -EINVAL when the burst does not fit the stack.
+ * A record the stitcher can use: a call or a return between user
+ * addresses.  x86-64 user addresses have bit 63 clear; a far branch
+ * (SYSRET, IRET) the driver's filter let through has a kernel source.
  */
-static int kcc_stitch_undo(struct kcc_stitch *st, const struct kcc_sample *s)
+static bool kcc_branch_usable(const struct kcc_branch *b)
+{
+	return (b->kind == KCC_BR_CALL || b->kind == KCC_BR_RET) &&
+	       !((b->from | b->to) >> 63);
+}
+
+/*
+ * Some frames below the top, but at most KCC_STITCH_SKID_MAX and all
+ * from the walk, end at a return address that follows the call at
+ * @from: the frames above were made without a call record (the
+ * registers were read after calls the frozen LBR misses, or a signal
+ * handler and its restorer).  Returns how many, 0 for none.
+ */
+static u32 kcc_stitch_unrecorded(const struct kcc_stitch_frame *fr, u32 n,
+				 u64 from)
+{
+	u32 j;
+
+	for (j = 1; j <= KCC_STITCH_SKID_MAX && j < n; j++) {
+		const struct kcc_stitch_frame *f = &fr[n - 1 - j];
+
+		if (fr[n - j].flags & (KCC_SF_RET | KCC_SF_REPAIRED))
+			return 0;
+		if (f->ret && kcc_call_fits(f->ret, from))
+			return j;
+	}
+	return 0;
+}
+
+/*
+ * A call whose callee frame fr[n - 1] does not fit (its return address
+ * does not follow the call).  Returns the new frame count.
+ */
+static u32 kcc_stitch_misfit(struct kcc_stitch *st, u32 n, u32 i,
+			     const struct kcc_branch *b, bool open)
+{
+	struct kcc_stitch_frame *fr = st->frames, *t = &fr[n - 1];
+	struct kcc_stitch_counts *c = &st->undo_cnt;
+	u32 j, m;
+
+	st->altered = true;
+	if (t->flags & KCC_SF_RET) {
+		/*
+		 * The return record put back a frame this call did not
+		 * make.  When the frame below fits, no recorded call made
+		 * it (a signal handler's return to the restorer): it is
+		 * re-entered before the newest call that may have been
+		 * made from it (the calls before may be the interrupted
+		 * routine's: no record tells), else just before its
+		 * return.  Otherwise the two pair without fitting (a
+		 * retpoline).
+		 */
+		c->unmatched_return++;
+		if (n > 1 && kcc_call_fits(fr[n - 2].ret, b->from) &&
+		    fr[n - 2].ret &&
+		    st->nr_reenter < KCC_STITCH_REENTER_MAX) {
+			u32 at = t->rec, k;
+
+			for (k = t->rec + 1; k < i; k++) {
+				if ((st->popped_at[k] & ~KCC_POPPED_RET) ==
+				    n + 1) {
+					at = k;
+					break;
+				}
+			}
+			st->reenter_at[st->nr_reenter] = at;
+			st->reenter_label[st->nr_reenter++] = t->label;
+			n--;
+		}
+		return n - 1;
+	}
+	j = kcc_stitch_unrecorded(fr, n, b->from);
+	if (j && st->nr_reenter + j <= KCC_STITCH_REENTER_MAX) {
+		/*
+		 * When they were made is not recorded.  A newer call that
+		 * popped a walk frame right above them was made from the
+		 * top one (a handler's call): they are re-entered before
+		 * the oldest such call.  Otherwise after the newest record
+		 * (skid: the calls came after the LBR froze; a handler run
+		 * after the records).  Bottom first.
+		 */
+		u32 at = KCC_STITCH_AT_END, k;
+
+		for (k = i; k-- > 0;) {
+			if (st->popped_at[k] == n + 1) {	/* a walk frame */
+				at = k;
+				break;
+			}
+		}
+		for (m = n - j; m < n; m++) {
+			st->reenter_at[st->nr_reenter] = at;
+			st->reenter_label[st->nr_reenter++] = fr[m].label;
+		}
+		c->unrecorded += j;
+		return n - j - 1;
+	}
+	if ((t->flags & KCC_SF_IP) || !open) {
+		/*
+		 * A frameless routine does not link its frame: the walk
+		 * skips its return address, so its caller is missing and
+		 * it shows its caller's return address.  The call names
+		 * the caller: the frame becomes the caller's, which keeps
+		 * the return address the walk found.  In a complete walk
+		 * a chain of frameless callers is repaired one by one.
+		 */
+		if ((t->flags & KCC_SF_IP) && !(t->flags & KCC_SF_REPAIRED))
+			c->leaf_repaired++;
+		else
+			c->walk_repaired++;
+		t->label = b->from;
+		t->flags = KCC_SF_REPAIRED;
+		return n;
+	}
+	/*
+	 * A walk that did not end at the outermost frame and does not fit
+	 * the records below the sampled frame: the frame pointer it
+	 * followed was not one (library code that uses it as a
+	 * register).  Keep what the records say, [unknown] below.
+	 */
+	c->walk_cut++;
+	fr[0].label = b->from;
+	fr[0].ret = 0;
+	fr[0].flags = KCC_SF_REPAIRED;
+	st->cut = true;
+	return 1;
+}
+
+/*
+ * The newest record returns to where the sampled routine would: either
+ * it left the sampled routine after the registers were read (skid), or
+ * a recursive call from the same call site returned.
+ */
+static bool kcc_stitch_skid(const struct kcc_sample *s)
+{
+	const struct kcc_branch *br = kcc_sample_branches(s);
+	const u64 *stack = kcc_sample_stack(s);
+
+	return s->nr_stack > 1 && s->nr_branches &&
+	       br[0].kind == KCC_BR_RET && kcc_branch_usable(&br[0]) &&
+	       br[0].to == stack[1];
+}
+
+/* Misfits an undo repaired (skipped records and skid are not). */
+static u64 kcc_stitch_repairs(const struct kcc_stitch_counts *c)
+{
+	return c->leaf_repaired + c->walk_repaired + c->walk_cut +
+	       c->unrecorded + c->unmatched_return + c->below_walk;
+}
+
+/*
+ * Step 1: from the sampled stack back to the stack at the oldest record
+ * replayed, and the plan of the replay (records skipped, frames to
+ * re-enter), counted in undo_cnt.  @skid: the newest record may be a
+ * return of the sampled routine made after its registers were read.
+ * frames[] holds the frames bottom first.  Returns the number of frames
+ * left, or -EINVAL when frames_cap is too small.
+ */
+static int kcc_stitch_undo(struct kcc_stitch *st, const struct kcc_sample *s,
+			   bool skid)
 {
 	const struct kcc_branch *br = kcc_sample_branches(s);
 	const u64 *stack = kcc_sample_stack(s);
 	struct kcc_stitch_frame *fr = st->frames;
-	u32 n = s->nr_stack, i;
+	u32 n = s->nr_stack, r = s->nr_branches, i;
 
+	memset(&st->undo_cnt, 0, sizeof(st->undo_cnt));
+	st->skip = 0;
+	st->nr_reenter = 0;
+	st->cut = false;
+	st->altered = false;
 	if (n > st->frames_cap)
 		return -EINVAL;
 	/* frames[i] is stack entry n - 1 - i; its caller's return address
@@ -131,37 +327,88 @@ static int kcc_stitch_undo(struct kcc_stitch *st, const struct kcc_sample *s)
 
 		fr[i].label = stack[e];
 		fr[i].ret = e + 1 < n ? stack[e + 1] : 0;
+		fr[i].flags = e ? 0 : KCC_SF_IP;
+		fr[i].rec = 0;
+	}
+	/*
+	 * Skid: the newest record returns from the sampled routine itself,
+	 * so the LBR froze after the registers were read.  The frame is
+	 * gone at the last record; the sample goes to the caller.
+	 */
+	if (skid && kcc_stitch_skid(s)) {
+		st->undo_cnt.skid_repaired++;
+		st->altered = true;
+		n--;
 	}
 
-	for (i = 0; i < s->nr_branches; i++) {
+	for (i = 0; i < r; i++) {
 		const struct kcc_branch *b = &br[i];
 
-		switch (b->kind) {
-		case KCC_BR_RET:
+		st->popped_at[i] = 0;
+		if (!kcc_branch_usable(b)) {
+			st->undo_cnt.far_skipped++;
+			st->skip |= 1ull << i;
+			st->altered = true;	/* joining counts every record */
+			continue;
+		}
+		if (b->kind == KCC_BR_RET) {
 			/* Before the return its routine was on top again. */
 			if (n >= st->frames_cap)
 				return -EINVAL;
 			fr[n].label = b->from;
 			fr[n].ret = b->to;
+			fr[n].flags = KCC_SF_RET;
+			fr[n].rec = i;
 			n++;
-			break;
-		case KCC_BR_CALL:
-			/* The call created the top frame: its return
-			 * address follows the call instruction.
+			continue;
+		}
+		/* The call created the top frame. */
+		if (!n) {
+			/*
+			 * Its callee lies in the part the walk missed: cut
+			 * off, or a frameless routine at the bottom of a
+			 * complete walk (whose return address the bottom
+			 * frame's unchecked pop could not test).
 			 */
-			if (!n)
-				return -EINVAL;
-			if (fr[n - 1].ret &&
-			    (fr[n - 1].ret <= b->from ||
-			     fr[n - 1].ret - b->from > KCC_INSN_MAX))
-				return -EINVAL;
+			st->undo_cnt.below_walk++;
+			st->altered = true;
+			continue;
+		}
+		if (kcc_call_fits(fr[n - 1].ret, b->from)) {
+			st->popped_at[i] = n | ((fr[n - 1].flags & KCC_SF_RET) ?
+						KCC_POPPED_RET : 0);
 			n--;
-			break;
-		default:
-			return -EINVAL;
+		} else {
+			n = kcc_stitch_misfit(st, n, i, b,
+					      (s->flags & KCC_SAMPLE_TRUNCATED) ||
+					      st->cut);
 		}
 	}
 	return n;
+}
+
+/*
+ * Step 1, choosing between the two readings of a newest return to the
+ * sampled routine's caller.  In a recursion the call that made the
+ * sampled frame is an older record and fits it; under skid the return
+ * is the sampled activation's own and the plain reading would put its
+ * call under itself without any misfit.  So skid, unless its older
+ * records need more repairs than the plain reading's.
+ */
+static int kcc_stitch_undo_best(struct kcc_stitch *st,
+				const struct kcc_sample *s)
+{
+	u64 plain;
+	int n;
+
+	n = kcc_stitch_undo(st, s, false);
+	if (n < 0 || !kcc_stitch_skid(s))
+		return n;
+	plain = kcc_stitch_repairs(&st->undo_cnt);
+	n = kcc_stitch_undo(st, s, true);
+	if (n >= 0 && kcc_stitch_repairs(&st->undo_cnt) <= plain)
+		return n;
+	return kcc_stitch_undo(st, s, false);
 }
 
 static bool kcc_branch_eq(const struct kcc_branch *a, const struct kcc_branch *b)
@@ -243,7 +490,8 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 		st->nr_last = 0;
 		goto charge_only;
 	}
-	n = kcc_stitch_undo(st, s);
+	n = kcc_stitch_undo_best(st, s);
+	kcc_stitch_counts_add(&st->cnt, &st->undo_cnt);
 	if (n < 0) {
 		st->stitch_errors++;
 		st->nr_last = 0;
@@ -252,33 +500,44 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 
 	/* Step 2: anchor the stack at the oldest record, absolute depth. */
 	kcc_ksf_clear_stack(ksf);
-	if (s->flags & KCC_SAMPLE_TRUNCATED)
+	if ((s->flags & KCC_SAMPLE_TRUNCATED) || st->cut)
 		kcc_ksf_enter(ksf, KCC_LABEL_UNKNOWN);
 	for (i = 0; i < (u32)n; i++)
 		kcc_ksf_enter(ksf, st->frames[i].label);
 	start = ksf->depth;
 
-	overlap = st->nr_last ? kcc_stitch_overlap(st, s, start) : 0;
+	/* A repaired burst is not the previous one's continuation. */
+	overlap = st->nr_last && !st->altered ?
+		  kcc_stitch_overlap(st, s, start) : 0;
 	if (overlap)
 		st->bursts_joined++;
 
 	/* Step 3: replay, oldest first; the overlap was counted before. */
 	for (i = r; i > 0; i--) {
 		const struct kcc_branch *b = &br[i - 1];
+		u32 j;
 
+		for (j = 0; j < st->nr_reenter; j++)
+			if (st->reenter_at[j] == i - 1)
+				kcc_ksf_enter(ksf, st->reenter_label[j]);
+		if (st->skip & (1ull << (i - 1)))
+			continue;
 		if (b->kind == KCC_BR_RET)
 			kcc_ksf_return(ksf);
 		else if (i > r - overlap)
 			kcc_ksf_enter(ksf, b->to);
 		else
 			kcc_ksf_call_w(ksf, b->to, w);
+		st->branches++;
 	}
+	for (i = 0; i < st->nr_reenter; i++)
+		if (st->reenter_at[i] == KCC_STITCH_AT_END)
+			kcc_ksf_enter(ksf, st->reenter_label[i]);
 	st->bursts_replayed++;
-	st->branches += r;
 
 	keep = r < KCC_STITCH_JOIN_MAX ? r : KCC_STITCH_JOIN_MAX;
 	memcpy(st->last, br, keep * sizeof(*br));
-	st->nr_last = keep;
+	st->nr_last = st->altered ? 0 : keep;
 	st->last_depth = ksf->depth;
 	st->last_flags = s->flags;
 

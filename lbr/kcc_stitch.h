@@ -54,10 +54,20 @@
  *      kcc_stitch_break() forgets the previous burst.
  *   4. charge: the sample's delta and one sample go to the context of the
  *      sampled routine (KCC_CTR_EVENTS, KCC_CTR_SAMPLES).
- * A burst that does not fit its stack (a call undo mismatch, more call
- * undos than frames, records other than calls and returns) is counted in
- * stitch_errors and not replayed; the sample is still charged to its
- * stack.
+ * Bursts as hardware shapes them (Documentation/stitching.rst, "Bursts
+ * that do not fit"): a call whose return address does not follow it in
+ * the frame being popped is explained, in this order, as frames no
+ * record created (skid, a signal frame: re-entered uncounted), a caller
+ * missing from the walk (a frameless routine: the frame takes the
+ * call's source as label), or, below the sampled frame of a walk that
+ * did not reach the outermost frame, a garbled walk (cut there,
+ * [unknown] below).  A record that is neither call nor return, or has a
+ * kernel address, is skipped; a return whose frame the older call did
+ * not create is re-entered or paired anyway; a call below the walk's
+ * bottom frame is undone without a frame.  Each is counted in
+ * kcc_stitch_counts; no record is dropped but the skipped ones.  Only a
+ * burst needing more than frames_cap frames is counted in stitch_errors
+ * and not replayed; the sample is still charged to its stack.
  */
 #ifndef KCC_STITCH_H
 #define KCC_STITCH_H
@@ -109,6 +119,34 @@ u64 kcc_burst_sig(const u64 *stack, u32 nr_stack, u32 sig_depth);
 struct kcc_stitch_frame {
 	u64 label;		/* address inside the routine */
 	u64 ret;		/* return address into its caller, 0 = unknown */
+	u32 flags;		/* KCC_SF_* */
+	u32 rec;		/* KCC_SF_RET: index of the return record */
+};
+
+#define KCC_SF_IP	0x1	/* the sampled ip's frame */
+#define KCC_SF_RET	0x2	/* put back by a return record */
+#define KCC_SF_REPAIRED	0x4	/* label taken from a call record */
+
+/* Frames below the top that a call may skip as never recorded. */
+#define KCC_STITCH_SKID_MAX	2
+/* Frames re-entered among the records, per burst. */
+#define KCC_STITCH_REENTER_MAX	8
+/* reenter_at: after the newest record. */
+#define KCC_STITCH_AT_END	0xff
+
+/*
+ * What stitching repaired or dropped, per reason.  The same fields, in
+ * this order, close struct kcc_status (kcc_stitch_counts_export()).
+ */
+struct kcc_stitch_counts {
+	u64 leaf_repaired;	/* sampled routine's caller restored from its call */
+	u64 walk_repaired;	/* a deeper frame's caller restored (frameless routine) */
+	u64 walk_cut;		/* walks cut under [unknown] where still inconsistent */
+	u64 skid_repaired;	/* sampled frames dropped: returned after the regs */
+	u64 unrecorded;		/* frames no call record made (skid, signal), re-entered */
+	u64 unmatched_return;	/* returns whose frame the older call did not make */
+	u64 far_skipped;	/* records neither call nor return, or kernel addresses */
+	u64 below_walk;		/* calls undone below the walk's bottom frame */
 };
 
 struct kcc_stitch {
@@ -128,6 +166,17 @@ struct kcc_stitch {
 	u32 last_depth;			/* k-SF depth at the previous sample */
 	u32 last_flags;			/* its KCC_SAMPLE_* flags */
 	u32 join_policy;		/* KCC_JOIN_*, 0 after init */
+	struct kcc_stitch_counts cnt;	/* repairs and drops, by reason */
+	struct kcc_stitch_counts undo_cnt; /* those of the current undo */
+	/* The replay plan of the current burst, made by the undo. */
+	u64 skip;			/* bit i: record i is not replayed */
+	u32 nr_reenter;
+	bool cut;			/* the walk was cut: [unknown] below */
+	bool altered;			/* anything repaired: never joined */
+	u8 reenter_at[KCC_STITCH_REENTER_MAX];	/* before record ... */
+	u64 reenter_label[KCC_STITCH_REENTER_MAX]; /* ... enter this frame */
+	/* Frames before the undo of record i when it popped a walk frame. */
+	u16 popped_at[KCC_INJECT_MAX_BRANCHES];
 };
 
 /*
@@ -186,5 +235,12 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s);
 
 /* Forget the previous burst (a sample of the task was lost in between). */
 void kcc_stitch_break(struct kcc_stitch *st);
+
+/* @dst += @src, field by field. */
+void kcc_stitch_counts_add(struct kcc_stitch_counts *dst,
+			   const struct kcc_stitch_counts *src);
+/* Copy @c into the stitch_* fields that close struct kcc_status. */
+void kcc_stitch_counts_export(struct kcc_status *st,
+			      const struct kcc_stitch_counts *c);
 
 #endif /* KCC_STITCH_H */

@@ -20,6 +20,7 @@
 #include "evalsim.h"
 #include "profile.h"
 #include "report.h"
+#include "lbrsim.h"
 #include "trace.h"
 
 #define CMD "kcc eval"
@@ -63,6 +64,13 @@ static void eval_usage(void)
 "                       sample (a second counter on retired calls would\n"
 "                       give them); LBR methods emulate the weight by\n"
 "                       replaying a burst once per period/16 calls\n"
+"  --effects LIST       what real code and hardware do to the samples of\n"
+"                       the lbr and stack methods: leaf (frameless\n"
+"                       leaves), lib (frameless libraries, some using\n"
+"                       rbp as a register), plt (PLT stubs), tail (tail\n"
+"                       calls), signal (signal handlers), skid, wipe\n"
+"                       (LBR cleared at context switches), far (stray\n"
+"                       far-branch records); all; none (default)\n"
 "  --trim N             LBR methods: leave the N newest records of each\n"
 "                       burst out, as if sampled N records earlier\n"
 "  -T LIST              hot-edge thresholds (default 0.1,0.05)\n"
@@ -87,7 +95,8 @@ static void eval_usage(void)
 "  kcc eval -k 2,3 trace.bin\n"
 "  kcc eval --tsv --sweep period=100,1000,10000 -m lbr-join,stack t.bin\n"
 "  kcc eval --check-exact -k 1,2,3,5 trace.bin\n"
-"  kcc eval --profile kcc.data -k 1,2,3 run.trace\n");
+"  kcc eval --profile kcc.data -k 1,2,3 run.trace\n"
+"  kcc eval -k 3 -m lbr,stack --effects leaf,lib,plt,skid trace.bin\n");
 }
 
 enum {
@@ -107,6 +116,7 @@ enum {
 	OPT_WEIGHT_CALLS,
 	OPT_PROFILE,
 	OPT_COMM,
+	OPT_EFFECTS,
 };
 
 struct eval {
@@ -201,7 +211,8 @@ static void print_header(const struct eval *e)
 		printf("\toverlap");
 		for (j = 0; j < e->ao.nr_t; j++)
 			printf("\thot@%g", e->ao.t[j]);
-		printf("\treplayed_pct\tsamples\tbursts\tjoined\tskipped\tstitch_errors\titems_exact\titems_approx\tfalse_joins\n");
+		printf("\treplayed_pct\tsamples\tbursts\tjoined\tskipped\tstitch_errors\titems_exact\titems_approx\tfalse_joins");
+		printf("\tleaf_repaired\twalk_repaired\twalk_cut\tskid_repaired\tunrecorded\tunmatched_return\tfar_skipped\tbelow_walk\n");
 		return;
 	}
 	printf("%-10s %3s %-9s", "program", "k", "method");
@@ -231,10 +242,13 @@ static void print_row(const struct eval *e, const char *prog, uint32_t k,
 		       so->burst, so->rr_inv, 100 * acc->overlap);
 		for (j = 0; j < e->ao.nr_t; j++)
 			printf("\t%.4f", 100 * acc->cover[j]);
-		printf("\t%.4f\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\t%" PRIu64 "\n",
+		printf("\t%.4f\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\t%" PRIu64,
 		       rep, r->samples, r->bursts, r->joined, r->skipped,
 		       r->stitch_errors, acc->items_exact, acc->items_approx,
 		       r->false_joins);
+		for (j = 0; j < sizeof(r->cnt) / sizeof(uint64_t); j++)
+			printf("\t%" PRIu64, ((const uint64_t *)&r->cnt)[j]);
+		printf("\n");
 		return;
 	}
 	printf("%-10s %3u %-9s", prog, k, evalsim_method_name[m]);
@@ -244,6 +258,13 @@ static void print_row(const struct eval *e, const char *prog, uint32_t k,
 	for (j = 0; j < e->ao.nr_t; j++)
 		printf(" %7.2f%%", 100 * acc->cover[j]);
 	printf(" %8.3f%% %9" PRIu64 "\n", rep, r->samples);
+	if (so->effects && r->bursts)
+		printf("%-10s %3s   stitching: leaf %" PRIu64 ", walk %" PRIu64 " repaired, %" PRIu64 " cut, skid %" PRIu64 ", unrecorded %" PRIu64 ", unmatched returns %" PRIu64 ", far %" PRIu64 ", below walk %" PRIu64 ", errors %" PRIu64 "\n",
+		       "", "", r->cnt.leaf_repaired, r->cnt.walk_repaired,
+		       r->cnt.walk_cut, r->cnt.skid_repaired,
+		       r->cnt.unrecorded, r->cnt.unmatched_return,
+		       r->cnt.far_skipped, r->cnt.below_walk,
+		       r->stitch_errors);
 }
 
 static int set_sweep(struct evalsim_opts *so, const char *p, uint32_t v)
@@ -373,6 +394,7 @@ static int check_exact(struct eval *e, const char *path)
 			so.lbr_depth = 1;
 			so.max_rate = 0;
 			so.trim = 0;
+			so.effects = 0;
 			so.stack_depth = KCC_INJECT_MAX_STACK;
 			ret = evalsim__run(&t, ms[mi], &so, &r);
 			if (ret) {
@@ -567,6 +589,7 @@ int cmd_eval(int argc, char **argv)
 		{ "weight-calls", no_argument, NULL, OPT_WEIGHT_CALLS },
 		{ "profile", required_argument, NULL, OPT_PROFILE },
 		{ "comm", required_argument, NULL, OPT_COMM },
+		{ "effects", required_argument, NULL, OPT_EFFECTS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -631,6 +654,11 @@ int cmd_eval(int argc, char **argv)
 			break;
 		case OPT_WEIGHT_CALLS:
 			e.so.weight_calls = true;
+			break;
+		case OPT_EFFECTS:
+			if (lbrsim__parse_effects(optarg, &e.so.effects))
+				return usage_error(CMD, "bad --effects '%s' (leaf,lib,plt,tail,signal,skid,wipe,far, all or none)",
+						   optarg);
 			break;
 		case OPT_SWEEP:
 			eq = strchr(optarg, '=');

@@ -110,6 +110,12 @@ static int print_stats(const struct stitcher *sr, FILE *out)
 		st->bursts_joined, st->join_ambiguous, st->branches,
 		st->stitch_errors, st->ksf.calls, st->ksf.lost_charges,
 		f->count, f->drops);
+	fprintf(out,
+		"leaf_repaired: %" PRIu64 "\nwalk_repaired: %" PRIu64 "\nwalk_cut: %" PRIu64 "\nskid_repaired: %" PRIu64 "\nunrecorded: %" PRIu64 "\nunmatched_return: %" PRIu64 "\nfar_skipped: %" PRIu64 "\nbelow_walk: %" PRIu64 "\n",
+		st->cnt.leaf_repaired, st->cnt.walk_repaired, st->cnt.walk_cut,
+		st->cnt.skid_repaired, st->cnt.unrecorded,
+		st->cnt.unmatched_return, st->cnt.far_skipped,
+		st->cnt.below_walk);
 	if (sr->burst_mem)
 		fprintf(out, "burst_new: %" PRIu64 "\nburst_reenabled: %" PRIu64 "\nburst_skipped: %" PRIu64 "\n",
 			sr->burst.new_contexts, sr->burst.reenabled,

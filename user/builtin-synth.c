@@ -40,6 +40,9 @@ static void synth_usage(void)
 "  --lbr-depth D       records per burst, 0..64 (default 32)\n"
 "  --stack-depth M     stack entries per walk, 1..512 (default 127);\n"
 "                      deeper stacks are cut and flagged truncated\n"
+"  --effects LIST      shape the samples as real code and hardware do:\n"
+"                      leaf,lib,plt,tail,signal,skid,wipe,far, all or\n"
+"                      none (default; see kcc eval --help)\n"
 "  -o FILE             sample file to write ('-' for stdout)\n"
 "  --trace-out FILE    also write the exact trace (text format)\n"
 "  --map-out FILE      also write the symbol map 'START END NAME'\n"
@@ -64,6 +67,7 @@ enum {
 	OPT_STACK_DEPTH,
 	OPT_TRACE_OUT,
 	OPT_MAP_OUT,
+	OPT_EFFECTS,
 };
 
 static int parse_u64(const char *s, uint64_t *v)
@@ -130,6 +134,7 @@ int cmd_synth(int argc, char **argv)
 		{ "stack-depth", required_argument, NULL, OPT_STACK_DEPTH },
 		{ "trace-out", required_argument, NULL, OPT_TRACE_OUT },
 		{ "map-out", required_argument, NULL, OPT_MAP_OUT },
+		{ "effects", required_argument, NULL, OPT_EFFECTS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -196,6 +201,11 @@ int cmd_synth(int argc, char **argv)
 			break;
 		case OPT_MAP_OUT:
 			map_out = optarg;
+			break;
+		case OPT_EFFECTS:
+			if (lbrsim__parse_effects(optarg, &o.effects))
+				return usage_error(CMD, "bad --effects '%s' (leaf,lib,plt,tail,signal,skid,wipe,far, all or none)",
+						   optarg);
 			break;
 		case 'v':
 			verbose = true;

@@ -286,6 +286,44 @@ static void test_stream_parser(const struct sbuf *st)
 		free(c);
 	}
 	ksft_test_result(!bad, "3000 corrupted streams handled\n");
+
+	/*
+	 * Streams written before the stitch_* counters closed the status:
+	 * the same header without them parses, the counters read 0; and a
+	 * counter set in a current header is read back.
+	 */
+	{
+		size_t at = offsetof(struct kcc_stream_header, status) +
+			    offsetof(struct kcc_status, stitch_leaf_repaired);
+		size_t gap = sizeof(struct kcc_status) -
+			     offsetof(struct kcc_status, stitch_leaf_repaired);
+		uint8_t *old = malloc(st->len), *cur = malloc(st->len);
+		struct kcc_stream_header *h = (void *)old;
+		struct stream s2;
+		int ok;
+
+		memcpy(old, st->p, at);
+		memcpy(old + at, st->p + at + gap, st->len - at - gap);
+		h->header_size -= gap;
+		memcpy(cur, st->p, st->len);
+		((struct kcc_stream_header *)cur)->status.stitch_walk_cut = 3;
+		((struct kcc_stream_header *)cur)->status.stitch_below_walk = 5;
+		ret = stream__parse(&s, old, st->len - gap);
+		ok = !ret && s.nr_tasks == 2 && s.nr_maps == 1 &&
+		     !strcmp(s.desc[0].name, "calls") &&
+		     !s.hdr.status.stitch_leaf_repaired &&
+		     !s.hdr.status.stitch_below_walk;
+		ret = stream__parse(&s2, cur, st->len);
+		ok &= !ret && s2.hdr.status.stitch_walk_cut == 3 &&
+		      s2.hdr.status.stitch_below_walk == 5 &&
+		      s2.nr_ctrs == s.nr_ctrs &&
+		      !memcmp(s2.desc, s.desc, s.nr_ctrs * sizeof(s.desc[0]));
+		ksft_test_result(ok, "a header without the stitch counters parses; counters read back\n");
+		stream__exit(&s);
+		stream__exit(&s2);
+		free(old);
+		free(cur);
+	}
 }
 
 /* Stream with one hand-made task record. */
@@ -535,7 +573,7 @@ int main(void)
 	struct profile p;
 
 	ksft_print_header();
-	ksft_set_plan(NR_RANDOM + 4 + 5 + 2 + 2);
+	ksft_set_plan(NR_RANDOM + 5 + 5 + 2 + 2);
 	test_random();
 
 	if (fig2(&t) || make_profile(&p, &t, 2, 2, 5, &st))

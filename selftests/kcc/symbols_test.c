@@ -548,6 +548,87 @@ static void cxx_objects(void)
 	}
 	report__exit(&r);
 	profile__exit(&p);
+static const char plt_src[] =
+"#include <stdlib.h>\n"
+"#include <string.h>\n"
+"static int cmp(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }\n"
+"int main(int argc, char **argv)\n"
+"{\n"
+"\tint v[4] = { 3, 1, 2, argc };\n"
+"\tqsort(v, 4, sizeof(v[0]), cmp);\n"
+"\treturn (int)strtol(argv[0], NULL, 10) + v[0] + (int)strlen(argv[0]);\n"
+"}\n";
+
+/*
+ * A call into libc goes through a PLT stub: the stub must be named
+ * after the routine it reaches.  The stubs and their targets are
+ * objdump's (<qsort@plt>); the file offsets come from objdump -h.
+ */
+static void test_plt(const char *name, const char *cflags)
+{
+	char bin[256], cmd[1024], line[512], sec[64] = "";
+	unsigned long long vma = 0, foff = 0;
+	struct symobj so;
+	int stubs = 0, named = 0;
+	FILE *p;
+
+	snprintf(bin, sizeof(bin), "%s/%s", dir, name);
+	if (sh("cd %s && gcc -O1 %s -o %s plt.c", dir, cflags, name)) {
+		ksft_test_result_fail("%s: build the PLT program\n", name);
+		return;
+	}
+	if (symobj__load(&so, bin)) {
+		ksft_test_result_fail("%s: load\n", name);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec %s", bin);
+	p = popen(cmd, "r");
+	while (p && fgets(line, sizeof(line), p)) {
+		unsigned long long a;
+		char n[256];
+		int end = 0;
+
+		if (sscanf(line, "Disassembly of section %63[^:]:", sec) == 1) {
+			FILE *q;
+
+			snprintf(cmd, sizeof(cmd),
+				 "objdump -h %s | awk '$2 == \"%s\" { print $4, $6 }'",
+				 bin, sec);
+			q = popen(cmd, "r");
+			if (!q || fscanf(q, "%llx %llx", &vma, &foff) != 2)
+				vma = foff = 0;
+			if (q)
+				pclose(q);
+		} else if (sscanf(line, "%llx <%255[^@>]@plt>:%n", &a, n, &end) == 2 &&
+			   end && vma) {
+			const struct sym *sy = symobj__find(&so, a - vma + foff);
+
+			stubs++;
+			if (sy && !strcmp(sym__name(&so, sy), n))
+				named++;
+			else
+				ksft_print_msg("%s: stub of %s named %s\n", name, n,
+					       sy ? sym__name(&so, sy) : "(none)");
+		}
+	}
+	if (p)
+		pclose(p);
+	symobj__exit(&so);
+	ksft_test_result(stubs >= 3 && named == stubs,
+			 "%s: %d of %d PLT stubs named after the routine they reach\n",
+			 name, named, stubs);
+}
+
+/* @text into @name in the test directory. */
+static void write_src(const char *name, const char *text)
+{
+	char path[256];
+	FILE *s;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	s = fopen(path, "w");
+	if (!s || fputs(text, s) < 0 || fclose(s))
+		ksft_exit_fail_msg("cannot write %s\n", path);
 }
 
 int main(void)
@@ -562,6 +643,13 @@ int main(void)
 	variant("pie", "-fPIE -pie", 0x555555554000ull);
 	variant("nopie", "-fno-pie -no-pie", 0);
 	cxx_objects();
+	ksft_set_plan(10);
+	write_src("prog.c", src);
+	write_src("plt.c", plt_src);
+	variant("pie", "-fPIE -pie", 0x555555554000ull);
+	variant("nopie", "-fno-pie -no-pie", 0);
+	test_plt("plt", "-fcf-protection=none");
+	test_plt("plt-ibt", "-fcf-protection=full -Wl,-z,ibtplt");
 	sh("rm -rf %s", dir);
 	ksft_finished();
 }

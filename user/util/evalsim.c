@@ -251,6 +251,7 @@ static int lbr_run(const struct trace *t, enum evalsim_method m,
 		.stack_depth = o->stack_depth,
 		.max_rate = o->max_rate,
 		.seed = o->seed,
+		.effects = o->effects,
 	};
 	struct lbr_run *lr;
 	struct pool rel = { 0 };
@@ -293,6 +294,7 @@ static int lbr_run(const struct trace *t, enum evalsim_method m,
 	r->skipped = lr->sr.st.bursts_skipped;
 	r->joined = lr->sr.st.bursts_joined;
 	r->stitch_errors = lr->sr.st.stitch_errors;
+	r->cnt = lr->sr.st.cnt;
 	r->ctr = m == EM_STACK ? KCC_CTR_SAMPLES : KCC_CTR_CALLS;
 
 	/* Addresses to routines, merging what they split, then inv_k. */

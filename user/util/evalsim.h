@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include "ccf.h"
+#include "kcc_stitch.h"
 #include "trace.h"
 
 enum evalsim_method {
@@ -66,6 +67,7 @@ struct evalsim_opts {
 				 * the previous sample (LBR methods: the
 				 * burst replayed once per period / 16
 				 * calls, the stitcher taking no weight) */
+	uint32_t effects;	/* LBR and stack methods: LBRSIM_FX_* */
 	uint32_t trim;		/* LBR methods: leave out the newest records
 				 * of each burst, the sample taken that many
 				 * records earlier (a stitching experiment) */
@@ -84,6 +86,7 @@ struct evalsim_result {
 	uint64_t false_joins;	/* of which could not overlap it (lbrsim
 				 * saw more records in between than fit) */
 	uint64_t stitch_errors;
+	struct kcc_stitch_counts cnt;	/* the stitcher's repairs and drops */
 };
 
 extern const char *const evalsim_method_name[EM_NR];

@@ -45,6 +45,27 @@ static uint32_t below(uint64_t *s, uint32_t n)
 	return (uint32_t)(((rnd(s) >> 32) * (uint64_t)n) >> 32);
 }
 
+/*
+ * Which effects a routine is subject to: drawn from its own hash, so
+ * that the layout and the ips stay those of a run without effects.
+ */
+static uint32_t lbrsim__routine_fx(uint64_t seed, uint32_t r)
+{
+	uint64_t h = mix64(seed ^ ((uint64_t)r << 20) ^ 0x5f6678ull);
+	uint32_t fx = 0;
+
+	if ((h & 3) == 0)
+		fx |= LBRSIM_RT_LEAF;
+	if (((h >> 2) & 7) == 0) {
+		fx |= LBRSIM_RT_LIB;
+		if ((h >> 5) & 1)
+			fx |= LBRSIM_RT_CLOBBER;
+	}
+	if (((h >> 6) & 31) == 0)
+		fx |= LBRSIM_RT_HANDLER;
+	return fx;
+}
+
 int lbrsim__init(struct lbrsim *sim, uint32_t nr_routines,
 		 const struct lbrsim_opts *o, lbrsim_emit_fn emit, void *arg)
 {
@@ -80,7 +101,14 @@ int lbrsim__init(struct lbrsim *sim, uint32_t nr_routines,
 		rt->nsites = 1 + (uint32_t)(size / 256);
 		rt->rate = o->max_rate ? below(&rng, o->max_rate + 1) : 1;
 		cursor = rt->end + 16 * (uint64_t)below(&rng, 4);
+		rt->fx = lbrsim__routine_fx(o->seed, r);
 	}
+	/* Only the loader is below the first routine, stubs above all. */
+	if (cursor > LBRSIM_PLT_BASE) {
+		lbrsim__exit(sim);
+		return -EINVAL;
+	}
+	sim->fx_rng = mix64(o->seed ^ 0x6566666563747300ull);	/* "effects" */
 	return 0;
 }
 
@@ -88,8 +116,10 @@ void lbrsim__exit(struct lbrsim *sim)
 {
 	free(sim->rt);
 	free(sim->stack);
+	free(sim->skid);
 	sim->rt = NULL;
 	sim->stack = NULL;
+	sim->skid = NULL;
 }
 
 /*
@@ -114,6 +144,9 @@ static void lbrsim__record(struct lbrsim *sim, uint64_t from, uint64_t to,
 {
 	struct kcc_branch *b = &sim->ring[sim->ring_head];
 
+	/* Another task was switched in: its records replaced ours. */
+	if ((sim->o.effects & LBRSIM_FX_WIPE) && !below(&sim->fx_rng, 4096))
+		sim->ring_n = 0;
 	b->from = from;
 	b->to = to;
 	b->kind = kind;
@@ -124,37 +157,151 @@ static void lbrsim__record(struct lbrsim *sim, uint64_t from, uint64_t to,
 	sim->window++;
 }
 
+static bool lbrsim__fx(const struct lbrsim *sim, uint32_t fx)
+{
+	return sim->o.effects & fx;
+}
+
+static bool lbrsim__rt_fx(const struct lbrsim *sim, uint32_t r, uint32_t fx)
+{
+	return sim->rt[r].fx & fx;
+}
+
+/* The newest record but @i, 0 = newest; i < ring_n. */
+static const struct kcc_branch *lbrsim__ring_at(const struct lbrsim *sim,
+						uint32_t i)
+{
+	return &sim->ring[(sim->ring_head + KCC_INJECT_MAX_BRANCHES - 1 - i) %
+			  KCC_INJECT_MAX_BRANCHES];
+}
+
+/*
+ * The frame-pointer walk of @fr[0..d) as kcc.ko reads it: the ip, then
+ * each return address the frame chain holds.  A frameless routine's
+ * return address is not on the chain (a frameless leaf only when on
+ * top, a library routine anywhere, a tail callee's was never pushed);
+ * a signal handler's is the restorer; a library routine that uses rbp
+ * as a register leaves garbage to the callee that saved it, and the
+ * walk stops there.
+ */
+static uint32_t lbrsim__walk(struct lbrsim *sim, const struct lbrsim_frame *fr,
+			     uint64_t d)
+{
+	struct sample_buf *sb = &sim->sb;
+	bool lib = lbrsim__fx(sim, LBRSIM_FX_LIB);
+	const struct lbrsim_routine *rt;
+	uint64_t size, hot, j;
+
+	if (!d)
+		return 0;
+	rt = &sim->rt[fr[d - 1].routine];
+	size = rt->end - rt->start;
+	hot = below(&sim->rng, LBRSIM_IPS);
+	/* A few hot instructions per routine take the events. */
+	sample_buf__push_stack(sb, rt->start +
+			       mix64(rt->start * LBRSIM_IPS + hot) % size);
+	if (lib && (rt->fx & LBRSIM_RT_CLOBBER))
+		goto garbage;
+	for (j = d - 1; j >= 1; j--) {
+		const struct lbrsim_frame *f = &fr[j];
+		bool omit = (f->fx & LBRSIM_FR_TAIL) ||
+			    (lib && lbrsim__rt_fx(sim, f->routine, LBRSIM_RT_LIB)) ||
+			    (j == d - 1 && lbrsim__fx(sim, LBRSIM_FX_LEAF) &&
+			     lbrsim__rt_fx(sim, f->routine, LBRSIM_RT_LEAF));
+
+		if (!omit) {
+			if (sb->hdr.nr_stack == sim->o.stack_depth)
+				return KCC_SAMPLE_TRUNCATED;
+			sample_buf__push_stack(sb, (f->fx & LBRSIM_FR_SIGNAL) ?
+					       LBRSIM_RESTORER : f->ret);
+		}
+		if (lib && lbrsim__rt_fx(sim, fr[j - 1].routine,
+					 LBRSIM_RT_CLOBBER))
+			goto garbage;
+	}
+	return 0;
+garbage:
+	if (sb->hdr.nr_stack < sim->o.stack_depth)
+		sample_buf__push_stack(sb, LBRSIM_GARBAGE +
+				       8 * (rnd(&sim->fx_rng) & 0xffffff));
+	return KCC_SAMPLE_TRUNCATED;
+}
+
+/*
+ * The stack @n records ago, into sim->skid: the newest records undone
+ * on a copy (a call removes its frame, a return puts back a plain
+ * frame of the routine it left).  Returns its depth, or -ENOMEM.
+ */
+static int64_t lbrsim__stack_before(struct lbrsim *sim, uint32_t n)
+{
+	uint64_t d = sim->depth, i;
+
+	if (sim->skid_cap < d + n + 1) {
+		struct lbrsim_frame *s;
+		uint64_t cap = 2 * (d + n + 1);
+
+		s = realloc(sim->skid, cap * sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		sim->skid = s;
+		sim->skid_cap = cap;
+	}
+	memcpy(sim->skid, sim->stack, d * sizeof(*sim->stack));
+	for (i = 0; i < n; i++) {
+		const struct kcc_branch *b = lbrsim__ring_at(sim, i);
+		uint32_t r = lbrsim__routine_of(sim, b->from);
+
+		if (b->kind == KCC_BR_CALL) {
+			if (d)
+				d--;
+		} else if (r != LBRSIM_NONE) {
+			sim->skid[d].routine = r;
+			sim->skid[d].fx = 0;
+			sim->skid[d].ret = b->to;
+			d++;
+		}
+	}
+	return (int64_t)d;
+}
+
 static int lbrsim__sample(struct lbrsim *sim)
 {
 	struct sample_buf *sb = &sim->sb;
-	uint32_t flags = 0, nbr, i;
-	uint64_t d = sim->depth, j;
+	uint32_t flags, nbr, first = 0, i;
+	const struct lbrsim_frame *fr = sim->stack;
+	int64_t d = (int64_t)sim->depth;
 
 	sample_buf__init(sb, 0, sim->pending);
-	if (d) {
-		const struct lbrsim_routine *rt =
-			&sim->rt[sim->stack[d - 1].routine];
-		uint64_t size = rt->end - rt->start;
-		uint64_t hot = below(&sim->rng, LBRSIM_IPS);
+	nbr = sim->ring_n < sim->o.lbr_depth ? sim->ring_n : sim->o.lbr_depth;
+	if (lbrsim__fx(sim, LBRSIM_FX_SKID)) {
+		uint32_t skid = below(&sim->fx_rng, 5);
 
-		/* A few hot instructions per routine take the events. */
-		sample_buf__push_stack(sb, rt->start +
-				       mix64(rt->start * LBRSIM_IPS + hot) % size);
-		for (j = 1; j < d; j++) {
-			if (sb->hdr.nr_stack == sim->o.stack_depth) {
-				flags |= KCC_SAMPLE_TRUNCATED;
-				break;
-			}
-			sample_buf__push_stack(sb, sim->stack[d - j].ret);
+		if (skid > 2) {
+			/* The registers were read 1 or 2 records earlier. */
+			skid -= 2;
+			d = lbrsim__stack_before(sim, skid < nbr ? skid : nbr);
+			if (d < 0)
+				return (int)d;
+			fr = sim->skid;
+		} else {
+			/* The LBR froze 0..2 records before the sample. */
+			first = skid < nbr ? skid : nbr;
 		}
 	}
+	flags = lbrsim__walk(sim, fr, (uint64_t)d);
 	sb->hdr.flags = flags;
 
-	nbr = sim->ring_n < sim->o.lbr_depth ? sim->ring_n : sim->o.lbr_depth;
-	for (i = 0; i < nbr; i++) {
-		const struct kcc_branch *b = &sim->ring[
-			(sim->ring_head + KCC_INJECT_MAX_BRANCHES - 1 - i) %
-			KCC_INJECT_MAX_BRANCHES];
+	if (lbrsim__fx(sim, LBRSIM_FX_FAR) && nbr &&
+	    !below(&sim->fx_rng, 64)) {
+		/* SYSRET back to the sampled ip: a kernel source, OTHER. */
+		sample_buf__push_branch(sb, 0xffffffff81000000ull +
+					below(&sim->fx_rng, 1u << 20),
+					kcc_sample_stack(&sb->hdr)[0],
+					KCC_BR_OTHER);
+		nbr--;
+	}
+	for (i = first; i < nbr; i++) {
+		const struct kcc_branch *b = lbrsim__ring_at(sim, i);
 
 		sample_buf__push_branch(sb, b->from, b->to, b->kind);
 	}
@@ -173,32 +320,51 @@ static int lbrsim__sample(struct lbrsim *sim)
 	return sim->emit(sim->arg, &sb->hdr);
 }
 
-int lbrsim__call(struct lbrsim *sim, uint32_t routine)
+/* How a call is made, as far as the records and the walk show it. */
+#define LBRSIM_CALL_TAIL	1	/* a jump: no record, no frame */
+
+static int lbrsim__do_call(struct lbrsim *sim, uint32_t routine, uint32_t how)
 {
-	uint64_t from, ret, ev;
+	uint64_t from, ret, to, ev;
+	uint32_t fx = 0;
 
 	if (routine >= sim->nr)
 		return -EINVAL;
-	if (sim->depth == sim->stack_cap) {
+	if (sim->depth >= sim->stack_cap) {
+		uint64_t cap = sim->stack_cap ? 2 * sim->stack_cap : 256;
 		struct lbrsim_frame *s;
 
-		s = realloc(sim->stack, 2 * sim->stack_cap * sizeof(*s));
+		s = realloc(sim->stack, cap * sizeof(*s));
 		if (!s)
 			return -ENOMEM;
 		sim->stack = s;
-		sim->stack_cap *= 2;
+		sim->stack_cap = cap;
 	}
+	to = sim->rt[routine].start;
 	if (sim->depth) {
-		lbrsim__site(sim, sim->stack[sim->depth - 1].routine, routine,
-			     &from, &ret);
+		uint32_t caller = sim->stack[sim->depth - 1].routine;
+
+		lbrsim__site(sim, caller, routine, &from, &ret);
+		if (lbrsim__fx(sim, LBRSIM_FX_PLT) &&
+		    lbrsim__rt_fx(sim, routine, LBRSIM_RT_LIB) &&
+		    !lbrsim__rt_fx(sim, caller, LBRSIM_RT_LIB))
+			to = LBRSIM_PLT_BASE + 16 * (uint64_t)routine;
+		if (how == LBRSIM_CALL_TAIL)
+			fx = LBRSIM_FR_TAIL;
+		else if (lbrsim__fx(sim, LBRSIM_FX_SIGNAL) &&
+			 lbrsim__rt_fx(sim, routine, LBRSIM_RT_HANDLER) &&
+			 below(&sim->fx_rng, 2))
+			fx = LBRSIM_FR_SIGNAL;
 	} else {
 		from = LBRSIM_LOADER_SITE;
 		ret = LBRSIM_LOADER_SITE + LBRSIM_LOADER_LEN;
 	}
 	sim->stack[sim->depth].routine = routine;
+	sim->stack[sim->depth].fx = fx;
 	sim->stack[sim->depth].ret = ret;
 	sim->depth++;
-	lbrsim__record(sim, from, sim->rt[routine].start, KCC_BR_CALL);
+	if (!fx)
+		lbrsim__record(sim, from, to, KCC_BR_CALL);
 
 	sim->calls++;
 	ev = sim->o.max_rate ? sim->rt[routine].rate : 1;
@@ -209,33 +375,116 @@ int lbrsim__call(struct lbrsim *sim, uint32_t routine)
 	return 0;
 }
 
+int lbrsim__call(struct lbrsim *sim, uint32_t routine)
+{
+	return lbrsim__do_call(sim, routine, 0);
+}
+
+int lbrsim__tail_call(struct lbrsim *sim, uint32_t routine)
+{
+	return lbrsim__do_call(sim, routine,
+			       lbrsim__fx(sim, LBRSIM_FX_TAIL) && sim->depth ?
+			       LBRSIM_CALL_TAIL : 0);
+}
+
 int lbrsim__return(struct lbrsim *sim)
 {
 	const struct lbrsim_frame *fr;
+	uint64_t to;
 
 	if (!sim->depth)
 		return -EINVAL;
 	fr = &sim->stack[--sim->depth];
-	/* The ret instruction is the routine's last byte. */
-	lbrsim__record(sim, sim->rt[fr->routine].end - 1, fr->ret, KCC_BR_RET);
 	sim->returns++;
+	/* Its tail callee's return already left it. */
+	if (fr->fx & LBRSIM_FR_GONE)
+		return 0;
+	to = fr->ret;
+	if (fr->fx & LBRSIM_FR_SIGNAL) {
+		to = LBRSIM_RESTORER;
+	} else if ((fr->fx & LBRSIM_FR_TAIL) && sim->depth) {
+		/*
+		 * Into the caller of the first routine of the chain of
+		 * tail calls; the routines of the chain are gone.
+		 */
+		struct lbrsim_frame *c = &sim->stack[sim->depth - 1];
+
+		c->fx |= LBRSIM_FR_GONE;
+		while ((c->fx & LBRSIM_FR_TAIL) && c > sim->stack) {
+			c--;
+			c->fx |= LBRSIM_FR_GONE;
+		}
+		to = (c->fx & LBRSIM_FR_SIGNAL) ? LBRSIM_RESTORER : c->ret;
+	}
+	/* The ret instruction is the routine's last byte. */
+	lbrsim__record(sim, sim->rt[fr->routine].end - 1, to, KCC_BR_RET);
+	return 0;
+}
+
+/*
+ * Calls that can be tail calls: the caller returns right after the
+ * callee; a quarter of them, chosen by hashing the pair, are jumps.
+ * @tail: one bit per event.  0 or -ENOMEM.
+ */
+static int lbrsim__tails(const struct lbrsim *sim, const uint32_t *ev,
+			 uint64_t n, uint8_t *tail)
+{
+	uint64_t *open, d = 0, cap = 256, i;
+
+	open = malloc(cap * sizeof(*open));
+	if (!open)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		uint64_t c;
+
+		if (ev[i] != LBRSIM_RET) {
+			if (d == cap) {
+				uint64_t *p = realloc(open, 2 * cap * sizeof(*p));
+
+				if (!p) {
+					free(open);
+					return -ENOMEM;
+				}
+				open = p;
+				cap *= 2;
+			}
+			open[d++] = i;
+			continue;
+		}
+		if (!d)
+			continue;
+		c = open[--d];
+		if (d && i + 1 < n && ev[i + 1] == LBRSIM_RET &&
+		    (mix64(((uint64_t)ev[open[d - 1]] << 32 | ev[c]) ^
+			   sim->o.seed ^ 0x7461696cull) & 3) == 0)
+			tail[c] = 1;
+	}
+	free(open);
 	return 0;
 }
 
 int lbrsim__run(struct lbrsim *sim, const uint32_t *ev, uint64_t n)
 {
+	uint8_t *tail = NULL;
 	uint64_t i;
-	int ret;
+	int ret = 0;
 
-	for (i = 0; i < n; i++) {
+	if (lbrsim__fx(sim, LBRSIM_FX_TAIL)) {
+		tail = calloc(n ? n : 1, 1);
+		if (!tail)
+			return -ENOMEM;
+		ret = lbrsim__tails(sim, ev, n, tail);
+	}
+	for (i = 0; i < n && !ret; i++) {
 		if (ev[i] == LBRSIM_RET)
 			ret = lbrsim__return(sim);
+		else if (tail && tail[i])
+			ret = lbrsim__tail_call(sim, ev[i]);
 		else
 			ret = lbrsim__call(sim, ev[i]);
-		if (ret)
-			return ret;
 	}
-	return 0;
+	free(tail);
+	return ret;
 }
 
 int lbrsim__finish(struct lbrsim *sim)
@@ -246,6 +495,11 @@ int lbrsim__finish(struct lbrsim *sim)
 uint32_t lbrsim__routine_of(const struct lbrsim *sim, uint64_t addr)
 {
 	uint32_t lo = 0, hi = sim->nr;
+
+	/* A stub is labelled with the routine it jumps to. */
+	if (addr >= LBRSIM_PLT_BASE &&
+	    addr < LBRSIM_PLT_BASE + 16 * (uint64_t)sim->nr)
+		return (uint32_t)((addr - LBRSIM_PLT_BASE) / 16);
 
 	/* Routines are laid out by increasing id. */
 	while (lo < hi) {
@@ -274,9 +528,53 @@ int lbrsim__write_map(const struct lbrsim *sim, const struct symtab *names,
 		else
 			fprintf(out, "r%u\n", r);
 	}
+	/* PLT stubs, named after the routine they reach. */
+	for (r = 0; lbrsim__fx(sim, LBRSIM_FX_PLT) && r < sim->nr; r++) {
+		uint64_t stub = LBRSIM_PLT_BASE + 16 * (uint64_t)r;
+
+		if (!lbrsim__rt_fx(sim, r, LBRSIM_RT_LIB))
+			continue;
+		fprintf(out, "%" PRIx64 " %" PRIx64 " ", stub, stub + 16);
+		if (names)
+			fprintf(out, "%s\n", symtab__name(names, r));
+		else
+			fprintf(out, "r%u\n", r);
+	}
 	if (fflush(out) || ferror(out))
 		return -(errno ? errno : EIO);
 	return 0;
+}
+
+static const char *const lbrsim_fx_names[] = {
+	"leaf", "lib", "plt", "tail", "signal", "skid", "wipe", "far",
+};
+
+int lbrsim__parse_effects(const char *list, uint32_t *fx)
+{
+	const char *p = list;
+
+	*fx = 0;
+	if (!strcmp(list, "none"))
+		return 0;
+	if (!strcmp(list, "all")) {
+		*fx = LBRSIM_FX_ALL;
+		return 0;
+	}
+	while (*p) {
+		size_t len = strcspn(p, ","), i;
+
+		for (i = 0; i < sizeof(lbrsim_fx_names) / sizeof(lbrsim_fx_names[0]); i++)
+			if (len == strlen(lbrsim_fx_names[i]) &&
+			    !strncmp(p, lbrsim_fx_names[i], len))
+				break;
+		if (i == sizeof(lbrsim_fx_names) / sizeof(lbrsim_fx_names[0]))
+			return -EINVAL;
+		*fx |= 1u << i;
+		p += len;
+		if (*p == ',' && *++p == '\0')
+			return -EINVAL;
+	}
+	return *fx ? 0 : -EINVAL;
 }
 
 /* ---- symbol maps ---------------------------------------------------- */

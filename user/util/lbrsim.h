@@ -40,6 +40,39 @@
 #define LBRSIM_NONE	0xffffffffu	/* address of no routine */
 #define LBRSIM_MAX_ROUTINES	(1u << 24)
 
+/*
+ * lbrsim_opts.effects: what real code and hardware do to samples
+ * (Documentation/stitching.rst, "Effects").  None changes the exact
+ * trace; each changes what a sample shows of it.
+ */
+#define LBRSIM_FX_LEAF	(1u << 0)	/* a quarter of the routines are
+					 * frameless leaves: on top, their
+					 * caller is missing from the walk */
+#define LBRSIM_FX_LIB	(1u << 1)	/* an eighth are library routines
+					 * without frame pointers, half of
+					 * them using it as a register */
+#define LBRSIM_FX_PLT	(1u << 2)	/* calls into the library go
+					 * through PLT stubs */
+#define LBRSIM_FX_TAIL	(1u << 3)	/* calls followed by the caller's
+					 * return are jumps, a quarter of
+					 * the (caller, callee) pairs
+					 * (lbrsim__run() only) */
+#define LBRSIM_FX_SIGNAL (1u << 4)	/* a 32nd of the routines are signal
+					 * handlers, run on the interrupted
+					 * routine half the time */
+#define LBRSIM_FX_SKID	(1u << 5)	/* registers and LBR -2..2 records
+					 * apart */
+#define LBRSIM_FX_WIPE	(1u << 6)	/* LBR cleared at context switches,
+					 * one record in 4096 */
+#define LBRSIM_FX_FAR	(1u << 7)	/* a far branch from the kernel
+					 * newest in one burst in 64 */
+#define LBRSIM_FX_ALL	0xffu
+
+/* Addresses of no routine the effects produce. */
+#define LBRSIM_RESTORER		0x2000ull	/* signal return trampoline */
+#define LBRSIM_PLT_BASE		0x100000000000ull /* 16-byte stub per routine */
+#define LBRSIM_GARBAGE		0x7ff000000000ull /* what a clobbered rbp reads */
+
 struct lbrsim_opts {
 	uint32_t period;	/* events per sample, >= 1 */
 	uint32_t lbr_depth;	/* records per burst, 0..KCC_INJECT_MAX_BRANCHES */
@@ -48,6 +81,7 @@ struct lbrsim_opts {
 				 * routine r adds rate(r) events, a per-routine
 				 * constant in 0..max_rate (cache misses, say) */
 	uint64_t seed;		/* layout, ips and rates */
+	uint32_t effects;	/* LBRSIM_FX_* */
 };
 
 typedef int (*lbrsim_emit_fn)(void *arg, const struct kcc_sample *s);
@@ -57,12 +91,23 @@ struct lbrsim_routine {
 	uint64_t end;		/* one past the last byte */
 	uint32_t nsites;	/* call sites */
 	uint32_t rate;		/* events per call (max_rate mode) */
+	uint32_t fx;		/* LBRSIM_RT_* */
 };
+
+#define LBRSIM_RT_LEAF		(1u << 0)	/* frameless when on top */
+#define LBRSIM_RT_LIB		(1u << 1)	/* library: frameless, PLT */
+#define LBRSIM_RT_CLOBBER	(1u << 2)	/* uses rbp as a register */
+#define LBRSIM_RT_HANDLER	(1u << 3)	/* a signal handler */
 
 struct lbrsim_frame {
 	uint32_t routine;
+	uint32_t fx;		/* LBRSIM_FR_* */
 	uint64_t ret;		/* return address into the caller */
 };
+
+#define LBRSIM_FR_TAIL		(1u << 0)	/* entered by a jump */
+#define LBRSIM_FR_SIGNAL	(1u << 1)	/* entered by a signal */
+#define LBRSIM_FR_GONE		(1u << 2)	/* its tail callee returned for it */
 
 struct lbrsim {
 	struct lbrsim_opts o;
@@ -77,6 +122,9 @@ struct lbrsim {
 	uint64_t pending;		/* events since the last sample */
 	uint64_t window;		/* records since the last sample */
 	uint64_t rng;
+	uint64_t fx_rng;		/* effects draw from their own stream */
+	struct lbrsim_frame *skid;	/* the stack some records ago */
+	uint64_t skid_cap;
 	lbrsim_emit_fn emit;
 	void *arg;
 	struct sample_buf sb;
@@ -109,6 +157,11 @@ int lbrsim__call(struct lbrsim *sim, uint32_t routine);
 int lbrsim__return(struct lbrsim *sim);
 /* @ev[i]: a routine id or LBRSIM_RET. */
 int lbrsim__run(struct lbrsim *sim, const uint32_t *ev, uint64_t n);
+/* lbrsim__call() of a call made by a jump (a tail call, no record). */
+int lbrsim__tail_call(struct lbrsim *sim, uint32_t routine);
+
+/* "leaf,lib,..." (or "all", "none") into LBRSIM_FX_*; 0 or -EINVAL. */
+int lbrsim__parse_effects(const char *list, uint32_t *fx);
 /*
  * The sample a profiler takes when the thread ends: emitted when a
  * record was added since the last sample, so that every call is in some
@@ -122,6 +175,7 @@ uint32_t lbrsim__routine_of(const struct lbrsim *sim, uint64_t addr);
 /*
  * The layout as a symbol map: one line "START END NAME" per routine,
  * addresses in hex, END exclusive; names from @names (r<id> when NULL).
+ * With LBRSIM_FX_PLT, a line per stub too, named after its routine.
  */
 int lbrsim__write_map(const struct lbrsim *sim, const struct symtab *names,
 		      FILE *out);

@@ -20,6 +20,21 @@ static const char *const drop_names[KCC_DROP_NR] = {
 	"no-stack", "stopped", "other",
 };
 
+/* The stitch_* counters of struct kcc_status, in order, as printed. */
+static const struct {
+	const char *name;
+	size_t off;
+} stitch_reasons[REPORT_STITCH_REASONS] = {
+	{ "leaf-repaired", offsetof(struct kcc_status, stitch_leaf_repaired) },
+	{ "walk-repaired", offsetof(struct kcc_status, stitch_walk_repaired) },
+	{ "walk-cut", offsetof(struct kcc_status, stitch_walk_cut) },
+	{ "skid-repaired", offsetof(struct kcc_status, stitch_skid_repaired) },
+	{ "unrecorded-frames", offsetof(struct kcc_status, stitch_unrecorded) },
+	{ "unmatched-returns", offsetof(struct kcc_status, stitch_unmatched_return) },
+	{ "far-skipped", offsetof(struct kcc_status, stitch_far_skipped) },
+	{ "below-walk", offsetof(struct kcc_status, stitch_below_walk) },
+};
+
 static const char *const source_names[] = {
 	"auto", "lbr", "fp", "inject",
 };
@@ -741,6 +756,9 @@ int report__build(struct report *r, struct profile *p,
 		r->ev_throttles += s->hdr.status.ev_throttles;
 		r->ev_nr += s->hdr.status.ev_nr;
 		r->ev_errors += s->hdr.status.ev_errors;
+		for (i = 0; i < REPORT_STITCH_REASONS; i++)
+			r->st_stitch[i] += *(const uint64_t *)((const char *)&s->hdr.status +
+							       stitch_reasons[i].off);
 		/* A bare stream brings no symbols: read the live files. */
 		if (p->bare && profile__add_objects(p, run) < 0)
 			return -ENOMEM;
@@ -1066,6 +1084,15 @@ static void print_header(struct report *r, FILE *out)
 	fprintf(out, "# bursts: %" PRIu64 " replayed, %" PRIu64 " skipped; stitch errors: %" PRIu64 "; forest nodes refused: %" PRIu64 "\n",
 		r->st_bursts_replayed, r->st_bursts_skipped, r->st_stitch_errors,
 		r->st_node_drops);
+	fprintf(out, "# stitching:");
+	for (i = 0, any = false; i < REPORT_STITCH_REASONS; i++) {
+		if (!r->st_stitch[i])
+			continue;
+		fprintf(out, "%s %s %" PRIu64, any ? "," : "",
+			stitch_reasons[i].name, r->st_stitch[i]);
+		any = true;
+	}
+	fprintf(out, "%s\n", any ? "" : " nothing repaired or dropped");
 	if (r->unsymbolized)
 		fprintf(out, "# labels without a symbol: %" PRIu64 "\n", r->unsymbolized);
 }

@@ -129,6 +129,9 @@ struct report_fn {
 	char *srcline;		/* "file:line", or NULL */
 };
 
+/* The stitch_* counters of struct kcc_status. */
+#define REPORT_STITCH_REASONS	8
+
 struct report {
 	struct profile *p;
 	struct report_opts o;
@@ -154,6 +157,7 @@ struct report {
 	/* the sampled perf events (ABI 1.1 status), summed over the runs */
 	uint64_t ev_enabled_ns, ev_running_ns, ev_throttles;
 	uint32_t ev_nr, ev_errors;
+	uint64_t st_stitch[REPORT_STITCH_REASONS]; /* kcc_status stitch_* */
 };
 
 /*

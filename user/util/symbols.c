@@ -266,6 +266,87 @@ static int read_syms(struct symobj *o, Elf *e, uint32_t type)
 	return found;
 }
 
+/* The section called @name, or NULL. */
+static Elf_Scn *find_section(Elf *e, const char *name, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(e, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, sh))
+			continue;
+		n = elf_strptr(e, shstrndx, sh->sh_name);
+		if (n && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+/*
+ * PLT stubs, each named after the routine it jumps to (not foo@plt): a
+ * call through a stub is then labelled with the routine it reaches, as
+ * Documentation/stitching.rst decides.  elfutils does not synthesize
+ * them (perf and objdump compute them the same way).  x86-64 layouts:
+ * with IBT, stub i of .rela.plt is at .plt.sec + 16 i; without, at
+ * .plt + 16 (i + 1), after the resolver stub.  IRELATIVE slots name no
+ * symbol and are left out.  Returns how many stubs were named.
+ */
+static int read_plt(struct symobj *o, Elf *e)
+{
+	GElf_Shdr rsh, psh, dsh;
+	Elf_Scn *rel, *plt, *dyn;
+	Elf_Data *rd, *dd;
+	uint64_t base;
+	size_t i, nrel;
+	int found = 0;
+
+	rel = find_section(e, ".rela.plt", &rsh);
+	if (!rel || rsh.sh_type != SHT_RELA || !rsh.sh_entsize)
+		return 0;
+	plt = find_section(e, ".plt.sec", &psh);
+	if (plt) {
+		base = psh.sh_addr;
+	} else {
+		plt = find_section(e, ".plt", &psh);
+		if (!plt)
+			return 0;
+		base = psh.sh_addr + 16;
+	}
+	dyn = elf_getscn(e, rsh.sh_link);
+	if (!dyn || !gelf_getshdr(dyn, &dsh))
+		return 0;
+	rd = elf_getdata(rel, NULL);
+	dd = elf_getdata(dyn, NULL);
+	if (!rd || !dd)
+		return 0;
+	nrel = rsh.sh_size / rsh.sh_entsize;
+	for (i = 0; i < nrel; i++) {
+		uint64_t va = base + 16 * i, off;
+		const char *name;
+		GElf_Rela r;
+		GElf_Sym sy;
+
+		if (!gelf_getrela(rd, i, &r))
+			break;
+		if (va + 16 > psh.sh_addr + psh.sh_size)
+			break;
+		if (GELF_R_TYPE(r.r_info) != R_X86_64_JUMP_SLOT ||
+		    !gelf_getsym(dd, GELF_R_SYM(r.r_info), &sy))
+			continue;
+		name = elf_strptr(e, dsh.sh_link, sy.st_name);
+		if (!name || !*name || !vaddr_to_off(o, va, &off))
+			continue;
+		if (symobj__add(o, off, 16, name))
+			return -ENOMEM;
+		found++;
+	}
+	return found;
+}
+
 static bool has_section(Elf *e, uint32_t type)
 {
 	Elf_Scn *scn = NULL;
@@ -379,6 +460,8 @@ int symobj__load(struct symobj *o, const char *path)
 		n = find_debug_syms(o, e);
 	if (n == 0)
 		n = read_syms(o, e, SHT_DYNSYM);
+	if (n >= 0 && read_plt(o, e) < 0)
+		n = -ENOMEM;
 	if (n < 0)
 		ret = n;
 	elf_close(e, fd);

@@ -168,6 +168,15 @@ struct kcc_status {
 	__u64 ev_depth_capped;	/* Out: samples whose stack walk hit stack_depth */
 	__u32 ev_nr;		/* Out: perf events opened (one per CPU or thread) */
 	__u32 ev_errors;	/* Out: of which in the ERROR state: never counted */
+	/* Out: stitching repairs and drops by reason (Documentation/stitching.rst) */
+	__u64 stitch_leaf_repaired;	/* Out: sampled routine's caller restored from its call */
+	__u64 stitch_walk_repaired;	/* Out: a deeper frameless routine's caller restored */
+	__u64 stitch_walk_cut;		/* Out: walks cut under [unknown] where inconsistent */
+	__u64 stitch_skid_repaired;	/* Out: sampled frames that returned after the regs */
+	__u64 stitch_unrecorded;	/* Out: frames no call record made (skid, signal) */
+	__u64 stitch_unmatched_return;	/* Out: returns whose frame the older call did not make */
+	__u64 stitch_far_skipped;	/* Out: records not call/return or with kernel addresses */
+	__u64 stitch_below_walk;	/* Out: calls undone below the walk's bottom frame */
 };
 
 #define KCC_IOC_STATUS		_IOWR(KCC_IOC_MAGIC, 0x05, struct kcc_status)
