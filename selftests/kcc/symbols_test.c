@@ -219,7 +219,10 @@ static int write_file(const char *name, const char *text)
 	s = fopen(path, "w");
 	if (!s)
 		return -1;
-	fputs(text, s);
+	if (fputs(text, s) < 0) {
+		fclose(s);
+		return -1;
+	}
 	return fclose(s);
 }
 
@@ -548,6 +551,8 @@ static void cxx_objects(void)
 	}
 	report__exit(&r);
 	profile__exit(&p);
+}
+
 static const char plt_src[] =
 "#include <stdlib.h>\n"
 "#include <string.h>\n"
@@ -619,35 +624,18 @@ static void test_plt(const char *name, const char *cflags)
 			 name, named, stubs);
 }
 
-/* @text into @name in the test directory. */
-static void write_src(const char *name, const char *text)
-{
-	char path[256];
-	FILE *s;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	s = fopen(path, "w");
-	if (!s || fputs(text, s) < 0 || fclose(s))
-		ksft_exit_fail_msg("cannot write %s\n", path);
-}
-
 int main(void)
 {
 	ksft_print_header();
 	if (sh("command -v gcc >/dev/null && command -v objcopy >/dev/null && command -v nm >/dev/null && command -v readelf >/dev/null && command -v strip >/dev/null") ||
 	    !mkdtemp(dir))
 		ksft_exit_skip("needs gcc and binutils\n");
-	ksft_set_plan(16);
-	if (write_file("prog.c", src))
-		ksft_exit_fail_msg("cannot write %s/prog.c\n", dir);
+	ksft_set_plan(18);
+	if (write_file("prog.c", src) || write_file("plt.c", plt_src))
+		ksft_exit_fail_msg("cannot write the sources in %s\n", dir);
 	variant("pie", "-fPIE -pie", 0x555555554000ull);
 	variant("nopie", "-fno-pie -no-pie", 0);
 	cxx_objects();
-	ksft_set_plan(10);
-	write_src("prog.c", src);
-	write_src("plt.c", plt_src);
-	variant("pie", "-fPIE -pie", 0x555555554000ull);
-	variant("nopie", "-fno-pie -no-pie", 0);
 	test_plt("plt", "-fcf-protection=none");
 	test_plt("plt-ibt", "-fcf-protection=full -Wl,-z,ibtplt");
 	sh("rm -rf %s", dir);
