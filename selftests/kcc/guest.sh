@@ -143,8 +143,8 @@ fi
 # The floors sit between what the path gives on wordfreq and what it
 # gives with the frame-pointer walk broken by one frame (Documentation/
 # testing.rst has both).
-LBR_FLOOR_OVERLAP1=${LBR_FLOOR_OVERLAP1:-0.70}
-LBR_FLOOR_OVERLAP=${LBR_FLOOR_OVERLAP:-0.40}
+LBR_FLOOR_OVERLAP1=${LBR_FLOOR_OVERLAP1:-0.75}
+LBR_FLOOR_OVERLAP=${LBR_FLOOR_OVERLAP:-0.65}
 LBR_FLOOR_HOT=${LBR_FLOOR_HOT:-0.75}
 lbr_judge() {
 	ev=$tmp/blobs/$2-eval.stream

@@ -130,6 +130,7 @@ struct lbrpmu_event {
 	struct task_struct *seen_task;	/* whose counter @seen is */
 	u64 seen;
 	u64 clock_prev;			/* clock: local_clock() at the last update */
+	bool deferred;			/* a sample waits for the next poll */
 };
 
 /* The branch stack of one sample: one buffer per CPU (hrtimer context). */
@@ -510,17 +511,53 @@ static u64 lbrpmu_config(struct perf_event *event)
 	return event->attr.config & 0xff;
 }
 
-/* Take one sample now; true when the core throttled the event. */
+/*
+ * The registers a sample of the running thread carries: its user
+ * registers, or, while the thread runs the tracing runtime's hook, the
+ * traced routine's registers at the hook call (struct kcc_lbr_ring,
+ * hook_*).  @buf holds the copy.
+ */
+static struct pt_regs *lbrpmu_regs(u64 uaddr, struct pt_regs *buf)
+{
+	struct pt_regs *regs = task_pt_regs(current);
+	/* hook_ip, hook_sp, hook_bp, in_hook, hook_text, hook_text_end */
+	u64 h[6];
+
+	if (!uaddr ||
+	    copy_from_user_nmi(h, (const void __user *)(uaddr +
+			       offsetof(struct kcc_lbr_ring, hook_ip)),
+			       sizeof(h)))
+		return regs;
+	if (h[3] != 1)
+		return regs->ip >= h[4] && regs->ip < h[5] ? NULL : regs;
+	*buf = *regs;
+	buf->ip = h[0];
+	buf->sp = h[1];
+	buf->bp = h[2];
+	return buf;
+}
+
+/*
+ * Take one sample now; true when the core throttled the event.  In the
+ * first or last instructions of a runtime hook the sample is deferred
+ * to the next poll (lbrpmu_regs()).
+ */
 static bool lbrpmu_sample(struct perf_event *event, u64 uaddr, u64 pos_in)
 {
+	struct lbrpmu_event *le = event->pmu_private;
 	struct perf_sample_data data;
-	struct pt_regs *regs;
+	struct pt_regs *regs, hook_regs;
 
+	le->deferred = false;
 	if (!current->mm || (current->flags & PF_EXITING))
 		return false;
-	regs = task_pt_regs(current);
 	if (event->attr.exclude_user)
 		return false;
+	regs = lbrpmu_regs(uaddr, &hook_regs);
+	if (!regs) {
+		le->deferred = true;
+		return false;
+	}
 	perf_sample_data_init(&data, 0, event->hw.last_period);
 	if (event->attr.sample_type & PERF_SAMPLE_BRANCH_STACK)
 		lbrpmu_save_brstack(&data, event,
@@ -617,7 +654,8 @@ static enum hrtimer_restart lbrpmu_hrtimer(struct hrtimer *hrtimer)
 		period = max_t(u64, LBRPMU_POLL_MIN, READ_ONCE(poll_us)) *
 			 NSEC_PER_USEC;
 	}
-	if (fire && lbrpmu_sample(event, uaddr, pos_in))
+	if ((fire || ((struct lbrpmu_event *)event->pmu_private)->deferred) &&
+	    lbrpmu_sample(event, uaddr, pos_in))
 		return HRTIMER_NORESTART;	/* throttled */
 	hrtimer_forward_now(hrtimer, ns_to_ktime(period));
 	return HRTIMER_RESTART;

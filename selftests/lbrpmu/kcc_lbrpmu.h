@@ -21,7 +21,7 @@
 #include <linux/types.h>
 
 #define KCC_LBR_MAGIC		0x4b4c4252u	/* "KLBR" */
-#define KCC_LBR_VERSION		1
+#define KCC_LBR_VERSION		2
 #define KCC_LBR_RECS		32		/* like Skylake's LBR depth */
 
 /* kcc_lbr_rec.flags */
@@ -54,6 +54,27 @@ struct kcc_lbr_ring {
 	__u64 calls;		/* calls retired since registration */
 	__u64 misses;		/* synthetic misses since registration */
 	struct kcc_lbr_rec rec[KCC_LBR_RECS];
+	/*
+	 * The program's registers at the runtime's hook call, valid while
+	 * in_hook is 1: an interrupt that lands inside the runtime's own
+	 * code samples these, the state of the traced routine right after
+	 * the hook returns, since the runtime is not part of the program
+	 * being modelled (its calls are not in the records either).  The
+	 * writer fills hook_* before setting in_hook and clears in_hook
+	 * when the hook returns.
+	 */
+	__u64 hook_ip;		/* the return address of the hook call */
+	__u64 hook_sp;		/* the routine's stack pointer after it */
+	__u64 hook_bp;		/* the routine's frame pointer */
+	__u64 in_hook;		/* 1 while the thread runs the runtime */
+	/*
+	 * The hooks' own code, [hook_text, hook_text_end): an interrupt
+	 * there with in_hook 0 (the hook's first or last instructions)
+	 * has no registers of the program to give, and the PMU takes its
+	 * sample at the next poll instead.
+	 */
+	__u64 hook_text;
+	__u64 hook_text_end;
 };
 
 /* Register the calling thread's ring (argument: its address). */

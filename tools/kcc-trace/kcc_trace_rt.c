@@ -56,6 +56,13 @@
 #include "../../selftests/lbrpmu/kcc_lbrpmu.h"
 
 #define NOTRACE		__attribute__((no_instrument_function))
+/*
+ * The hooks and kft_event() live in a section of their own, so that the
+ * test PMU can tell an interrupt in their first or last instructions
+ * (struct kcc_lbr_ring, hook_text); the linker defines its bounds.
+ */
+#define KFT_HOOK_TEXT	__attribute__((section("kcc_hook_text")))
+extern const char __start_kcc_hook_text[], __stop_kcc_hook_text[];
 #define BUF_SIZE	(1u << 20)
 #define BUF_SLACK	64		/* room for one define and one event */
 #define IDS_MIN		(1u << 12)	/* hash slots to start with */
@@ -340,6 +347,8 @@ static NOTRACE void kft_lbr_register(struct kft_thread *t)
 	memset(&t->ring, 0, sizeof(t->ring));
 	t->ring.magic = KCC_LBR_MAGIC;
 	t->ring.version = KCC_LBR_VERSION;
+	t->ring.hook_text = (uintptr_t)__start_kcc_hook_text;
+	t->ring.hook_text_end = (uintptr_t)__stop_kcc_hook_text;
 	t->lbr = kft_lbr_fd >= 0 &&
 		 !ioctl(kft_lbr_fd, KCC_LBR_IOC_REGISTER, &t->ring);
 }
@@ -521,9 +530,37 @@ static NOTRACE struct kft_thread *kft_open(void)
 	return t;
 }
 
-static inline NOTRACE void kft_event(uintptr_t fn, uintptr_t site,
-				     unsigned int kind, uintptr_t sp,
-				     uintptr_t in_callee)
+/*
+ * The traced routine's registers at the hook call (@sp is the hook's
+ * frame, so the routine's stack pointer is 16 bytes above it; @bp the
+ * routine's frame pointer, which the hook saved there; @ret where the
+ * hook returns), for samples that land in the runtime while it holds
+ * them (struct kcc_lbr_ring, hook_*).
+ */
+static inline NOTRACE void kft_lbr_hook_enter(struct kft_thread *t,
+					      uintptr_t sp, uintptr_t ret,
+					      uintptr_t bp)
+{
+	struct kcc_lbr_ring *r = &t->ring;
+
+	KFT_STORE(r->hook_ip, ret);
+	KFT_STORE(r->hook_sp, sp + 16);
+	KFT_STORE(r->hook_bp, bp);
+	KFT_FENCE();
+	KFT_STORE(r->in_hook, 1);
+	KFT_FENCE();
+}
+
+static inline NOTRACE void kft_lbr_hook_exit(struct kft_thread *t)
+{
+	KFT_FENCE();
+	KFT_STORE(t->ring.in_hook, 0);
+}
+
+static NOTRACE KFT_HOOK_TEXT void kft_event(uintptr_t fn, uintptr_t site,
+					    unsigned int kind, uintptr_t sp,
+					    uintptr_t in_callee, uintptr_t ret,
+					    uintptr_t bp)
 {
 	struct kft_thread *t = kft_cur;
 	uint64_t d;
@@ -547,6 +584,16 @@ static inline NOTRACE void kft_event(uintptr_t fn, uintptr_t site,
 		t->busy = 0;
 		return;
 	}
+	/*
+	 * The program's registers hold for a sample only while the records
+	 * agree with them: after an entry's call record, before an exit's
+	 * return record.  Around that window the PMU defers its sample.
+	 */
+	if (t->lbr) {
+		if (kind == FTR_KIND_ENTER)
+			kft_lbr_call(t, fn, site);
+		kft_lbr_hook_enter(t, sp, ret, bp);
+	}
 	kft_varint(t, ((uint64_t)id << 2) | kind);
 	/* Zigzag: small steps up and down the stack stay one byte. */
 	d = (uint64_t)sp - t->prev_sp;
@@ -554,9 +601,8 @@ static inline NOTRACE void kft_event(uintptr_t fn, uintptr_t site,
 	t->prev_sp = sp;
 	t->events++;
 	if (t->lbr) {
-		if (kind == FTR_KIND_ENTER)
-			kft_lbr_call(t, fn, site);
-		else
+		kft_lbr_hook_exit(t);
+		if (kind != FTR_KIND_ENTER)
 			kft_lbr_put(t, in_callee == site ? fn : in_callee, site,
 				    KCC_LBR_F_RET, 0);
 	}
@@ -572,19 +618,23 @@ static inline NOTRACE void kft_event(uintptr_t fn, uintptr_t site,
  * when the compiler makes the exit hook a sibling call (jmp, -O2): then
  * it lies between the routine's entry sp and its caller's.
  */
-NOTRACE __attribute__((noinline))
+NOTRACE __attribute__((noinline)) KFT_HOOK_TEXT
 void __cyg_profile_func_enter(void *fn, void *site)
 {
 	kft_event((uintptr_t)fn, (uintptr_t)site, FTR_KIND_ENTER,
-		  (uintptr_t)__builtin_frame_address(0), 0);
+		  (uintptr_t)__builtin_frame_address(0), 0,
+		  (uintptr_t)__builtin_return_address(0),
+		  *(uintptr_t *)__builtin_frame_address(0));
 }
 
-NOTRACE __attribute__((noinline))
+NOTRACE __attribute__((noinline)) KFT_HOOK_TEXT
 void __cyg_profile_func_exit(void *fn, void *site)
 {
 	kft_event((uintptr_t)fn, (uintptr_t)site, FTR_KIND_EXIT,
 		  (uintptr_t)__builtin_frame_address(0),
-		  (uintptr_t)__builtin_return_address(0));
+		  (uintptr_t)__builtin_return_address(0),
+		  (uintptr_t)__builtin_return_address(0),
+		  *(uintptr_t *)__builtin_frame_address(0));
 }
 
 /* The main thread has no key destructor call at exit(): finish here. */
