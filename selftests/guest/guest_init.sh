@@ -233,6 +233,7 @@ else
 	insmod /kcc.ko
 	# A file of its own: the first kcc_hold's "ready" must not answer
 	# for this one before it has opened the device.
+	: >/tmp/hold-n.out
 	/t/kcc_hold -n >/tmp/hold-n.out 2>&1 &
 	hold=$!
 	i=0
