@@ -4,7 +4,8 @@
 # demo.sh - the main job behind `make demo`: install what is missing,
 # build the tools and kcc.ko, show the k-CCF of the k-CCF paper's running
 # example for k = 0..3, boot a QEMU guest (TCG) that loads kcc.ko, then
-# profile a bundled workload (selftests/guest/demo/) in a second guest
+# profile a bundled workload (selftests/guest/demo/) in a second guest,
+# with the fp source and with the lbr source on the software LBR PMU,
 # and report it on the host: text, SVG and pprof files in BUILD_DIR/demo.
 #
 # Usage: demo.sh [BUILD_DIR]    (default: build)
@@ -60,6 +61,18 @@ for p in demo_workload kcc_demo; do
 done
 # kccread finds the guest's /demo/demo_workload under --symfs.
 cp "$demo/guest/demo_workload" "$demo/symfs/demo/"
+# The lbr source on the software LBR PMU: kcc record (static, the guest
+# has no C library) and the workload built with kcc's tracing runtime,
+# whose per-thread ring of calls and returns the test PMU kcc_lbr
+# (selftests/lbrpmu, packed by run.sh) delivers as branch stacks.
+make -s O="$O" static-kcc
+cp "$O/static/kcc" "$demo/guest/kcc"
+gcc -std=gnu11 -O2 -g -c -o "$demo/rt.o" tools/kcc-trace/kcc_trace_rt.c
+gcc -static -O1 -g -D_GNU_SOURCE -fno-omit-frame-pointer \
+	-mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls \
+	-fno-inline -finstrument-functions -Wall -Wextra -Werror \
+	-o "$demo/guest/demo_workload_lbr" \
+	selftests/guest/demo/demo_workload.c "$demo/rt.o" -lpthread
 if ! sh selftests/guest/run.sh -a kccmode=demo -e "$demo/guest" \
 	-b "$demo/blobs" -l "$demo/guest.log"; then
 	echo "demo guest: FAILED (serial log: $demo/guest.log)" >&2
@@ -77,7 +90,26 @@ printf '\n-- kcc report --k 1 --routine touch %s\n' "$data"
 "$kcc" report --k 1 --routine touch "$data"
 "$kcc" report --k 1 --format svg -o "$demo/kcc.svg" "$data"
 "$kcc" report --k 1 --format pprof -o "$demo/kcc.pb.gz" "$data"
+
+lbrdata=$demo/blobs/demo-lbr
+if [ -s "$lbrdata" ]; then
+	echo
+	echo "The same workload under kcc.ko's lbr source.  The branch stacks come"
+	echo "from kcc's SOFTWARE LBR PMU (kcc_lbr, a test module: the program's"
+	echo "tracing runtime keeps its last 32 calls and returns, and the PMU"
+	echo "hands them to the kernel's perf core as an Intel LBR would); no"
+	echo "hardware LBR was involved.  The sampled event is kcc_lbr/clock/"
+	echo "(time); the calls column counts the calls replayed from the bursts."
+	printf '\n-- kcc report --k 1 --percent-limit 0.5 %s\n' "$lbrdata"
+	"$kcc" report --k 1 --percent-limit 0.5 "$lbrdata"
+	printf '\n-- kcc report --k 1 --sort calls --routine touch %s\n' "$lbrdata"
+	"$kcc" report --k 1 --sort calls --routine touch "$lbrdata"
+else
+	echo "demo guest: no lbr profile came back (serial log: $demo/guest.log)" >&2
+	exit 1
+fi
 echo
 echo "profile:     $data (kcc report $data)"
+echo "lbr profile: $lbrdata (kcc report $lbrdata)"
 echo "flame graph: $demo/kcc.svg"
 echo "pprof:       $demo/kcc.pb.gz (go tool pprof -top $demo/kcc.pb.gz)"

@@ -27,7 +27,9 @@
 # Kernel command line: kccmode=bench runs kcc_bench instead of 2-3;
 # kccmode=lbr runs only the software LBR PMU's tests (2b) instead;
 # kccmode=demo runs /demo/kcc_demo on /demo/demo_workload instead (the
-# stream comes back as the blob "demo"; scripts/demo.sh);
+# stream comes back as the blob "demo"), then, when packed, kcc record
+# --source lbr of /demo/demo_workload_lbr on the software LBR PMU (the
+# profile comes back as the blob "demo-lbr"; scripts/demo.sh);
 # kccinjectk=K sets the k of the sample-file injections (default 3).
 export PATH=/bin
 
@@ -132,6 +134,29 @@ elif [ "$mode" = demo ]; then
 	/demo/kcc_demo -k 1 /demo/demo_workload 3
 	check $? "kcc_demo -k 1 /demo/demo_workload 3"
 	dmesg_clean kcc_demo
+	# The lbr source on the software LBR PMU (scripts/demo.sh): the
+	# same workload built with the tracing runtime, whose ring feeds
+	# kcc_lbr's branch stacks; kcc record's profile is the blob
+	# "demo-lbr".
+	if [ -x /demo/kcc ] && [ -x /demo/demo_workload_lbr ] &&
+	   insmod /lbr/kcc_lbrpmu.ko poll_us=250; then
+		mkdir -p /tmp/demotr
+		KCC_TRACE_LBR=1 KCC_TRACE_DIR=/tmp/demotr /demo/kcc record \
+			--source lbr -e kcc_lbr/clock/ -c 200000 -k 2 \
+			-o /tmp/demo-lbr.data -- /demo/demo_workload_lbr 3 \
+			>/tmp/demo-lbr.err 2>&1
+		check $? "kcc record --source lbr -e kcc_lbr/clock/ -- demo_workload_lbr 3"
+		sed 's/^/# /' /tmp/demo-lbr.err
+		if [ -s /tmp/demo-lbr.data ]; then
+			echo "KCC-BLOB-BEGIN demo-lbr $(wc -c </tmp/demo-lbr.data)"
+			busybox base64 /tmp/demo-lbr.data
+			echo "KCC-BLOB-END demo-lbr"
+		fi
+		rm -rf /tmp/demotr
+		rmmod kcc_lbrpmu
+		check $? "rmmod kcc_lbrpmu"
+		dmesg_clean "kcc record --source lbr"
+	fi
 	rmmod kcc
 	check $? "rmmod kcc"
 else
@@ -208,6 +233,7 @@ else
 	insmod /kcc.ko
 	# A file of its own: the first kcc_hold's "ready" must not answer
 	# for this one before it has opened the device.
+	: >/tmp/hold-n.out
 	/t/kcc_hold -n >/tmp/hold-n.out 2>&1 &
 	hold=$!
 	i=0
