@@ -27,7 +27,7 @@ static u32 ppp_pow2(u32 n)
 
 /* Scratch of the construction, laid out after the tables. */
 struct ppp_layout {
-	size_t label, rhash, ehash, ecaller, ecallee, ew, ws, wt;
+	size_t label, rhash, ehash, ecaller, ecallee, ew, w_outer, w_callee;
 	size_t ctx_off, ctx_len, ctx_rid, ctx_num, slot;
 	size_t order, pfx, pid, cis, key, total;
 };
@@ -56,8 +56,8 @@ static bool ppp_layout(struct ppp_layout *l, u32 nctx, u32 nlabels,
 	l->ecaller = ppp_put(&at, nlabels, sizeof(u32));
 	l->ecallee = ppp_put(&at, nlabels, sizeof(u32));
 	l->ew = ppp_put(&at, (size_t)nlabels * KCC_PPP_MAX_K, sizeof(s32));
-	l->ws = ppp_put(&at, (size_t)nlabels * PPP_K1, sizeof(s32));
-	l->wt = ppp_put(&at, nlabels, sizeof(s32));
+	l->w_outer = ppp_put(&at, (size_t)nlabels * PPP_K1, sizeof(s32));
+	l->w_callee = ppp_put(&at, nlabels, sizeof(s32));
 	l->ctx_off = ppp_put(&at, nctx, sizeof(u32));
 	l->ctx_len = ppp_put(&at, nctx, sizeof(u32));
 	l->ctx_rid = ppp_put(&at, nlabels, sizeof(u32));
@@ -208,19 +208,23 @@ static void ppp_sort(u32 *v, u32 n, ppp_cmp_t cmp, const void *ctx)
 	}
 }
 
-/* Contexts by length, then routine ids, outermost first. */
+/* Routine @i of context @c counted from the callee (kcc_ppp.h's r'_i). */
+static inline u32 ppp_rev(const struct kcc_ppp *p, u32 c, u32 i)
+{
+	return p->ctx_rid[p->ctx_off[c] + p->ctx_len[c] - 1 - i];
+}
+
+/* Contexts lexicographically from the callee out, a prefix first. */
 static int ppp_cmp_ctx(const void *ctx, u32 a, u32 b)
 {
 	const struct kcc_ppp *p = ctx;
 	u32 la = p->ctx_len[a], lb = p->ctx_len[b], i;
-	const u32 *ra = p->ctx_rid + p->ctx_off[a];
-	const u32 *rb = p->ctx_rid + p->ctx_off[b];
 
+	for (i = 0; i < la && i < lb; i++)
+		if (ppp_rev(p, a, i) != ppp_rev(p, b, i))
+			return ppp_rev(p, a, i) < ppp_rev(p, b, i) ? -1 : 1;
 	if (la != lb)
 		return la < lb ? -1 : 1;
-	for (i = 0; i < la; i++)
-		if (ra[i] != rb[i])
-			return ra[i] < rb[i] ? -1 : 1;
 	return a < b ? -1 : a > b;
 }
 
@@ -303,27 +307,25 @@ static bool ppp_level(struct kcc_ppp *p, struct ppp_scratch *s,
 	return true;
 }
 
-static s32 *ppp_store_t_edge(struct kcc_ppp *p, u64 key, u32 pos)
-{
-	return &p->wt[key >> PPP_NODE_SHIFT];
-}
-
-/* @pos: the callee's position, the caller being at @pos + 1. */
+/*
+ * The edge out of node (@pos, callee) with key @key: to t, which ends a
+ * context whose outermost routine is that node, or to (@pos + 1, caller).
+ */
 static s32 *ppp_store_edge(struct kcc_ppp *p, u64 key, u32 pos)
 {
-	u32 caller = (u32)(key >> PPP_NODE_SHIFT);
-	u32 callee = (u32)((key >> PPP_EDGE_SHIFT) & 0xffffff) - 1;
-	u32 e = ppp_edge_intern(p, caller, callee);
+	u32 callee = (u32)(key >> PPP_NODE_SHIFT);
+	u32 tgt = (u32)((key >> PPP_EDGE_SHIFT) & 0xffffff), e;
 
+	if (!tgt)
+		return &p->w_outer[(size_t)callee * PPP_K1 + pos];
+	e = ppp_edge_intern(p, tgt - 1, callee);
 	return &p->ew[(size_t)e * KCC_PPP_MAX_K + pos];
 }
 
+/* The edge s -> (0, callee). */
 static s32 *ppp_store_s_edge(struct kcc_ppp *p, u64 key, u32 pos)
 {
-	u32 t = (u32)((key >> PPP_EDGE_SHIFT) & 0xffffff);
-
-	/* t = m << PPP_ID_BITS | r_0 */
-	return &p->ws[(size_t)(t & PPP_PFX_MASK) * PPP_K1 + (t >> PPP_ID_BITS)];
+	return &p->w_callee[(key >> PPP_EDGE_SHIFT) & 0xffffff];
 }
 
 static int ppp_fail(struct kcc_ppp *p, enum kcc_ppp_err err, u32 ctx,
@@ -345,8 +347,8 @@ static void ppp_tables(struct kcc_ppp *p, u8 *m, const struct ppp_layout *l,
 	p->ecaller = (u32 *)(m + l->ecaller);
 	p->ecallee = (u32 *)(m + l->ecallee);
 	p->ew = (s32 *)(m + l->ew);
-	p->ws = (s32 *)(m + l->ws);
-	p->wt = (s32 *)(m + l->wt);
+	p->w_outer = (s32 *)(m + l->w_outer);
+	p->w_callee = (s32 *)(m + l->w_callee);
 	p->ctx_off = (u32 *)(m + l->ctx_off);
 	p->ctx_len = (u32 *)(m + l->ctx_len);
 	p->ctx_rid = (u32 *)(m + l->ctx_rid);
@@ -359,37 +361,44 @@ static void ppp_tables(struct kcc_ppp *p, u8 *m, const struct ppp_layout *l,
 		p->ehash[i] = KCC_NIL;
 	}
 	for (i = 0; i < nlabels; i++)
-		p->wt[i] = KCC_PPP_NONE;
+		p->w_callee[i] = KCC_PPP_NONE;
 	for (i = 0; i < nlabels * PPP_K1; i++)
-		p->ws[i] = KCC_PPP_NONE;
+		p->w_outer[i] = KCC_PPP_NONE;
 }
 
-/* Prefix ids from the lexicographic order; -EINVAL on a duplicate. */
+/*
+ * Prefix ids from the lexicographic order: in it, the longest prefix a
+ * context shares with any context before it is the one it shares with
+ * its predecessor.  -EINVAL on a duplicate.
+ */
 static int ppp_prefixes(struct kcc_ppp *p, struct ppp_scratch *s)
 {
-	u32 next = 0, i, i_len, prev = KCC_NIL;
+	u32 next = 0, i, j, prev = KCC_NIL;
 
 	for (i = 0; i < p->nctx; i++) {
 		u32 c = s->order[i], len = p->ctx_len[c], cp = 0;
-		const u32 *r = p->ctx_rid + p->ctx_off[c];
 
-		if (prev != KCC_NIL && p->ctx_len[prev] == len) {
-			const u32 *pr = p->ctx_rid + p->ctx_off[prev];
-
-			while (cp < len && pr[cp] == r[cp])
+		if (prev != KCC_NIL) {
+			while (cp < len && cp < p->ctx_len[prev] &&
+			       ppp_rev(p, prev, cp) == ppp_rev(p, c, cp))
 				cp++;
-			if (cp == len)
+			if (cp == len && len == p->ctx_len[prev])
 				return ppp_fail(p, KCC_PPP_E_DUP, c, -EINVAL);
 		}
-		/* pfx[off + i]: the prefix of i + 1 routines */
-		for (i_len = 0; i_len < len; i_len++)
-			s->pfx[p->ctx_off[c] + i_len] = i_len < cp ?
-				s->pfx[p->ctx_off[prev] + i_len] : next++;
+		/* pfx[off + j]: the callee and its j nearest callers */
+		for (j = 0; j < len; j++)
+			s->pfx[p->ctx_off[c] + j] = j < cp ?
+				s->pfx[p->ctx_off[prev] + j] : next++;
 		prev = c;
 	}
 	return 0;
 }
 
+/*
+ * ComputePPPIncrements on the DAG s -> (0, r'_0) -> ... -> (m, r'_m) -> t
+ * (r'_i: the i-th caller out from the callee), in reverse topological
+ * order: the positions from kmax down to 0, then s.
+ */
 static int ppp_number(struct kcc_ppp *p, struct ppp_scratch *s,
 		      u32 nlabels, u32 max_range)
 {
@@ -399,31 +408,27 @@ static int ppp_number(struct kcc_ppp *p, struct ppp_scratch *s,
 		s->pid[c] = 0;
 	for (c = 0; c <= nlabels; c++)
 		s->cis[c] = 0;
-	for (j = 0; j <= p->kmax; j++) {
+	for (j = p->kmax + 1; j-- > 0;) {
 		n = 0;
 		for (c = 0; c < p->nctx; c++) {
-			u32 m = p->ctx_len[c] - 1, o = p->ctx_off[c];
+			u32 m = p->ctx_len[c] - 1;
 			u64 node, tgt;
 
 			if (m < j)
 				continue;
-			node = p->ctx_rid[o + m - j];
-			tgt = j ? p->ctx_rid[o + m - j + 1] + 1 : 0;
+			node = ppp_rev(p, c, j);
+			tgt = j == m ? 0 : ppp_rev(p, c, j + 1) + 1;
 			s->key[c] = node << PPP_NODE_SHIFT |
-				    tgt << PPP_EDGE_SHIFT | s->pfx[o + m - j];
+				    tgt << PPP_EDGE_SHIFT |
+				    s->pfx[p->ctx_off[c] + j];
 			s->order[n++] = c;
 		}
 		ppp_sort(s->order, n, ppp_cmp_key, s->key);
-		if (!ppp_level(p, s, s->order, n,
-			       j ? ppp_store_edge : ppp_store_t_edge,
-			       j ? j - 1 : 0))
+		if (!ppp_level(p, s, s->order, n, ppp_store_edge, j))
 			return ppp_fail(p, KCC_PPP_E_RANGE, 0, -E2BIG);
 	}
 	for (c = 0; c < p->nctx; c++) {
-		u64 m = p->ctx_len[c] - 1;
-
-		s->key[c] = (m << PPP_ID_BITS | p->ctx_rid[p->ctx_off[c]]) <<
-			    PPP_EDGE_SHIFT | sid;
+		s->key[c] = (u64)ppp_rev(p, c, 0) << PPP_EDGE_SHIFT | sid;
 		s->order[c] = c;
 	}
 	ppp_sort(s->order, p->nctx, ppp_cmp_key, s->key);
@@ -552,12 +557,12 @@ static __always_inline u32 ppp_walk(struct kcc_ppp_run *r, u32 want,
 	if (!d || d > r->stack_cap)
 		return KCC_NIL;
 	top = &r->stack[d - 1];
-	if (top->rid == KCC_NIL || p->wt[top->rid] == KCC_PPP_NONE)
+	if (top->rid == KCC_NIL || p->w_callee[top->rid] == KCC_PPP_NONE)
 		goto none;
-	n = p->wt[top->rid];
+	n = p->w_callee[top->rid];
 	for (m = 0;; m++) {
 		f = top - m;
-		w = p->ws[(size_t)f->rid * PPP_K1 + m];
+		w = p->w_outer[(size_t)f->rid * PPP_K1 + m];
 		if (w != KCC_PPP_NONE && (want == KCC_NIL || want == m)) {
 			num = n + w;
 			if (num >= 0 && num < p->range) {

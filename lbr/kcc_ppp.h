@@ -71,8 +71,9 @@ struct kcc_ppp {
 	u32 *ecaller;		/* [nedges] caller routine id */
 	u32 *ecallee;		/* [nedges] callee routine id */
 	s32 *ew;		/* [nedges * KCC_PPP_MAX_K] callee position */
-	s32 *ws;		/* [nroutines * (KCC_PPP_MAX_K + 1)] s -> (m, r) */
-	s32 *wt;		/* [nroutines] (0, r) -> t */
+	s32 *w_outer;		/* [nroutines * (KCC_PPP_MAX_K + 1)]: */
+				/* (m, r) -> t, r outermost at position m */
+	s32 *w_callee;		/* [nroutines] s -> (0, r) */
 	u32 *ctx_off;		/* [nctx] first routine of context i in ctx_rid */
 	u32 *ctx_len;		/* [nctx] routines of context i */
 	u32 *ctx_rid;		/* routine ids of the contexts, outermost first */

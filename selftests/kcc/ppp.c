@@ -126,9 +126,9 @@ static void dfs_walk(struct dfs *d, u32 m, u32 pos, s64 sum)
 	if (pos == 0) {
 		u32 c;
 
-		if (p->wt[cur] == KCC_PPP_NONE)
+		if (p->w_callee[cur] == KCC_PPP_NONE)
 			return;
-		sum += p->wt[cur];
+		sum += p->w_callee[cur];
 		d->paths++;
 		c = dfs_ctx(d, m);
 		if (c == KCC_NIL) {
@@ -226,7 +226,7 @@ static void test_numbering(u64 *rng)
 			u32 m;
 
 			for (m = 0; m <= b.p.kmax; m++) {
-				s32 ws = b.p.ws[i * (KCC_PPP_MAX_K + 1) + m];
+				s32 ws = b.p.w_outer[i * (KCC_PPP_MAX_K + 1) + m];
 
 				if (ws == KCC_PPP_NONE)
 					continue;
