@@ -182,6 +182,7 @@ bench: $(BENCH_BINS)
 # and prints the accuracy table; EVAL_ARGS are passed to eval/run.sh.
 TRACE_RT := $(O)/kcc_trace_rt.o
 $(TRACE_RT): tools/kcc-trace/kcc_trace_rt.c user/util/ftrace_fmt.h \
+		lbr/kcc_ppp.c lbr/kcc_ppp.h lbr/kcc_forest.h lbr/kcc_shim.h \
 		selftests/lbrpmu/kcc_lbrpmu.h
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@")

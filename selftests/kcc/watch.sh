@@ -100,9 +100,14 @@ result $st "report --routine --export-watch: every 2-context into f5"
 expect 2 "needs a view to export" "--export-watch without a view" -- \
 	"$KCC" report --export-watch "$tmp/x.watch" "$tmp/rand.kcc"
 
-printf 'r;a\nr;zz\n' >"$tmp/bad.watch"
-expect 1 "bad.watch:2: unknown routine 'zz'" "an unknown routine" -- \
-	"$KCC" watch -w "$tmp/bad.watch" "$tmp/small.txt"
+printf 'r;a\nr;zz\n' >"$tmp/absent.watch"
+run "$KCC" watch -w "$tmp/absent.watch" "$tmp/small.txt"
+[ $rc -eq 0 ] && ! sanitized && grep -qx '0	r;zz' "$tmp/out" &&
+	grep -qx '1	r;a' "$tmp/out" &&
+	grep -qF "absent.watch:2: warning: the trace never calls 'zz'" "$tmp/err"
+st=$?
+[ $st -eq 0 ] || show
+result $st "a routine the trace never calls: a warning, its contexts count 0"
 printf 'b\nr;a;b;a;b;a;b;a;b;a\n' >"$tmp/bad.watch"
 expect 1 "bad.watch:2: 'r;a;b;a;b;a;b;a;b;a' is longer than 8 call edges" \
 	"a context of 9 call edges" -- \

@@ -130,9 +130,10 @@ int watch__read(struct watch *w, const char *path)
 	return ret;
 }
 
-int watch__resolve(struct watch *w, const struct symtab *st)
+int watch__resolve(struct watch *w, struct symtab *st)
 {
-	uint32_t i, j = 0, id;
+	uint32_t i, j = 0, id, nr = symtab__nr(st);
+	int ret;
 
 	w->labels = calloc(w->nlabels ? w->nlabels : 1, sizeof(*w->labels));
 	if (!w->labels)
@@ -144,11 +145,12 @@ int watch__resolve(struct watch *w, const struct symtab *st)
 			const char *e = strchr(p, ';');
 			size_t l = e ? (size_t)(e - p) : strlen(p);
 
-			if (symtab__find(st, p, l, &id)) {
-				fprintf(stderr, "kcc: %s:%u: unknown routine '%.*s': the trace never calls it\n",
+			ret = symtab__intern(st, p, l, &id);
+			if (ret)
+				return ret;
+			if (id >= nr)
+				fprintf(stderr, "kcc: %s:%u: warning: the trace never calls '%.*s': its contexts count 0\n",
 					w->name, w->line[i], (int)l, p);
-				return -EINVAL;
-			}
 			w->labels[j++] = id;
 			if (!e)
 				break;

@@ -39,8 +39,12 @@ struct watch {
 
 /* 0, or -errno with the reason on stderr ("kcc: FILE:LINE: ..."). */
 int watch__read(struct watch *w, const char *path);
-/* Labels are the trace's routine ids; a name it lacks is an error. */
-int watch__resolve(struct watch *w, const struct symtab *st);
+/*
+ * Labels are the trace's routine ids.  A name the trace lacks is added to
+ * @st, so its contexts count 0 (a watch file made from another run), with
+ * a warning on stderr.  0 or -ENOMEM.
+ */
+int watch__resolve(struct watch *w, struct symtab *st);
 /* Number the contexts (kcc_ppp_build()); errors name the line. */
 int watch__build(struct watch *w);
 void watch__exit(struct watch *w);
