@@ -28,7 +28,7 @@ static u32 ppp_pow2(u32 n)
 /* Scratch of the construction, laid out after the tables. */
 struct ppp_layout {
 	size_t label, rhash, ehash, ecaller, ecallee, ew, w_outer, w_callee;
-	size_t ctx_off, ctx_len, ctx_rid, ctx_num, slot;
+	size_t ctx_off, ctx_len, ctx_rid, ctx_num, ctx_inner, slot, slot_tag;
 	size_t order, pfx, pid, cis, key, total;
 };
 
@@ -62,7 +62,9 @@ static bool ppp_layout(struct ppp_layout *l, u32 nctx, u32 nlabels,
 	l->ctx_len = ppp_put(&at, nctx, sizeof(u32));
 	l->ctx_rid = ppp_put(&at, nlabels, sizeof(u32));
 	l->ctx_num = ppp_put(&at, nctx, sizeof(u32));
+	l->ctx_inner = ppp_put(&at, nctx, sizeof(u32));
 	l->slot = ppp_put(&at, max_range, sizeof(u32));
+	l->slot_tag = ppp_put(&at, max_range, sizeof(u32));
 	l->order = ppp_put(&at, nctx, sizeof(u32));
 	l->pfx = ppp_put(&at, nlabels, sizeof(u32));
 	l->pid = ppp_put(&at, nctx, sizeof(s64));
@@ -328,6 +330,12 @@ static s32 *ppp_store_s_edge(struct kcc_ppp *p, u64 key, u32 pos)
 	return &p->w_callee[(key >> PPP_EDGE_SHIFT) & 0xffffff];
 }
 
+/* Length and outermost routine of a context: most aliases differ there. */
+static inline u32 ppp_tag(u32 m, u32 outer)
+{
+	return m << PPP_ID_BITS | outer;
+}
+
 static int ppp_fail(struct kcc_ppp *p, enum kcc_ppp_err err, u32 ctx,
 		    int ret)
 {
@@ -353,7 +361,9 @@ static void ppp_tables(struct kcc_ppp *p, u8 *m, const struct ppp_layout *l,
 	p->ctx_len = (u32 *)(m + l->ctx_len);
 	p->ctx_rid = (u32 *)(m + l->ctx_rid);
 	p->ctx_num = (u32 *)(m + l->ctx_num);
+	p->ctx_inner = (u32 *)(m + l->ctx_inner);
 	p->slot = (u32 *)(m + l->slot);
+	p->slot_tag = (u32 *)(m + l->slot_tag);
 	p->rmask = cap - 1;
 	p->emask = cap - 1;
 	for (i = 0; i < cap; i++) {
@@ -437,8 +447,10 @@ static int ppp_number(struct kcc_ppp *p, struct ppp_scratch *s,
 	if (s->cis[sid] > max_range)
 		return ppp_fail(p, KCC_PPP_E_RANGE, 0, -E2BIG);
 	p->range = (u32)s->cis[sid];
-	for (n = 0; n < p->range; n++)
+	for (n = 0; n < p->range; n++) {
 		p->slot[n] = KCC_NIL;
+		p->slot_tag[n] = KCC_NIL;
+	}
 	for (c = 0; c < p->nctx; c++) {
 		s64 num = s->pid[c];
 
@@ -447,9 +459,30 @@ static int ppp_number(struct kcc_ppp *p, struct ppp_scratch *s,
 				p->slot[num] != KCC_NIL))
 			return ppp_fail(p, KCC_PPP_E_RANGE, c, -E2BIG);
 		p->slot[num] = c;
+		p->slot_tag[num] = ppp_tag(p->ctx_len[c] - 1,
+					   p->ctx_rid[p->ctx_off[c]]);
 		p->ctx_num[c] = (u32)num;
 	}
 	return 0;
+}
+
+/*
+ * ctx_inner[c]: the context of I that is c without its outermost routine,
+ * KCC_NIL when there is none.  Prefix ids name callee-first paths, so
+ * that context is the one whose whole path has the id of c's prefix of
+ * len - 1 routines.  The cis scratch (nlabels + 1 entries) is free now.
+ */
+static void ppp_inner(struct kcc_ppp *p, struct ppp_scratch *s, u32 nlabels)
+{
+	u32 c, i;
+
+	for (i = 0; i <= nlabels; i++)
+		s->cis[i] = KCC_NIL;
+	for (c = 0; c < p->nctx; c++)
+		s->cis[s->pfx[p->ctx_off[c] + p->ctx_len[c] - 1]] = c;
+	for (c = 0; c < p->nctx; c++)
+		p->ctx_inner[c] = p->ctx_len[c] < 2 ? KCC_NIL :
+			(u32)s->cis[s->pfx[p->ctx_off[c] + p->ctx_len[c] - 2]];
 }
 
 int kcc_ppp_build(struct kcc_ppp *p, void *mem, size_t mem_size,
@@ -498,6 +531,8 @@ int kcc_ppp_build(struct kcc_ppp *p, void *mem, size_t mem_size,
 	ret = ppp_prefixes(p, &s);
 	if (!ret)
 		ret = ppp_number(p, &s, nlabels, max_range);
+	if (!ret)
+		ppp_inner(p, &s, nlabels);
 	if (ret) {
 		enum kcc_ppp_err err = p->err;
 		u32 ctx = p->err_ctx;
@@ -541,6 +576,28 @@ static inline bool ppp_match(const struct kcc_ppp *p, u32 c,
 }
 
 /*
+ * Is the slot @num the suffix of @m + 1 routines of the stack, whose
+ * outermost routine is @outer and whose inner m routines are context
+ * @prev of I (KCC_NIL: they are not a context of I)?  Length and outer
+ * routine first (the tag); then, when c without its outermost routine is
+ * a context of I, it must be @prev, which was checked the same way one
+ * step in: O(1).  Only a context whose inner part is not watched is
+ * compared routine by routine.
+ */
+static __always_inline bool ppp_check(const struct kcc_ppp *p, s64 num,
+				      u32 c, u32 m, u32 outer, u32 prev,
+				      const struct kcc_ppp_frame *top)
+{
+	if (p->slot_tag[num] != ppp_tag(m, outer))
+		return false;
+	if (!m)
+		return true;
+	if (p->ctx_inner[c] != KCC_NIL)
+		return p->ctx_inner[c] == prev;
+	return ppp_match(p, c, top, m);
+}
+
+/*
  * Walk the suffixes of the stack innermost first.  With @want ==
  * KCC_NIL, count every watched one; otherwise return the number of the
  * suffix of @want + 1 routines (KCC_NIL when it is not watched).
@@ -550,7 +607,7 @@ static __always_inline u32 ppp_walk(struct kcc_ppp_run *r, u32 want,
 {
 	const struct kcc_ppp *p = r->p;
 	const struct kcc_ppp_frame *top, *f;
-	u32 d = r->depth, m, c, hits = 0;
+	u32 d = r->depth, m, c, hits = 0, prev = KCC_NIL;
 	s64 n, num;
 	s32 w;
 
@@ -563,19 +620,27 @@ static __always_inline u32 ppp_walk(struct kcc_ppp_run *r, u32 want,
 	for (m = 0;; m++) {
 		f = top - m;
 		w = p->w_outer[(size_t)f->rid * PPP_K1 + m];
-		if (w != KCC_PPP_NONE && (want == KCC_NIL || want == m)) {
+		if (w != KCC_PPP_NONE) {
 			num = n + w;
 			if (num >= 0 && num < p->range) {
 				c = p->slot[num];
-				if (c != KCC_NIL && ppp_match(p, c, top, m)) {
-					if (!count)
+				if (ppp_check(p, num, c, m, f->rid, prev, top)) {
+					if (!count && m == want)
 						return (u32)num;
-					r->counts[num]++;
-					hits++;
-				} else if (count) {
-					r->aliased++;
+					if (count) {
+						r->counts[num]++;
+						hits++;
+					}
+					prev = c;
+				} else {
+					r->aliased += count;
+					prev = KCC_NIL;
 				}
+			} else {
+				prev = KCC_NIL;
 			}
+		} else {
+			prev = KCC_NIL;
 		}
 		if (m == p->kmax || m + 1 >= d || m == want)
 			break;

@@ -78,7 +78,10 @@ struct kcc_ppp {
 	u32 *ctx_len;		/* [nctx] routines of context i */
 	u32 *ctx_rid;		/* routine ids of the contexts, outermost first */
 	u32 *ctx_num;		/* [nctx] the number of context i */
+	u32 *ctx_inner;		/* [nctx] i less its outermost routine, */
+				/* when that is in I; else KCC_NIL */
 	u32 *slot;		/* [range] context numbered so, or KCC_NIL */
+	u32 *slot_tag;		/* [range] its length and outermost routine */
 };
 
 /*
