@@ -6,6 +6,7 @@
 #   make            tools (build/kcc)
 #   make check      every selftest under AddressSanitizer + UBSan, TAP
 #   make bench      k-SF / CCT construction benchmark (prints figures)
+#   make bench-ppp  watched-context counting against the k-SF (figures)
 #   make eval       k-CCF accuracy of sampled profiles on real programs
 #   make module     kcc.ko against KDIR (default: the installed headers)
 #   make demo       the main job (see README.md)
@@ -175,6 +176,11 @@ deps:
 .PHONY: bench
 bench: $(BENCH_BINS)
 	$(Q)BENCH=$(O)/opt/bench/bench_ksf sh bench/run.sh $(BENCH_ARGS)
+
+# Watched contexts (Documentation/ppp.rst) on the traces make eval records.
+.PHONY: bench-ppp
+bench-ppp: $(O)/kcc $(O)/opt/bench/bench_ppp
+	$(Q)KCC=$(O)/kcc BENCH_PPP=$(O)/opt/bench/bench_ppp sh bench/ppp.sh $(BENCH_ARGS)
 
 # The tracing runtime for programs built with -finstrument-functions
 # (tools/kcc-trace), and the fidelity evaluation that uses it

@@ -9,7 +9,7 @@
 . "$(dirname "$0")/../lib/ktap.sh"
 ktap_begin
 ktap_tmpdir watch
-plan 13
+plan 14
 
 # r calls a, a calls b; r calls b.  Worked by hand: b runs twice (under
 # a and under r), every other watched context once; the call of a has
@@ -96,6 +96,25 @@ run "$KCC" report --routine f5 --k 2 --export-watch "$tmp/f5.watch" \
 st=$?
 [ $st -eq 0 ] || show
 result $st "report --routine --export-watch: every 2-context into f5"
+
+# The traces make eval records, when they are there: the 500 hottest
+# 8-contexts of bzip2's run (it has 415).
+evt=${KCC_EVAL_CACHE:-$HOME/.cache/kcc-eval}/traces/bzip2.trace
+if [ -f "$evt" ]; then
+	"$KCC" ccf -k 8 "$evt" >"$tmp/ccf" 2>"$tmp/err" &&
+		sort -rn "$tmp/ccf" | head -n 500 | cut -f2 >"$tmp/ev.watch" &&
+		run "$KCC" watch -w "$tmp/ev.watch" "$evt" &&
+		[ $rc -eq 0 ] && ! sanitized &&
+		awk -F '\t' 'FNR == NR { c[$2] = $1; next } /^#/ { next }
+			{ n++ } $1 != c[$2] { bad = 1 }
+			END { exit bad || n != want }' \
+			want="$(head -n 500 "$tmp/ccf" | wc -l)" "$tmp/ccf" "$tmp/out"
+	st=$?
+	[ $st -eq 0 ] || show
+	result $st "bzip2's trace, hottest 8-contexts: counts equal the k-CCF's"
+else
+	skip "no eval traces in ${evt%/*} (make eval records them)"
+fi
 
 expect 2 "needs a view to export" "--export-watch without a view" -- \
 	"$KCC" report --export-watch "$tmp/x.watch" "$tmp/rand.kcc"
