@@ -124,7 +124,8 @@ static int export_watch(const struct report *r, const char *file)
 		fprintf(stderr, "kcc: %s: %s\n", file, strerror(errno));
 	}
 	if (out) {
-		qsort(paths, n, sizeof(*paths), str_cmp);
+		if (n)
+			qsort(paths, n, sizeof(*paths), str_cmp);
 		fprintf(out, "# kcc watch file: %s of %s\n",
 			r->o.routine ? "--routine" : "--hot", r->o.name);
 		for (i = 0; i < n && !ret; i++) {
