@@ -644,6 +644,17 @@ static NOTRACE void kft_watch_start(struct kft_thread *t)
 		t->wrun.p = NULL;
 }
 
+static NOTRACE void kft_watch_free(struct kft_thread *t)
+{
+	if (t->wstk)
+		munmap(t->wstk, WATCH_STACK * sizeof(*t->wstk));
+	if (t->wppp)
+		munmap(t->wppp, WATCH_STACK * sizeof(*t->wppp));
+	if (t->wcounts)
+		munmap(t->wcounts, kft_watch.range * sizeof(*t->wcounts));
+	t->wrun.p = NULL;
+}
+
 /* Is the open frame @fr gone, at an entry of (@fn, @site) at @sp? */
 static inline NOTRACE int kft_wframe_dead(const struct kft_wframe *fr,
 					  uintptr_t fn, uintptr_t site,
@@ -767,6 +778,7 @@ static NOTRACE void kft_thread_exit(void *arg)
 	kft_lbr_unregister(t);
 	kft_cur = &kft_dead;
 	kft_ids_free(t->keys, t->sites, t->ids, t->mask + 1);
+	kft_watch_free(t);
 	munmap(t, sizeof(*t));
 }
 
