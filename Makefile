@@ -6,6 +6,7 @@
 #   make            tools (build/kcc)
 #   make check      every selftest under AddressSanitizer + UBSan, TAP
 #   make bench      k-SF / CCT construction benchmark (prints figures)
+#   make bench-ppp  watched-context counting against the k-SF (figures)
 #   make eval       k-CCF accuracy of sampled profiles on real programs
 #   make module     kcc.ko against KDIR (default: the installed headers)
 #   make demo       the main job (see README.md)
@@ -176,12 +177,18 @@ deps:
 bench: $(BENCH_BINS)
 	$(Q)BENCH=$(O)/opt/bench/bench_ksf sh bench/run.sh $(BENCH_ARGS)
 
+# Watched contexts (Documentation/ppp.rst) on the traces make eval records.
+.PHONY: bench-ppp
+bench-ppp: $(O)/kcc $(O)/opt/bench/bench_ppp
+	$(Q)KCC=$(O)/kcc BENCH_PPP=$(O)/opt/bench/bench_ppp sh bench/ppp.sh $(BENCH_ARGS)
+
 # The tracing runtime for programs built with -finstrument-functions
 # (tools/kcc-trace), and the fidelity evaluation that uses it
 # (Documentation/fidelity.rst): fetches Debian sources, builds, records
 # and prints the accuracy table; EVAL_ARGS are passed to eval/run.sh.
 TRACE_RT := $(O)/kcc_trace_rt.o
 $(TRACE_RT): tools/kcc-trace/kcc_trace_rt.c user/util/ftrace_fmt.h \
+		lbr/kcc_ppp.c lbr/kcc_ppp.h lbr/kcc_forest.h lbr/kcc_shim.h \
 		selftests/lbrpmu/kcc_lbrpmu.h
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@")

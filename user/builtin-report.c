@@ -2,6 +2,7 @@
 /*
  * builtin-report.c - kcc report: k-contexts of a profile, with symbols.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include "builtin.h"
 #include "debuginfod.h"
 #include "report.h"
+#include "watch.h"
 
 #define CMD "kcc report"
 
@@ -52,6 +54,10 @@ static void report_usage(void)
 "  --per-thread         one forest per thread\n"
 "  --all                one forest for everything selected\n"
 "  --max-nodes N        cap on k-CCF nodes per forest\n"
+"  --export-watch FILE  with --hot or --routine: write the contexts of the\n"
+"                       view to FILE as a watch file (kcc watch), one\n"
+"                       'outermost;...;callee' a line, contexts of more\n"
+"                       than 8 call edges left out\n"
 "  -h, --help           this help\n"
 "\n"
 "Text: one line per k-context, sorted by METRIC, with its share of the\n"
@@ -68,10 +74,95 @@ static void report_usage(void)
 "  kcc report --format svg -o flame.svg p.kcc\n");
 }
 
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * --export-watch: the kept contexts of every group, each once, sorted.
+ * A path of more than 8 call edges cannot be watched and is counted
+ * out loud.
+ */
+static int export_watch(const struct report *r, const char *file)
+{
+	size_t n = 0, cap = 0, i, skipped = 0, written = 0;
+	char **paths = NULL;
+	uint32_t gi, v;
+	FILE *out;
+	int ret = 0;
+
+	for (gi = 0; gi < r->nr_groups && !ret; gi++) {
+		const struct report_grp *g = &r->groups[gi];
+
+		for (v = 0; v < g->kccf.f.count && !ret; v++) {
+			struct sbuf sb = { 0 };
+
+			if (!g->keep[v])
+				continue;
+			if (n == cap) {
+				char **np;
+
+				cap = cap ? 2 * cap : 256;
+				np = realloc(paths, cap * sizeof(*np));
+				if (!np) {
+					ret = -ENOMEM;
+					break;
+				}
+				paths = np;
+			}
+			ret = report__path(r, g, v, &sb);
+			if (!ret)
+				paths[n++] = (char *)sb.p;
+			else
+				sbuf__exit(&sb);
+		}
+	}
+	out = ret ? NULL : fopen(file, "w");
+	if (!ret && !out) {
+		ret = -errno;
+		fprintf(stderr, "kcc: %s: %s\n", file, strerror(errno));
+	}
+	if (out) {
+		if (n)
+			qsort(paths, n, sizeof(*paths), str_cmp);
+		fprintf(out, "# kcc watch file: %s of %s\n",
+			r->o.routine ? "--routine" : "--hot", r->o.name);
+		for (i = 0; i < n && !ret; i++) {
+			if (i && !strcmp(paths[i], paths[i - 1]))
+				continue;
+			ret = watch__put(out, paths[i]);
+			if (ret == -EINVAL) {
+				skipped++;
+				ret = 0;
+			} else if (!ret) {
+				written++;
+			}
+		}
+		if (fclose(out) && !ret)
+			ret = -EIO;
+		if (ret)
+			fprintf(stderr, "kcc: %s: write error\n", file);
+		else if (skipped)
+			fprintf(stderr, "kcc: %s: %zu contexts of more than 8 call edges left out\n",
+				file, skipped);
+		if (!ret && !written)
+			fprintf(stderr, "kcc: %s: warning: the view is empty, no context written\n",
+				file);
+	}
+	if (ret == -ENOMEM)
+		fprintf(stderr, "kcc: out of memory\n");
+	for (i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	return ret;
+}
+
 enum {
 	OPT_K = 256, OPT_SORT, OPT_PERCENT, OPT_ROUTINE, OPT_SIMILAR, OPT_HOT,
 	OPT_SRCLINE, OPT_FORMAT, OPT_PID, OPT_TID, OPT_COMM, OPT_PER_THREAD,
 	OPT_ALL, OPT_MAX_NODES, OPT_STDIO, OPT_DEBUGINFOD, OPT_DSO,
+	OPT_EXPORT_WATCH,
 };
 
 int cmd_report(int argc, char **argv)
@@ -92,6 +183,7 @@ int cmd_report(int argc, char **argv)
 		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
 		{ "all", no_argument, NULL, OPT_ALL },
 		{ "max-nodes", required_argument, NULL, OPT_MAX_NODES },
+		{ "export-watch", required_argument, NULL, OPT_EXPORT_WATCH },
 		{ "input", required_argument, NULL, 'i' },
 		{ "stdio", no_argument, NULL, OPT_STDIO },
 		{ "debuginfod", optional_argument, NULL, OPT_DEBUGINFOD },
@@ -104,7 +196,7 @@ int cmd_report(int argc, char **argv)
 	};
 	struct report_opts o = { .sort = -1 };
 	const char *path = "kcc.data", *outpath = NULL, *sort = NULL;
-	const char *input = NULL, *urls;
+	const char *input = NULL, *urls, *export = NULL;
 	bool stdio = false, format_set = false;
 	struct profile p;
 	struct report r;
@@ -188,6 +280,9 @@ int cmd_report(int argc, char **argv)
 			    o.max_nodes >= KCC_NIL - 3)
 				return usage_error(CMD, "bad --max-nodes '%s'", optarg);
 			break;
+		case OPT_EXPORT_WATCH:
+			export = optarg;
+			break;
 		case 'o':
 			outpath = optarg;
 			break;
@@ -231,6 +326,8 @@ int cmd_report(int argc, char **argv)
 				   fmts[o.format]);
 	if ((o.similar > 0) + (o.hot > 0) + (o.routine != NULL) > 1)
 		return usage_error(CMD, "--routine, --similar and --hot are different views: pick one");
+	if (export && !(o.hot > 0) && !o.routine)
+		return usage_error(CMD, "--export-watch needs a view to export: --hot PHI or --routine NAME");
 	if ((o.format == FMT_PPROF || o.format == FMT_SVG) && !outpath &&
 	    isatty(1) && o.format == FMT_PPROF)
 		return usage_error(CMD, "pprof output is binary: use -o FILE or a pipe");
@@ -267,6 +364,8 @@ int cmd_report(int argc, char **argv)
 	}
 
 	ret = report__build(&r, &p, &o);
+	if (!ret && export)
+		ret = export_watch(&r, export);
 	if (!ret) {
 		if (outpath) {
 			out = fopen(outpath, "w");

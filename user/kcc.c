@@ -31,6 +31,7 @@ static const struct cmd cmds[] = {
 	{ "eval", cmd_eval, "accuracy of sampled k-CCFs against a trace" },
 	{ "synth", cmd_synth, "simulated LBR samples of a random program" },
 	{ "replay", cmd_replay, "stitch a sample file into a k-SF or k-CCF" },
+	{ "watch", cmd_watch, "exact counts of watched k-contexts on a trace" },
 };
 
 #define NR_CMDS (sizeof(cmds) / sizeof(cmds[0]))

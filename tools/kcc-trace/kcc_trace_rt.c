@@ -34,11 +34,28 @@
  * hook returns to, or its entry when the hook was a sibling call) to the
  * return address.
  *
+ * With KCC_TRACE_WATCH=FILE, a watch file (user/util/watch.h), every
+ * thread also counts the watched k-contexts at each call, in an array
+ * numbered by preferential path profiling (lbr/kcc_ppp.c, compiled in),
+ * on a shadow stack mended as kcc mends the trace (the same sp rules as
+ * user/util/ftrace_rt.c), and writes the counts at its end to
+ * <dir>/kcc-<pid>-<tid>.watch: '<count>TAB<path>' per context, then
+ * '# calls=C watched=W residual=U aliases=A dropped=D'.  The counts are
+ * those kcc watch finds in the thread's trace file.  Routine names are
+ * looked up in the executable's symbol table, so watched routines must
+ * be functions of the executable (not of a shared library) and have
+ * distinct names; a name not found there, or a bad file, is reported
+ * on stderr and turns the watch off, not the trace.
+ *
  * Limits: events after the thread's file is closed (destructors that run
  * after ours) are not recorded; _exit(), a fatal signal and exec() lose
  * what is still buffered; the child of fork() starts a file of its own,
  * whose first exits have no entries (kcc ignores them).
  */
+/* dl_iterate_phdr() of <link.h> */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -51,9 +68,17 @@
 #include <unistd.h>
 
 #include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <elf.h>
+#include <link.h>
 
 #include "../../user/util/ftrace_fmt.h"
 #include "../../selftests/lbrpmu/kcc_lbrpmu.h"
+
+/* The numbering of watched contexts, kept out of the program's names. */
+#pragma GCC visibility push(hidden)
+#include "../../lbr/kcc_ppp.c"
+#pragma GCC visibility pop
 
 #define NOTRACE		__attribute__((no_instrument_function))
 /*
@@ -67,6 +92,14 @@ extern const char __start_kcc_hook_text[], __stop_kcc_hook_text[];
 #define BUF_SLACK	64		/* room for one define and one event */
 #define IDS_MIN		(1u << 12)	/* hash slots to start with */
 #define MAPS_CHUNK	4096
+#define WATCH_STACK	(1u << 16)	/* deepest activation watched */
+
+/* A frame of the watch's shadow stack: what kcc mends the stack with. */
+struct kft_wframe {
+	uintptr_t fn;
+	uintptr_t site;
+	uintptr_t sp;
+};
 
 struct kft_thread {
 	struct kcc_lbr_ring ring;	/* with KCC_TRACE_LBR=1 */
@@ -83,6 +116,12 @@ struct kft_thread {
 	uint32_t *ids;
 	uint32_t mask;		/* slots - 1 */
 	uint32_t nids;		/* routine ids handed out */
+	/* KCC_TRACE_WATCH: counts of the watched contexts */
+	struct kcc_ppp_run wrun;
+	struct kft_wframe *wstk;
+	uint32_t wdepth;	/* frames, wstk[] holds the first WATCH_STACK */
+	uint64_t *wcounts;
+	struct kcc_ppp_frame *wppp;
 	uint8_t buf[BUF_SIZE];
 };
 
@@ -93,6 +132,9 @@ static pthread_key_t kft_key;
 static int kft_key_ok;
 static char kft_dir[1024] = ".";
 static int kft_lbr_fd = -1;		/* /dev/kcc_lbr */
+static struct kcc_ppp kft_watch;	/* range == 0: no watch */
+static char *kft_watch_text;		/* the file, NUL-separated paths */
+static char **kft_watch_path;		/* [nctx] */
 
 static NOTRACE void *kft_map(size_t size)
 {
@@ -412,6 +454,305 @@ static inline NOTRACE void kft_lbr_call(struct kft_thread *t, uintptr_t fn,
 	kft_lbr_put(t, from, to, flags, KCC_LBR_MISSES(fn));
 }
 
+/* ---- KCC_TRACE_WATCH: watched contexts counted at every call ------------ */
+
+static NOTRACE int kft_bias_cb(struct dl_phdr_info *info, size_t size,
+			       void *arg)
+{
+	*(uintptr_t *)arg = info->dlpi_addr;
+	return 1;	/* the first object is the executable */
+}
+
+/* Address of function @name (@len bytes) in the executable, 0: none. */
+static NOTRACE uintptr_t kft_sym(const uint8_t *img, size_t size,
+				 const char *name, size_t len)
+{
+	const Elf64_Ehdr *eh = (const void *)img;
+	const Elf64_Shdr *sh;
+	uint32_t pass, i;
+	size_t j;
+
+	if (size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(*sh) > size)
+		return 0;
+	sh = (const void *)(img + eh->e_shoff);
+	/* The full symbol table first, the dynamic one if stripped. */
+	for (pass = 0; pass < 2; pass++) {
+		uint32_t want = pass ? SHT_DYNSYM : SHT_SYMTAB;
+
+		for (i = 0; i < eh->e_shnum; i++) {
+			const Elf64_Shdr *st = &sh[i], *str;
+			const Elf64_Sym *sym;
+
+			if (st->sh_type != want || st->sh_link >= eh->e_shnum)
+				continue;
+			str = &sh[st->sh_link];
+			if (st->sh_offset + st->sh_size > size ||
+			    str->sh_offset + str->sh_size > size)
+				continue;
+			sym = (const void *)(img + st->sh_offset);
+			for (j = 0; j < st->sh_size / sizeof(*sym); j++) {
+				const char *n = (const char *)img +
+						str->sh_offset + sym[j].st_name;
+
+				if (ELF64_ST_TYPE(sym[j].st_info) != STT_FUNC ||
+				    !sym[j].st_value ||
+				    sym[j].st_name + len >= str->sh_size ||
+				    memcmp(n, name, len) || n[len])
+					continue;
+				return sym[j].st_value;
+			}
+		}
+	}
+	return 0;
+}
+
+/* The whole of @path in memory of its own, NUL-terminated; NULL: error. */
+static NOTRACE char *kft_slurp(const char *path, size_t *size)
+{
+	struct stat sb;
+	size_t have = 0;
+	char *buf;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &sb) || !(buf = kft_map(sb.st_size + 1))) {
+		close(fd);
+		return NULL;
+	}
+	while (have < (size_t)sb.st_size) {
+		ssize_t n = read(fd, buf + have, sb.st_size - have);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		have += n;
+	}
+	close(fd);
+	buf[have] = '\0';
+	*size = have;
+	return buf;
+}
+
+static NOTRACE int kft_watch_fail(const char *file, uint32_t line,
+				  const char *what, const char *arg, int len)
+{
+	fprintf(stderr, "kcc-trace: %s:%u: %s '%.*s': watch off\n", file,
+		line, what, len, arg);
+	return -EINVAL;
+}
+
+/* Read and number the watch file; on error, say why and leave it off. */
+static NOTRACE int kft_watch_load(const char *file)
+{
+	uint32_t n = 0, nlabels = 0, i = 0, j = 0, line = 0, *lens, *lines;
+	size_t size, exe_size = 0, msize;
+	uintptr_t bias = 0;
+	char *text, *p, *next;
+	uint8_t *exe;
+	uint64_t *labels;
+	void *mem;
+
+	text = kft_slurp(file, &size);
+	if (!text) {
+		fprintf(stderr, "kcc-trace: %s: %s: watch off\n", file,
+			strerror(errno));
+		return -errno;
+	}
+	/* Lines to NUL-terminated trimmed paths, in place; count them. */
+	for (p = text; p < text + size; p = next) {
+		char *e = strchr(p, '\n');
+
+		next = e ? e + 1 : text + size;
+		if (e)
+			*e = '\0';
+		while (*p == ' ' || *p == '\t')
+			p++;
+		e = p + strlen(p);
+		while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+			*--e = '\0';
+		if (*p && *p != '#') {
+			n++;
+			for (e = p; *e; e++)
+				nlabels += *e == ';';
+			nlabels++;
+		}
+	}
+	kft_watch_path = kft_map((n + 1) * sizeof(char *));
+	lens = kft_map((n + 1) * sizeof(*lens));
+	lines = kft_map((n + 1) * sizeof(*lines));
+	labels = kft_map((nlabels + 1) * sizeof(*labels));
+	exe = (uint8_t *)kft_slurp("/proc/self/exe", &exe_size);
+	if (!kft_watch_path || !lens || !lines || !labels || !exe)
+		return kft_watch_fail(file, 0, "out of memory", "", 0);
+	dl_iterate_phdr(kft_bias_cb, &bias);
+	for (p = text; p < text + size; p += strlen(p) + 1) {
+		const char *q;
+
+		line++;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!*p || *p == '#')
+			continue;
+		kft_watch_path[i] = p;
+		lines[i] = line;
+		lens[i] = 0;
+		for (q = p;; q++) {
+			const char *e = strchr(q, ';');
+			int len = e ? (int)(e - q) : (int)strlen(q);
+			uintptr_t a = kft_sym(exe, exe_size, q, len);
+
+			if (!a)
+				return kft_watch_fail(file, line,
+						      "no function of the executable is named",
+						      q, len);
+			labels[j++] = a + bias;
+			lens[i]++;
+			if (!e)
+				break;
+			q = e;
+		}
+		i++;
+	}
+	munmap(exe, exe_size + 1);
+	msize = kcc_ppp_mem_size(n, nlabels, KCC_PPP_MAX_RANGE);
+	mem = msize ? kft_map(msize) : NULL;
+	if (!n || !mem)
+		return kft_watch_fail(file, line, "no context, or too many",
+				      "", 0);
+	if (kcc_ppp_build(&kft_watch, mem, msize, labels, lens, n,
+			  KCC_PPP_MAX_RANGE)) {
+		i = kft_watch.err_ctx < n ? kft_watch.err_ctx : 0;
+		return kft_watch_fail(file, lines[i],
+				      kcc_ppp_strerror(kft_watch.err),
+				      kft_watch_path[i],
+				      (int)strlen(kft_watch_path[i]));
+	}
+	kft_watch_text = text;
+	return 0;
+}
+
+static NOTRACE void kft_watch_start(struct kft_thread *t)
+{
+	const struct kcc_ppp *p = &kft_watch;
+
+	if (!p->range)
+		return;
+	if (!t->wstk) {
+		t->wstk = kft_map(WATCH_STACK * sizeof(*t->wstk));
+		t->wppp = kft_map(WATCH_STACK * sizeof(*t->wppp));
+		t->wcounts = kft_map(p->range * sizeof(*t->wcounts));
+	}
+	t->wdepth = 0;
+	if (!t->wstk || !t->wppp || !t->wcounts ||
+	    kcc_ppp_run_init(&t->wrun, p, t->wcounts, t->wppp, WATCH_STACK))
+		t->wrun.p = NULL;
+}
+
+static NOTRACE void kft_watch_free(struct kft_thread *t)
+{
+	if (t->wstk)
+		munmap(t->wstk, WATCH_STACK * sizeof(*t->wstk));
+	if (t->wppp)
+		munmap(t->wppp, WATCH_STACK * sizeof(*t->wppp));
+	if (t->wcounts)
+		munmap(t->wcounts, kft_watch.range * sizeof(*t->wcounts));
+	t->wrun.p = NULL;
+}
+
+/* Is the open frame @fr gone, at an entry of (@fn, @site) at @sp? */
+static inline NOTRACE int kft_wframe_dead(const struct kft_wframe *fr,
+					  uintptr_t fn, uintptr_t site,
+					  uintptr_t sp)
+{
+	if (fr->sp != sp)
+		return fr->sp < sp;
+	return fr->site != site || fr->fn == fn;
+}
+
+static inline NOTRACE void kft_wpop(struct kft_thread *t)
+{
+	t->wdepth--;
+	kcc_ppp_return(&t->wrun);
+}
+
+/* The stack as kcc mends it (user/util/ftrace_rt.c), and the counts. */
+static NOTRACE void kft_watch_event(struct kft_thread *t, uintptr_t fn,
+				    uintptr_t site, unsigned int kind,
+				    uintptr_t sp)
+{
+	struct kft_wframe *s = t->wstk;
+	uint32_t x, d;
+
+	if (kind == FTR_KIND_ENTER) {
+		while (t->wdepth && t->wdepth <= WATCH_STACK &&
+		       kft_wframe_dead(&s[t->wdepth - 1], fn, site, sp))
+			kft_wpop(t);
+		if (t->wdepth < WATCH_STACK) {
+			s[t->wdepth].fn = fn;
+			s[t->wdepth].site = site;
+			s[t->wdepth].sp = sp;
+		}
+		t->wdepth++;
+		kcc_ppp_call(&t->wrun, fn);
+		return;
+	}
+	d = t->wdepth < WATCH_STACK ? t->wdepth : WATCH_STACK;
+	for (x = d; x > 0; x--)
+		if (s[x - 1].fn == fn && s[x - 1].site == site &&
+		    (x == 1 || sp <= s[x - 2].sp))
+			break;
+	if (!x)
+		for (x = d; x > 0; x--)
+			if (s[x - 1].fn == fn && s[x - 1].site == site)
+				break;
+	if (!x && t->wdepth > WATCH_STACK) {
+		kft_wpop(t);	/* beyond what is kept: trust the order */
+		return;
+	}
+	while (x && t->wdepth >= x)
+		kft_wpop(t);
+}
+
+static NOTRACE void kft_watch_write(struct kft_thread *t)
+{
+	const struct kcc_ppp *p = &kft_watch;
+	const struct kcc_ppp_run *r = &t->wrun;
+	char path[sizeof(kft_dir) + 64], line[256];
+	uint32_t i;
+	int fd, n;
+
+	if (!r->p)
+		return;
+	snprintf(path, sizeof(path), "%s/kcc-%d-%ld.watch", kft_dir,
+		 (int)getpid(), (long)syscall(SYS_gettid));
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	for (i = 0; i < p->nctx; i++) {
+		n = snprintf(line, sizeof(line), "%llu\t",
+			     (unsigned long long)r->counts[p->ctx_num[i]]);
+		if (write(fd, line, n) != n ||
+		    write(fd, kft_watch_path[i], strlen(kft_watch_path[i])) < 0 ||
+		    write(fd, "\n", 1) != 1)
+			break;
+	}
+	n = snprintf(line, sizeof(line),
+		     "# calls=%llu watched=%llu residual=%llu aliases=%llu dropped=%llu\n",
+		     (unsigned long long)r->calls,
+		     (unsigned long long)r->matched,
+		     (unsigned long long)r->unwatched,
+		     (unsigned long long)r->aliased,
+		     (unsigned long long)r->stack_drops);
+	if (write(fd, line, n) != n)
+		fprintf(stderr, "kcc-trace: %s: write error\n", path);
+	close(fd);
+}
+
 static NOTRACE void kft_finish(struct kft_thread *t)
 {
 	if (t->closed)
@@ -427,6 +768,7 @@ static NOTRACE void kft_finish(struct kft_thread *t)
 	kft_flush(t);
 	close(t->fd);
 	t->closed = 1;
+	kft_watch_write(t);
 	kft_lbr_unregister(t);
 }
 
@@ -445,6 +787,7 @@ static NOTRACE void kft_thread_exit(void *arg)
 	kft_lbr_unregister(t);
 	kft_cur = &kft_dead;
 	kft_ids_free(t->keys, t->sites, t->ids, t->mask + 1);
+	kft_watch_free(t);
 	munmap(t, sizeof(*t));
 }
 
@@ -490,6 +833,7 @@ static NOTRACE void kft_atfork_child(void)
 	if (t->lbr)
 		kft_lbr_register(t);	/* the child is a thread of its own */
 	kft_start(t);
+	kft_watch_start(t);
 }
 
 static NOTRACE void kft_init_once(void)
@@ -505,6 +849,9 @@ static NOTRACE void kft_init_once(void)
 			fprintf(stderr, "kcc-trace: /dev/kcc_lbr: %s: no LBR ring\n",
 				strerror(errno));
 	}
+	d = getenv("KCC_TRACE_WATCH");
+	if (d && *d)
+		kft_watch_load(d);
 	kft_key_ok = !pthread_key_create(&kft_key, kft_thread_exit);
 	pthread_atfork(NULL, NULL, kft_atfork_child);
 }
@@ -524,6 +871,7 @@ static NOTRACE struct kft_thread *kft_open(void)
 		return t;
 	}
 	kft_lbr_register(t);
+	kft_watch_start(t);
 	if (kft_key_ok)
 		pthread_setspecific(kft_key, t);
 	t->busy = 0;
@@ -600,6 +948,8 @@ static NOTRACE KFT_HOOK_TEXT void kft_event(uintptr_t fn, uintptr_t site,
 	kft_varint(t, (d << 1) ^ (uint64_t)((int64_t)d >> 63));
 	t->prev_sp = sp;
 	t->events++;
+	if (t->wrun.p)
+		kft_watch_event(t, fn, site, kind, sp);
 	if (t->lbr) {
 		kft_lbr_hook_exit(t);
 		if (kind != FTR_KIND_ENTER)
