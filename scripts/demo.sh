@@ -97,8 +97,10 @@ printf '\n-- kcc report --k 1 --routine touch %s\n' "$data"
 "$kcc" report --k 1 --format svg -o "$demo/kcc.svg" "$data"
 "$kcc" report --k 1 --format pprof -o "$demo/kcc.pb.gz" "$data"
 
-lbrdata=$demo/blobs/demo-lbr
-if [ -s "$lbrdata" ]; then
+lbrdata=$demo/kcc-lbr.data
+if [ -s "$demo/blobs/demo-lbr.stream" ]; then
+	# run.sh names every blob NAME.stream; this one is kcc record's profile.
+	cp "$demo/blobs/demo-lbr.stream" "$lbrdata"
 	echo
 	echo "The same workload under kcc.ko's lbr source.  The branch stacks come"
 	echo "from kcc's SOFTWARE LBR PMU (kcc_lbr, a test module: the program's"
