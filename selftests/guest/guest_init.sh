@@ -106,6 +106,21 @@ fi
 dmesg -c >/tmp/dmesg.boot
 : >/tmp/dmesg.all
 
+# The default k stands for a configuration's k = 0: only a k that
+# CONFIGURE accepts loads (KCC_K_INF is 4294967295).
+for kp in 0 65 4294967294 x; do
+	! insmod /kcc.ko k=$kp 2>/dev/null
+	check $? "insmod kcc.ko k=$kp refused"
+done
+if insmod /kcc.ko k=4294967295; then
+	[ "$(cat /sys/module/kcc/parameters/k)" = 4294967295 ]
+	check $? "insmod kcc.ko k=4294967295 (infinity) loads with that default"
+	rmmod kcc
+else
+	not_ok "insmod kcc.ko k=4294967295 (infinity) loads with that default"
+fi
+dmesg_clean "module parameter k"
+
 insmod /kcc.ko selftest=1
 check $? "insmod kcc.ko selftest=1"
 grep -q 'kcc: selftest passed' /tmp/dmesg.all || dmesg | grep -q 'kcc: selftest passed'
