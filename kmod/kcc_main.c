@@ -69,6 +69,15 @@ unsigned int kcc_param_k = 3;
 module_param_cb(k, &kcc_param_k_ops, &kcc_param_k, 0444);
 MODULE_PARM_DESC(k, "default k when a configuration says 0: 1..64 or 4294967295 for infinity (default 3)");
 
+/* The per-task share of worker time per drain, KCC_DROP_BUDGET beyond it. */
+unsigned int kcc_param_task_budget_us = 250000;
+module_param_named(task_budget_us, kcc_param_task_budget_us, uint, 0444);
+MODULE_PARM_DESC(task_budget_us, "worker time one task may use per drain, in us; 0: no bound (default 250000)");
+
+bool kcc_param_fixed_seed;
+module_param_named(fixed_seed, kcc_param_fixed_seed, bool, 0444);
+MODULE_PARM_DESC(fixed_seed, "key every forest's hash with the fixed seed, not a random one (reproducible runs and flooding tests; default 0)");
+
 unsigned long kcc_param_period;
 module_param_named(period, kcc_param_period, ulong, 0444);
 MODULE_PARM_DESC(period, "default sample period, 0: 10007 events or 1 ms of cpu-clock");
