@@ -22,6 +22,10 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <linux/device.h>
+#include <linux/cred.h>
+#include <linux/pid.h>
+#include <linux/sched/coredump.h>
+#include <linux/sched/task.h>
 
 #include "kcc_mod.h"
 
@@ -116,6 +120,48 @@ static struct kcc_session *kcc_view(void)
 	return kcc_g.sess ? kcc_g.sess : ERR_PTR(-EINVAL);
 }
 
+/*
+ * May the caller profile process @nr?  perf_event_open() asks
+ * ptrace_may_access(PTRACE_MODE_READ_REALCREDS) of a per-task event even
+ * from a CAP_PERFMON caller; that function is not exported to modules,
+ * so this is its credential part (kernel/ptrace.c): the caller's real
+ * uid and gid are each of the target's, and the target is dumpable, or
+ * the caller has CAP_SYS_PTRACE in the target's user namespace.  The
+ * ptrace LSM hook (Yama) is not consulted.  0, -ESRCH or -EACCES.
+ */
+static int kcc_may_profile(pid_t nr)
+{
+	const struct cred *cred = current_cred(), *tcred;
+	struct pid *pid = find_get_pid(nr);
+	struct task_struct *task;
+	bool same, dumpable = true;
+	int ret = 0;
+
+	task = pid ? get_pid_task(pid, PIDTYPE_PID) : NULL;
+	put_pid(pid);
+	if (!task)
+		return -ESRCH;
+	if (task == current)
+		goto out;
+	tcred = get_task_cred(task);
+	same = uid_eq(cred->uid, tcred->euid) &&
+	       uid_eq(cred->uid, tcred->suid) &&
+	       uid_eq(cred->uid, tcred->uid) &&
+	       gid_eq(cred->gid, tcred->egid) &&
+	       gid_eq(cred->gid, tcred->sgid) &&
+	       gid_eq(cred->gid, tcred->gid);
+	task_lock(task);
+	if (task->mm)
+		dumpable = get_dumpable(task->mm) == SUID_DUMP_USER;
+	task_unlock(task);
+	if (!(same && dumpable) && !ns_capable(tcred->user_ns, CAP_SYS_PTRACE))
+		ret = -EACCES;
+	put_cred(tcred);
+out:
+	put_task_struct(task);
+	return ret;
+}
+
 static long kcc_ioc_configure(struct file *file, void __user *u,
 			      unsigned int cmd)
 {
@@ -125,6 +171,12 @@ static long kcc_ioc_configure(struct file *file, void __user *u,
 	ret = kcc_copy_in(&c, sizeof(c), KCC_CONFIG_SIZE0, u, cmd);
 	if (ret < 0)
 		return ret;
+	if (c.target == KCC_TARGET_PID && c.pid > 0) {
+		ret = kcc_may_profile(c.pid);
+		/* A missing process is CONFIGURE's to report, as before. */
+		if (ret == -EACCES)
+			return ret;
+	}
 	mutex_lock(&kcc_g.lock);
 	ret = kcc_configure(file, &c);
 	mutex_unlock(&kcc_g.lock);

@@ -264,19 +264,6 @@ static void test_faults(int fd)
 	       "read() into address 8");
 }
 
-static int drop_privileges(int to_nobody)
-{
-	struct __user_cap_header_struct h = {
-		.version = _LINUX_CAPABILITY_VERSION_3,
-	};
-	struct __user_cap_data_struct d[2];
-
-	if (to_nobody)
-		return setresuid(65534, 65534, 65534);
-	memset(d, 0, sizeof(d));
-	return syscall(SYS_capset, &h, d);
-}
-
 /* open() in a child that gave up its privileges: the errno it got. */
 static int open_unprivileged(int to_nobody)
 {
@@ -286,7 +273,7 @@ static int open_unprivileged(int to_nobody)
 	if (p == 0) {
 		int fd;
 
-		if (drop_privileges(to_nobody))
+		if (kcc_become(to_nobody ? 65534 : 0, 0))
 			_exit(200);
 		fd = open(KCC_DEVICE, O_RDWR);
 		_exit(fd >= 0 ? 0 : errno);
