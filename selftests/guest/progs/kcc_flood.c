@@ -16,9 +16,10 @@
  * per-forest random seed, large when kcc.ko was loaded with
  * fixed_seed=1.  Figures, not assertions (timed assertions are not
  * tests); what it asserts is exact: every sample is applied or counted
- * as dropped, each session's one forest holds NLAB roots, and with -b
- * (kcc.ko loaded with task_budget_us=1) no drain applies more than one
- * sample of the task, the rest being KCC_DROP_BUDGET drops.
+ * as dropped, each session's one forest holds NLAB roots (at most,
+ * after budget drops), and with -b (kcc.ko loaded with
+ * task_budget_us=1) no drain applies more than one sample of the task,
+ * the rest being KCC_DROP_BUDGET drops.
  *
  * Usage: kcc_flood [-b] [-n NLAB] [-r ROUNDS]
  * Output: TAP.  Exit 0 pass, 1 fail, 4 no device or inject off.
