@@ -11,7 +11,8 @@
 #   make module     kcc.ko against KDIR (default: the installed headers)
 #   make demo       the main job (see README.md)
 #   make static     sparse, checkpatch --strict, cppcheck, clang-tidy
-#   make fuzz-guest /dev/kcc fuzzer on the debug kernel (FUZZ_ITER, FUZZ_SEED)
+#   make fuzz       parser fuzzers, FUZZ_SECONDS each (default 20)
+#   make fuzz-guest /dev/kcc fuzzer on the debug kernel (FUZZ_ITERS, FUZZ_SEED)
 #
 #   make install       kcc, kccread and the man pages (DESTDIR, prefix)
 #   make install-dkms  kcc.ko's sources for DKMS under /usr/src
@@ -138,10 +139,12 @@ check-user: export KCC_USER_ONLY := 1
 check-user: check
 
 # ---- fuzzing (clang libFuzzer): the stream and profile parsers ----------
-FUZZ_CC	  ?= clang
-FUZZ_TIME ?= 20
+FUZZ_CC	     ?= clang
+FUZZ_TIME    ?= 20
+FUZZ_SECONDS ?= $(FUZZ_TIME)
 FUZZ_SRCS := $(wildcard fuzz/*_fuzz.c)
 FUZZ_BINS := $(patsubst fuzz/%.c,$(O)/fuzz/%,$(FUZZ_SRCS))
+FUZZ_TARGETS := $(patsubst fuzz/%_fuzz.c,%,$(FUZZ_SRCS))
 
 $(O)/fuzz/%: fuzz/%.c $(LBR_SRCS) $(UTIL_SRCS) $(HDRS)
 	@mkdir -p $(dir $@)
@@ -150,9 +153,12 @@ $(O)/fuzz/%: fuzz/%.c $(LBR_SRCS) $(UTIL_SRCS) $(HDRS)
 		-D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all -o $@ $< $(LBR_SRCS) $(UTIL_SRCS) $(LDLIBS)
 
-# Bounded: FUZZ_TIME seconds per target, seeded with streams and profiles
-# made from the selftest traces.
-.PHONY: fuzz
+# FUZZ_SECONDS per target.  Each starts from the corpus kept in
+# fuzz/corpus/<target> (small: coverage-minimised inputs) plus streams
+# and profiles made from the selftest traces; what it finds goes to
+# $(O)/fuzz/corpus-<target>.  make fuzz-merge folds that back into
+# fuzz/corpus/ keeping only inputs that add coverage.
+.PHONY: fuzz fuzz-merge
 fuzz: $(FUZZ_BINS) $(O)/kcc
 	$(Q)mkdir -p $(O)/fuzz/corpus-stream $(O)/fuzz/corpus-profile
 	$(Q)for k in 1 2 3; do \
@@ -160,10 +166,16 @@ fuzz: $(FUZZ_BINS) $(O)/kcc
 			--threads 2 --stream -o $(O)/fuzz/corpus-stream/fig2-k$$k && \
 		$(O)/kcc record --trace selftests/kcc/data/fig2.trace -k $$k \
 			-o $(O)/fuzz/corpus-profile/fig2-k$$k || exit 1; done
-	$(Q)$(O)/fuzz/stream_fuzz -max_total_time=$(FUZZ_TIME) -max_len=16384 \
-		-rss_limit_mb=2048 $(O)/fuzz/corpus-stream
-	$(Q)$(O)/fuzz/profile_fuzz -max_total_time=$(FUZZ_TIME) -max_len=16384 \
-		-rss_limit_mb=2048 $(O)/fuzz/corpus-profile
+	$(Q)for t in $(FUZZ_TARGETS); do \
+		$(O)/fuzz/$${t}_fuzz -max_total_time=$(FUZZ_SECONDS) \
+			-max_len=16384 -rss_limit_mb=2048 -print_final_stats=1 \
+			$(O)/fuzz/corpus-$$t fuzz/corpus/$$t || exit 1; done
+
+fuzz-merge: $(FUZZ_BINS)
+	$(Q)for t in $(FUZZ_TARGETS); do \
+		mkdir -p fuzz/corpus/$$t && \
+		$(O)/fuzz/$${t}_fuzz -merge=1 -max_len=16384 fuzz/corpus/$$t \
+			$(O)/fuzz/corpus-$$t || exit 1; done
 
 .PHONY: demo
 demo:
@@ -235,8 +247,12 @@ bench-guest:
 
 # ---- reliability: kernel flavours, debug kernel, guest fuzzing, static --
 # (Documentation/testing.rst)
-FUZZ_SEED ?= 1
-FUZZ_ITER ?= 5000
+FUZZ_SEED  ?= 1
+FUZZ_ITER  ?= 5000
+FUZZ_ITERS ?= $(FUZZ_ITER)
+# Guest time limit: CI's 5000 iterations fit 1500 s with margin; a long
+# campaign needs about 30 ms per iteration on the debug kernel under TCG.
+FUZZ_GUEST_TIMEOUT ?= $(shell echo $$(( 1500 + $(FUZZ_ITERS) * 30 / 1000 )))
 KERNELS	  ?= 6.1 6.12 6.12-rt debug
 
 .PHONY: kernels
@@ -250,8 +266,8 @@ guest-kernels:
 
 .PHONY: fuzz-guest
 fuzz-guest:
-	$(Q)sh scripts/guest-progs.sh -f debug -t 1500 \
-		kcc_fuzz:-s,$(FUZZ_SEED),-n,$(FUZZ_ITER)
+	$(Q)sh scripts/guest-progs.sh -f debug -t $(FUZZ_GUEST_TIMEOUT) \
+		kcc_fuzz:-s,$(FUZZ_SEED),-n,$(FUZZ_ITERS)
 
 .PHONY: adv-guest
 adv-guest:

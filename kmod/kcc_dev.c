@@ -6,8 +6,9 @@
  * Structs travel size first (include/uapi/linux/kcc.h): the size field
  * is read, then copy_struct_from_user() takes what both sides know and
  * insists that a longer tail from a newer user is zero.  The size baked
- * into the ioctl number is ignored for the same reason: a newer user
- * with a grown struct sends another number for the same command.
+ * into the ioctl number must equal that size field: a newer user with a
+ * grown struct sends another number for the same command, and what
+ * strace, seccomp or an LSM read from the number is what is copied.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -21,6 +22,10 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <linux/device.h>
+#include <linux/cred.h>
+#include <linux/pid.h>
+#include <linux/sched/coredump.h>
+#include <linux/sched/task.h>
 
 #include "kcc_mod.h"
 
@@ -41,18 +46,20 @@ struct kcc_file {
 #define KCC_INJECT_MAX_COUNT	BIT(20)
 
 /*
- * Copy a size-first struct of kernel size @ksize from @u.  Returns the
- * user's size or -EFAULT, -EINVAL (size below @min or absurd) or -E2BIG
- * (a longer struct whose extra tail is not zero).
+ * Copy a size-first struct of kernel size @ksize from @u for ioctl @cmd.
+ * Returns the user's size or -EFAULT, -EINVAL (size below @min, absurd
+ * or not the size encoded in @cmd) or -E2BIG (a longer struct whose
+ * extra tail is not zero).
  */
-static int kcc_copy_in(void *k, size_t ksize, size_t min, void __user *u)
+static int kcc_copy_in(void *k, size_t ksize, size_t min, void __user *u,
+		       unsigned int cmd)
 {
 	u32 usize;
 	int ret;
 
 	if (get_user(usize, (u32 __user *)u))
 		return -EFAULT;
-	if (usize < min || usize > PAGE_SIZE)
+	if (usize < min || usize > PAGE_SIZE || usize != _IOC_SIZE(cmd))
 		return -EINVAL;
 	ret = copy_struct_from_user(k, ksize, u, usize);
 	if (ret)
@@ -69,12 +76,12 @@ static int kcc_copy_out(void __user *u, u32 usize, void *k, size_t ksize)
 	return copy_to_user(u, k, n) ? -EFAULT : 0;
 }
 
-static long kcc_ioc_version(void __user *u)
+static long kcc_ioc_version(void __user *u, unsigned int cmd)
 {
 	struct kcc_version v;
 	int usize;
 
-	usize = kcc_copy_in(&v, sizeof(v), KCC_VERSION_SIZE0, u);
+	usize = kcc_copy_in(&v, sizeof(v), KCC_VERSION_SIZE0, u, cmd);
 	if (usize < 0)
 		return usize;
 	if (v.major || v.minor || v.lbr_depth || v.sources || v.__reserved)
@@ -113,14 +120,63 @@ static struct kcc_session *kcc_view(void)
 	return kcc_g.sess ? kcc_g.sess : ERR_PTR(-EINVAL);
 }
 
-static long kcc_ioc_configure(struct file *file, void __user *u)
+/*
+ * May the caller profile process @nr?  perf_event_open() asks
+ * ptrace_may_access(PTRACE_MODE_READ_REALCREDS) of a per-task event even
+ * from a CAP_PERFMON caller; that function is not exported to modules,
+ * so this is its credential part (kernel/ptrace.c): the caller's real
+ * uid and gid are each of the target's, and the target is dumpable, or
+ * the caller has CAP_SYS_PTRACE in the target's user namespace.  The
+ * ptrace LSM hook (Yama) is not consulted.  0, -ESRCH or -EACCES.
+ */
+static int kcc_may_profile(pid_t nr)
+{
+	const struct cred *cred = current_cred(), *tcred;
+	struct pid *pid = find_get_pid(nr);
+	struct task_struct *task;
+	bool same, dumpable = true;
+	int ret = 0;
+
+	task = pid ? get_pid_task(pid, PIDTYPE_PID) : NULL;
+	put_pid(pid);
+	if (!task)
+		return -ESRCH;
+	if (task == current)
+		goto out;
+	tcred = get_task_cred(task);
+	same = uid_eq(cred->uid, tcred->euid) &&
+	       uid_eq(cred->uid, tcred->suid) &&
+	       uid_eq(cred->uid, tcred->uid) &&
+	       gid_eq(cred->gid, tcred->egid) &&
+	       gid_eq(cred->gid, tcred->sgid) &&
+	       gid_eq(cred->gid, tcred->gid);
+	task_lock(task);
+	if (task->mm)
+		dumpable = get_dumpable(task->mm) == SUID_DUMP_USER;
+	task_unlock(task);
+	if (!(same && dumpable) && !ns_capable(tcred->user_ns, CAP_SYS_PTRACE))
+		ret = -EACCES;
+	put_cred(tcred);
+out:
+	put_task_struct(task);
+	return ret;
+}
+
+static long kcc_ioc_configure(struct file *file, void __user *u,
+			      unsigned int cmd)
 {
 	struct kcc_config c;
 	long ret;
 
-	ret = kcc_copy_in(&c, sizeof(c), KCC_CONFIG_SIZE0, u);
+	ret = kcc_copy_in(&c, sizeof(c), KCC_CONFIG_SIZE0, u, cmd);
 	if (ret < 0)
 		return ret;
+	if (c.target == KCC_TARGET_PID && c.pid > 0) {
+		ret = kcc_may_profile(c.pid);
+		/* A missing process is CONFIGURE's to report, as before. */
+		if (ret == -EACCES)
+			return ret;
+	}
 	mutex_lock(&kcc_g.lock);
 	ret = kcc_configure(file, &c);
 	mutex_unlock(&kcc_g.lock);
@@ -157,13 +213,14 @@ out:
 	return ret;
 }
 
-static long kcc_ioc_status(struct file *file, void __user *u)
+static long kcc_ioc_status(struct file *file, void __user *u,
+			   unsigned int cmd)
 {
 	struct kcc_session *s;
 	struct kcc_status st;
 	int usize;
 
-	usize = kcc_copy_in(&st, sizeof(st), KCC_STATUS_SIZE0, u);
+	usize = kcc_copy_in(&st, sizeof(st), KCC_STATUS_SIZE0, u, cmd);
 	if (usize < 0)
 		return usize;
 	mutex_lock(&kcc_g.lock);
@@ -198,7 +255,8 @@ static int kcc_inject_push(const struct kcc_sample *smp)
 	return -ENOSPC;
 }
 
-static long kcc_ioc_inject(struct file *file, void __user *u)
+static long kcc_ioc_inject(struct file *file, void __user *u,
+			   unsigned int cmd)
 {
 	struct kcc_session *s;
 	struct kcc_inject in;
@@ -208,7 +266,7 @@ static long kcc_ioc_inject(struct file *file, void __user *u)
 	int usize;
 	u32 i;
 
-	usize = kcc_copy_in(&in, sizeof(in), KCC_INJECT_SIZE0, u);
+	usize = kcc_copy_in(&in, sizeof(in), KCC_INJECT_SIZE0, u, cmd);
 	if (usize < 0)
 		return usize;
 	if (in.__reserved || in.len > KCC_INJECT_MAX_LEN ||
@@ -285,17 +343,17 @@ static long kcc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 	switch (KCC_CMD(cmd)) {
 	case KCC_CMD(KCC_IOC_VERSION):
-		return kcc_ioc_version(u);
+		return kcc_ioc_version(u, cmd);
 	case KCC_CMD(KCC_IOC_CONFIGURE):
-		return kcc_ioc_configure(file, u);
+		return kcc_ioc_configure(file, u, cmd);
 	case KCC_IOC_START:
 	case KCC_IOC_STOP:
 	case KCC_IOC_RESET:
 		return kcc_ioc_session(file, _IOC_NR(cmd));
 	case KCC_CMD(KCC_IOC_STATUS):
-		return kcc_ioc_status(file, u);
+		return kcc_ioc_status(file, u, cmd);
 	case KCC_CMD(KCC_IOC_INJECT):
-		return kcc_ioc_inject(file, u);
+		return kcc_ioc_inject(file, u, cmd);
 	default:
 		return -ENOTTY;
 	}

@@ -41,9 +41,42 @@ bool kcc_param_inject;
 module_param_named(inject, kcc_param_inject, bool, 0444);
 MODULE_PARM_DESC(inject, "accept KCC_IOC_INJECT (synthetic samples, tests only; default 0)");
 
+/*
+ * The default k stands in for a configuration's k = 0, so it must be a k
+ * CONFIGURE would accept: 0 is refused at load, or every task would
+ * later fail to get a forest.
+ */
+static int kcc_param_k_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int k;
+	int ret;
+
+	ret = kstrtouint(val, 0, &k);
+	if (ret)
+		return ret;
+	if (!k || (k > KCC_K_MAX && k != KCC_K_INF))
+		return -EINVAL;
+	*(unsigned int *)kp->arg = k;
+	return 0;
+}
+
+static const struct kernel_param_ops kcc_param_k_ops = {
+	.set = kcc_param_k_set,
+	.get = param_get_uint,
+};
+
 unsigned int kcc_param_k = 3;
-module_param_named(k, kcc_param_k, uint, 0444);
-MODULE_PARM_DESC(k, "default k when a configuration says 0 (default 3)");
+module_param_cb(k, &kcc_param_k_ops, &kcc_param_k, 0444);
+MODULE_PARM_DESC(k, "default k when a configuration says 0: 1..64 or 4294967295 for infinity (default 3)");
+
+/* The per-task share of worker time per drain, KCC_DROP_BUDGET beyond it. */
+unsigned int kcc_param_task_budget_us = 250000;
+module_param_named(task_budget_us, kcc_param_task_budget_us, uint, 0444);
+MODULE_PARM_DESC(task_budget_us, "worker time one task may use per drain, in us; 0: no bound (default 250000)");
+
+bool kcc_param_fixed_seed;
+module_param_named(fixed_seed, kcc_param_fixed_seed, bool, 0444);
+MODULE_PARM_DESC(fixed_seed, "key every forest's hash with the fixed seed, not a random one (reproducible runs and flooding tests; default 0)");
 
 unsigned long kcc_param_period;
 module_param_named(period, kcc_param_period, ulong, 0444);

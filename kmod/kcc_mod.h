@@ -44,6 +44,8 @@ extern unsigned int kcc_param_stack_depth;
 extern unsigned int kcc_param_ring_kb;
 extern unsigned int kcc_param_burst_table;
 extern unsigned int kcc_param_burst_sig_depth;
+extern unsigned int kcc_param_task_budget_us;
+extern bool kcc_param_fixed_seed;
 
 /* Seed of the adaptive-bursting generator of every task (documented ABI). */
 #define KCC_BURST_SEED		0x9e3779b97f4a7c15ull
@@ -130,6 +132,8 @@ struct kcc_task {
 	bool delivered;		/* exited and handed to a reader: free it */
 	size_t bytes;		/* charged to the session */
 	struct kcc_proc *proc;
+	u64 budget_drain;	/* work_batches of the drain charged below */
+	u64 budget_ns;		/* worker time used in that drain */
 	struct kcc_forest forest;
 	struct kcc_burst burst;
 	struct kcc_stitch st;

@@ -21,6 +21,8 @@
 #include <linux/fs.h>
 #include <linux/dcache.h>
 #include <linux/tracepoint.h>
+#include <linux/random.h>
+#include <linux/sched/clock.h>
 
 #include "kcc_mod.h"
 #include "wrapper/sched_tp.h"
@@ -354,6 +356,15 @@ static struct kcc_task *kcc_task_new(struct kcc_session *s,
 	mem += ALIGN(sizeof(*t), 64);
 	ret = kcc_forest_init(&t->forest, mem, fsz, s->cfg.task_nodes,
 			      KCC_NR_CTRS - 1);
+	/*
+	 * Labels are addresses the profiled program chooses: keyed with a
+	 * seed it cannot know, its routines cannot be placed to share a
+	 * bucket (Documentation/kcc-module.rst, "Hostile input").  Forests
+	 * are never reset in place (RESET frees the tasks), so this is the
+	 * only keying.
+	 */
+	if (!ret && !kcc_param_fixed_seed)
+		ret = kcc_forest_set_seed(&t->forest, get_random_u64());
 	mem += fsz;
 	if (!ret && bsz)
 		ret = kcc_burst_init(&t->burst, mem + ssz + frsz, bsz,
@@ -506,10 +517,29 @@ void kcc_task_events(struct kcc_session *s, struct kcc_tev *ev, u32 nr)
  * sample into its k-SF.  Every record ends up either processed or in
  * exactly one dropped[] reason.
  */
+/*
+ * Whether @t has used its share of this drain (task_budget_us): its
+ * further samples in the drain are dropped, so a task whose samples are
+ * slow to apply cannot hold the worker, and the other tasks' samples
+ * behind it in the rings, for longer than that.  work_batches counts
+ * the drains that applied something, so it names the current one.
+ */
+static bool kcc_task_over_budget(struct kcc_session *s, struct kcc_task *t)
+{
+	u64 limit = (u64)READ_ONCE(kcc_param_task_budget_us) * NSEC_PER_USEC;
+
+	if (t->budget_drain != s->work_batches) {
+		t->budget_drain = s->work_batches;
+		t->budget_ns = 0;
+	}
+	return limit && t->budget_ns >= limit;
+}
+
 void kcc_task_apply(struct kcc_session *s, const struct kcc_rrec *r)
 {
 	size_t len = r->size - offsetof(struct kcc_rrec, s);
 	struct kcc_task *t;
+	u64 t0;
 	int why;
 
 	s->consumed++;
@@ -535,6 +565,12 @@ void kcc_task_apply(struct kcc_session *s, const struct kcc_rrec *r)
 			return;
 		}
 	}
+	if (kcc_task_over_budget(s, t)) {
+		s->dropped[KCC_DROP_BUDGET]++;
+		return;
+	}
+	t0 = local_clock();
 	kcc_stitch_sample(&t->st, &r->s);
+	t->budget_ns += local_clock() - t0;
 	s->processed++;
 }

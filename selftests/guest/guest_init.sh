@@ -11,7 +11,8 @@
 #   1. insmod kcc.ko selftest=1 (inject off): kcc_abi
 #   2. reload with inject=1: kcc_abi -i, kcc_inject, kcc_fp, kcc_inject
 #      over /data/*.smp (streams as blobs), every other program in /t
-#      that is not a helper (kcc_hold, kcc_bench); kcc record of
+#      that is not a helper (kcc_hold, kcc_bench); kcc_flood again with
+#      fixed_seed=1, and with task_budget_us=1 (-b); kcc record of
 #      /demo/demo_workload when /demo/kcc is packed (blob "record")
 #   2b. the software LBR PMU (lbrpmu.sh, when packed): kcc_lbrpmu.ko,
 #      lbr_check of lbr_workload's branch stacks, perf stat and record
@@ -108,6 +109,21 @@ fi
 dmesg -c >/tmp/dmesg.boot
 : >/tmp/dmesg.all
 
+# The default k stands for a configuration's k = 0: only a k that
+# CONFIGURE accepts loads (KCC_K_INF is 4294967295).
+for kp in 0 65 4294967294 x; do
+	! insmod /kcc.ko k=$kp 2>/dev/null
+	check $? "insmod kcc.ko k=$kp refused"
+done
+if insmod /kcc.ko k=4294967295; then
+	[ "$(cat /sys/module/kcc/parameters/k)" = 4294967295 ]
+	check $? "insmod kcc.ko k=4294967295 (infinity) loads with that default"
+	rmmod kcc
+else
+	not_ok "insmod kcc.ko k=4294967295 (infinity) loads with that default"
+fi
+dmesg_clean "module parameter k"
+
 insmod /kcc.ko selftest=1
 check $? "insmod kcc.ko selftest=1"
 grep -q 'kcc: selftest passed' /tmp/dmesg.all || dmesg | grep -q 'kcc: selftest passed'
@@ -180,6 +196,24 @@ else
 		esac
 		run "$p"
 	done
+
+	# Hostile labels under the fixed seed: the flood the per-forest
+	# random seed defeats (kcc_flood above), and the worker time bound.
+	rmmod kcc
+	if insmod /kcc.ko inject=1 fixed_seed=1; then
+		run kcc_flood
+		rmmod kcc
+	else
+		not_ok "insmod kcc.ko inject=1 fixed_seed=1"
+	fi
+	if insmod /kcc.ko inject=1 fixed_seed=1 task_budget_us=1; then
+		run kcc_flood -b -r 2
+		rmmod kcc
+	else
+		not_ok "insmod kcc.ko inject=1 fixed_seed=1 task_budget_us=1"
+	fi
+	insmod /kcc.ko inject=1
+	check $? "insmod kcc.ko inject=1 again"
 
 	# kcc record on a real workload, when packed in /demo (static kcc
 	# and demo_workload: selftests/kcc/guest.sh).  The profile comes

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <inttypes.h>
 
 #include "ktap.h"
 #include "ref.h"
@@ -242,6 +243,56 @@ static void quiet_stderr(int on)
 	}
 }
 
+/* A record of a kind this reader does not know, @payload bytes after it. */
+static void unknown_record(struct sbuf *b, uint32_t type, uint32_t payload)
+{
+	struct kcc_rec r = { .type = type, .size = sizeof(r) + payload };
+	uint8_t junk[64];
+
+	memset(junk, 0xa5, sizeof(junk));
+	sbuf__append(b, &r, sizeof(r));
+	sbuf__append(b, junk, payload);
+}
+
+/*
+ * kcc.h promises that readers skip record kinds they do not know: a
+ * newer kcc.ko may add some.  Records of three unknown kinds, before
+ * the first task and before END, leave what is read unchanged; an
+ * unknown record must still be well formed.
+ */
+static void test_unknown_records(const struct sbuf *st)
+{
+	const struct kcc_stream_header *h = (const void *)st->p;
+	size_t first = h->header_size, end = st->len - sizeof(struct kcc_rec);
+	struct sbuf b = { 0 }, out = { 0 };
+	struct stream s;
+	int ret, ok;
+
+	sbuf__append(&b, st->p, first);
+	unknown_record(&b, KCC_REC_END + 1, 24);
+	unknown_record(&b, 0, 0);
+	sbuf__append(&b, st->p + first, end - first);
+	unknown_record(&b, 0xffffffffu, 64);
+	sbuf__append(&b, st->p + end, st->len - end);
+	ret = stream__parse(&s, b.p, b.len);
+	ok = !ret && s.nr_tasks == 2 && s.nr_maps == 1 && s.unknown_recs == 3;
+	if (!ret)
+		stream__write(&s, &out);
+	ok &= out.len == st->len && !memcmp(out.p, st->p, st->len);
+	ksft_test_result(ok, "records of unknown kinds are skipped: same tasks and maps (%d, %d tasks, %" PRIu64 " skipped)\n",
+			 ret, (int)s.nr_tasks, s.unknown_recs);
+	stream__exit(&s);
+	sbuf__exit(&out);
+
+	/* An unknown kind with a size that is not a multiple of 8. */
+	((struct kcc_rec *)(b.p + first))->size = sizeof(struct kcc_rec) + 20;
+	ret = stream__parse(&s, b.p, b.len);
+	ksft_test_result(ret == -EINVAL && strstr(s.err, "bad record size"),
+			 "an unknown record of a bad size is refused\n");
+	stream__exit(&s);
+	sbuf__exit(&b);
+}
+
 static void test_stream_parser(const struct sbuf *st)
 {
 	struct stream s;
@@ -324,6 +375,7 @@ static void test_stream_parser(const struct sbuf *st)
 		free(old);
 		free(cur);
 	}
+	test_unknown_records(st);
 }
 
 /* Stream with one hand-made task record. */
@@ -573,7 +625,7 @@ int main(void)
 	struct profile p;
 
 	ksft_print_header();
-	ksft_set_plan(NR_RANDOM + 5 + 5 + 2 + 2);
+	ksft_set_plan(NR_RANDOM + 5 + 5 + 2 + 2 + 2);
 	test_random();
 
 	if (fig2(&t) || make_profile(&p, &t, 2, 2, 5, &st))

@@ -17,7 +17,7 @@
 
 static const char *const drop_names[KCC_DROP_NR] = {
 	"ring-full", "no-task", "task-cap", "mem-cap", "bad-sample",
-	"no-stack", "stopped", "other",
+	"no-stack", "stopped", "budget",
 };
 
 /* The stitch_* counters of struct kcc_status, in order, as printed. */

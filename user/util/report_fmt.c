@@ -15,7 +15,7 @@
 
 static const char *const json_drops[KCC_DROP_NR] = {
 	"ring_full", "no_task", "task_cap", "mem_cap", "bad_sample",
-	"no_stack", "stopped", "other",
+	"no_stack", "stopped", "budget",
 };
 
 /* Folded stack frames may not hold ';' (the separator) nor newlines. */

@@ -21,7 +21,12 @@
 #define KCC_ABI_MINOR		1	/* compatible additions */
 
 #define KCC_DEVICE		"/dev/kcc"
-#define KCC_IOC_MAGIC		0xCC
+/*
+ * Free in Documentation/userspace-api/ioctl/ioctl-number.rst of Linux
+ * 6.1 and 6.12 (0xCC, used before ABI 1.1 was released, is the pseries
+ * VMC driver's).
+ */
+#define KCC_IOC_MAGIC		0xD4
 
 /* k = infinity: the module keeps full calling context trees. */
 #define KCC_K_INF		0xffffffffu
@@ -132,6 +137,8 @@ struct kcc_config {
 #define KCC_DROP_BAD_SAMPLE	4	/* malformed injected sample */
 #define KCC_DROP_NO_STACK	5	/* empty user stack (kernel thread, ...) */
 #define KCC_DROP_STOPPED	6	/* arrived after stop or reset */
+/* Worker time budget: the task used its share of one drain (task_budget_us) */
+#define KCC_DROP_BUDGET		7
 #define KCC_DROP_NR		8
 
 #define KCC_STATE_IDLE		0	/* no configuration */

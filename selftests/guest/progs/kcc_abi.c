@@ -10,6 +10,7 @@
  * Output: TAP.  Exit 0 pass, 1 fail, 4 no device.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -67,6 +68,53 @@ static void test_unknown(int fd)
 	       "command of another magic");
 	expect(kcc_ioc(fd, _IOR(KCC_IOC_MAGIC, 0x02, int), buf), -ENOTTY,
 	       "START with a direction it does not have");
+}
+
+/* KCC_IOC_CONFIGURE as a user whose struct kcc_config had @size bytes. */
+#define CFG_IOC(size)	_IOC(_IOC_WRITE, KCC_IOC_MAGIC, 0x01, (size))
+
+/*
+ * The size bits of the ioctl number must equal the struct's size field
+ * (Documentation/kcc-abi.rst); both obey the growth rules of kcc.h.
+ */
+static void test_size_bits(int fd)
+{
+	/* ABI 1.0: the struct up to __reserved[] of kcc_config and status */
+	const uint32_t cfg0 = offsetof(struct kcc_config, event_config1);
+	const uint32_t st0 = offsetof(struct kcc_status, ev_config1);
+	struct kcc_config c;
+	struct kcc_status st;
+	struct kcc_version v;
+
+	kcc_cfg_init(&c, KCC_SOURCE_FP, KCC_TARGET_ALL, 0, 3);
+	c.size = cfg0;
+	expect(kcc_ioc(fd, CFG_IOC(cfg0), &c), 0,
+	       "CONFIGURE from an ABI 1.0 user (size bits and field both 1.0)");
+	expect(kcc_ioc(fd, KCC_IOC_CONFIGURE, &c), -EINVAL,
+	       "CONFIGURE with a 1.0 size field under the current size bits");
+	c.size = sizeof(c);
+	expect(kcc_ioc(fd, CFG_IOC(cfg0), &c), -EINVAL,
+	       "CONFIGURE with size bits smaller than the size field");
+	expect(kcc_ioc(fd, CFG_IOC(0), &c), -EINVAL,
+	       "CONFIGURE with size bits 0");
+	expect(kcc_ioc(fd, CFG_IOC(sizeof(c) + 8), &c), -EINVAL,
+	       "CONFIGURE with size bits 8 more than the size field");
+	expect(kcc_ioc(fd, _IOR(KCC_IOC_MAGIC, 0x01, struct kcc_config), &c),
+	       -ENOTTY, "CONFIGURE with the read direction");
+
+	memset(&st, 0xa5, sizeof(st));
+	memset(&st, 0, st0);
+	st.size = st0;
+	expect(kcc_ioc(fd, _IOC(_IOC_READ | _IOC_WRITE, KCC_IOC_MAGIC, 0x05, st0),
+			&st), 0, "STATUS from an ABI 1.0 user");
+	tap_result(st.size == st0 && st.ev_config1 == 0xa5a5a5a5a5a5a5a5ull &&
+		   st.stitch_below_walk == 0xa5a5a5a5a5a5a5a5ull,
+		   "STATUS answers an ABI 1.0 user with its size, no more");
+	memset(&v, 0, sizeof(v));
+	v.size = sizeof(v);
+	expect(kcc_ioc(fd, _IOC(_IOC_READ | _IOC_WRITE, KCC_IOC_MAGIC, 0x00,
+				sizeof(v) + 8), &v), -EINVAL,
+	       "VERSION with size bits other than its size field");
 }
 
 /* CONFIGURE with one field changed from a valid fp configuration. */
@@ -170,14 +218,19 @@ static void test_config(int fd)
 	c.size = 1u << 30;
 	expect(kcc_ioc(fd, KCC_IOC_CONFIGURE, &c), -EINVAL, "CONFIGURE size 2^30");
 
+	/* A newer user's number encodes its grown struct, size field alike. */
 	memset(&big, 0, sizeof(big));
 	kcc_cfg_init(&big.c, KCC_SOURCE_FP, KCC_TARGET_ALL, 0, 3);
 	big.c.size = sizeof(big);
-	expect(kcc_ioc(fd, KCC_IOC_CONFIGURE, &big), 0,
+	expect(kcc_ioc(fd, CFG_IOC(sizeof(big)), &big), 0,
 	       "CONFIGURE from a newer user, zero tail");
 	big.tail[2] = 1;
-	expect(kcc_ioc(fd, KCC_IOC_CONFIGURE, &big), -E2BIG,
+	expect(kcc_ioc(fd, CFG_IOC(sizeof(big)), &big), -E2BIG,
 	       "CONFIGURE from a newer user, nonzero tail");
+	big.tail[2] = 0;
+	expect(kcc_ioc(fd, KCC_IOC_CONFIGURE, &big), -EINVAL,
+	       "CONFIGURE whose size field is larger than its number's size bits");
+	test_size_bits(fd);
 }
 
 static void test_faults(int fd)
@@ -211,19 +264,6 @@ static void test_faults(int fd)
 	       "read() into address 8");
 }
 
-static int drop_privileges(int to_nobody)
-{
-	struct __user_cap_header_struct h = {
-		.version = _LINUX_CAPABILITY_VERSION_3,
-	};
-	struct __user_cap_data_struct d[2];
-
-	if (to_nobody)
-		return setresuid(65534, 65534, 65534);
-	memset(d, 0, sizeof(d));
-	return syscall(SYS_capset, &h, d);
-}
-
 /* open() in a child that gave up its privileges: the errno it got. */
 static int open_unprivileged(int to_nobody)
 {
@@ -233,7 +273,7 @@ static int open_unprivileged(int to_nobody)
 	if (p == 0) {
 		int fd;
 
-		if (drop_privileges(to_nobody))
+		if (kcc_become(to_nobody ? 65534 : 0, 0))
 			_exit(200);
 		fd = open(KCC_DEVICE, O_RDWR);
 		_exit(fd >= 0 ? 0 : errno);

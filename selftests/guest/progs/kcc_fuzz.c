@@ -137,6 +137,37 @@ static enum ptr_class pick_class(struct rnd *r)
 	return rnd_below(r, PTR_NR);
 }
 
+/*
+ * A metric name: empty, a known one, printable bytes or any bytes, NUL
+ * terminated except 1 in 8 (which CONFIGURE must refuse).
+ */
+static void fill_event_name(struct rnd *r, char name[KCC_METRIC_NAME_LEN])
+{
+	static const char *const known[] = { "cycles", "cache-misses",
+					     "cpu-clock", "kcc_lbr/calls/" };
+	uint32_t i, n = rnd_below(r, KCC_METRIC_NAME_LEN);
+
+	memset(name, 0, KCC_METRIC_NAME_LEN);
+	switch (rnd_below(r, 4)) {
+	case 0:
+		break;
+	case 1:
+		strcpy(name, known[rnd_below(r, ARRAY_SIZE(known))]);
+		break;
+	case 2:
+		for (i = 0; i < n; i++)
+			name[i] = 0x20 + rnd_below(r, 0x5f);
+		break;
+	default:
+		for (i = 0; i < n; i++)
+			name[i] = 1 + rnd_below(r, 255);
+		break;
+	}
+	if (rnd_one_in(r, 8))
+		memset(name + strlen(name), 'x',
+		       KCC_METRIC_NAME_LEN - strlen(name));
+}
+
 /* A random config that is sometimes valid. */
 static void fill_config(struct rnd *r, struct kcc_config *c)
 {
@@ -177,6 +208,12 @@ static void fill_config(struct rnd *r, struct kcc_config *c)
 	c->burst_sig_depth = rnd_one_in(r, 3) ? rnd_below(r, 100) : 0;
 	if (rnd_one_in(r, 6))
 		c->flags = 1u << rnd_below(r, 32);
+	/* ABI 1.1 event specs: any PMU's config1/2 and a metric name */
+	if (rnd_one_in(r, 3))
+		c->flags |= KCC_CFG_EVENT;
+	c->event_config1 = rnd_one_in(r, 3) ? rnd_next(r) : 0;
+	c->event_config2 = rnd_one_in(r, 3) ? rnd_next(r) : 0;
+	fill_event_name(r, c->event_name);
 }
 
 /* A page of packed kcc_samples, most valid, some malformed one way. */
@@ -269,6 +306,13 @@ static uint32_t pick_size(struct rnd *r, uint32_t real)
 	}
 }
 
+/* The same command whatever the size bits say. */
+static int same_cmd(unsigned long a, unsigned long b)
+{
+	return _IOC_TYPE(a) == _IOC_TYPE(b) && _IOC_NR(a) == _IOC_NR(b) &&
+	       _IOC_DIR(a) == _IOC_DIR(b);
+}
+
 union cmd_buf {
 	struct kcc_version v;
 	struct kcc_config c;
@@ -349,6 +393,20 @@ static void op_struct(struct ctx *x, int fd)
 		break;
 	}
 
+	/*
+	 * Mostly the number a user whose struct has the size field's size
+	 * would send; else the compiled one, whose size bits must then
+	 * match the field or the command is refused.
+	 */
+	if (_IOC_SIZE(cmd) && !rnd_one_in(r, 4) && u->v.size < (1u << 14))
+		cmd = _IOC(_IOC_DIR(cmd), KCC_IOC_MAGIC, _IOC_NR(cmd),
+			   u->v.size);
+	if (_IOC_SIZE(cmd) && _IOC_SIZE(cmd) != u->v.size)
+		planted = 1;
+	if (same_cmd(cmd, KCC_IOC_CONFIGURE) && u->c.size >= sizeof(u->c) &&
+	    !memchr(u->c.event_name, 0, sizeof(u->c.event_name)))
+		planted = 1;
+
 	x->st.calls++;
 	ret = ioctl(fd, cmd, arg);
 	err = errno;
@@ -360,16 +418,16 @@ static void op_struct(struct ctx *x, int fd)
 		tap_diag("cmd %#lx planted %d -> %d (%s)", cmd, planted, ret,
 			 ret ? strerror(err) : "ok");
 	if (planted && ret == 0)
-		violation(&x->st, "ioctl %#lx with a nonzero reserved field or tail succeeded",
+		violation(&x->st, "ioctl %#lx with a nonzero reserved field or tail, an unterminated name or size bits not the size field succeeded",
 			  cmd);
-	if (planted && ret && cmd == KCC_IOC_VERSION && err != EINVAL)
+	if (planted && ret && same_cmd(cmd, KCC_IOC_VERSION) && err != EINVAL)
 		violation(&x->st, "KCC_IOC_VERSION with nonzero __reserved: %s, want EINVAL",
 			  strerror(err));
-	if (cmd == KCC_IOC_VERSION && ret == 0 &&
+	if (same_cmd(cmd, KCC_IOC_VERSION) && ret == 0 &&
 	    (u->v.major != KCC_ABI_MAJOR || u->v.__reserved))
 		violation(&x->st, "KCC_IOC_VERSION returned major %u reserved %u",
 			  u->v.major, u->v.__reserved);
-	if (cmd == KCC_IOC_STATUS && ret == 0 && u->st.size >= sizeof(u->st)) {
+	if (same_cmd(cmd, KCC_IOC_STATUS) && ret == 0 && u->st.size >= sizeof(u->st)) {
 		if (u->st.state > KCC_STATE_STOPPED)
 			violation(&x->st, "KCC_IOC_STATUS state %u", u->st.state);
 		if (u->st.processed + kcc_dropped_sum(&u->st) > u->st.samples)

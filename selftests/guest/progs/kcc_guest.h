@@ -8,6 +8,11 @@
 #ifndef KCC_GUEST_H
 #define KCC_GUEST_H
 
+#include <grp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
+
 #include "kcc_prog.h"
 
 static inline void kcc_cfg_init(struct kcc_config *c, uint32_t source,
@@ -125,6 +130,30 @@ static inline void kcc_check_accounting(int fd, const char *what)
 		   what, (unsigned long long)st.samples,
 		   (unsigned long long)st.processed,
 		   (unsigned long long)kcc_dropped_sum(&st));
+}
+
+/*
+ * Become @uid (and gid @uid) holding exactly the capabilities of @caps
+ * (bits 1 << CAP_*), with neither setuid nor capsh, which the busybox
+ * guest lacks: PR_SET_KEEPCAPS keeps the permitted set across the uid
+ * change, capset() then sets permitted and effective to @caps.  For a
+ * forked child of a root test; 0 or -errno.
+ */
+static inline int kcc_become(uid_t uid, uint64_t caps)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2];
+
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) ||
+	    setgroups(0, NULL) || setresgid(uid, uid, uid) ||
+	    setresuid(uid, uid, uid))
+		return -errno;
+	memset(d, 0, sizeof(d));
+	d[0].permitted = d[0].effective = (uint32_t)caps;
+	d[1].permitted = d[1].effective = (uint32_t)(caps >> 32);
+	return syscall(SYS_capset, &h, d) ? -errno : 0;
 }
 
 #endif /* KCC_GUEST_H */

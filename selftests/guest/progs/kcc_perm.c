@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kcc_perm - who may use /dev/kcc, as Documentation/testing.rst
+ * ("Permissions") states it.  Run as root in the guest; every case runs
+ * in a forked child that first becomes another user with kcc_become():
+ *
+ *   - uid 65534 with no capability: open() is -EPERM;
+ *   - uid 65534 with CAP_PERFMON only: open, VERSION, a session on a
+ *     process of its own, a system-wide session; a session on a process
+ *     of another user (uid 65533) or of root is -EACCES (the credential
+ *     test of ptrace_may_access(), as perf_event_open() applies it);
+ *   - root keeps CAP_SYS_PTRACE: a session on the uid 65533 process;
+ *   - each of the above at kernel.perf_event_paranoid -1, 1, 2 and 3,
+ *     which kcc does not consult: the outcomes do not change;
+ *   - a descriptor root opened and configured, passed over a Unix socket
+ *     (SCM_RIGHTS) to a uid 65534 process without capabilities: STATUS
+ *     and read() work on it, as the check is made at open(), while that
+ *     process's own open() is still -EPERM.
+ *
+ * Usage: kcc_perm
+ * Output: TAP.  Exit 0 pass, 1 fail, 4 no device or not root.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "kcc_guest.h"
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON	38
+#endif
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define NOBODY		65534
+#define OTHER		65533
+#define PARANOID	"/proc/sys/kernel/perf_event_paranoid"
+
+/* Run @fn(@arg) in a child that became @uid with @caps: its -errno or 0. */
+static int as_user(uid_t uid, uint64_t caps, int (*fn)(void *), void *arg)
+{
+	pid_t p = fork();
+	int st;
+
+	if (p == 0) {
+		int r = kcc_become(uid, caps);
+
+		_exit(r ? 200 : -fn(arg));
+	}
+	if (p < 0 || waitpid(p, &st, 0) != p || !WIFEXITED(st))
+		return -1000;
+	return WEXITSTATUS(st) == 200 ? -1000 : -WEXITSTATUS(st);
+}
+
+static void expect(int got, int want, const char *what, int level)
+{
+	if (got != want)
+		tap_diag("%s: got %d (%s), expected %d", what, got,
+			 got == -1000 ? "child failed" : strerror(-got), want);
+	tap_result(got == want, "paranoid %d: %s -> %s", level, what,
+		   want ? strerror(-want) : "0");
+}
+
+static int do_open(void *arg)
+{
+	int fd = kcc_open(O_RDWR);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+/* Open and configure an fp session on @arg (a pid, or 0: every task). */
+static int do_session(void *arg)
+{
+	pid_t pid = (pid_t)(intptr_t)arg;
+	struct kcc_version v = { .size = sizeof(v) };
+	struct kcc_config c;
+	int fd = kcc_open(O_RDWR), r;
+
+	if (fd < 0)
+		return -errno;
+	r = kcc_ioc(fd, KCC_IOC_VERSION, &v);
+	if (!r) {
+		kcc_cfg_init(&c, KCC_SOURCE_FP, pid ? KCC_TARGET_PID :
+			     KCC_TARGET_ALL, pid, 2);
+		r = kcc_ioc(fd, KCC_IOC_CONFIGURE, &c);
+	}
+	close(fd);
+	return r;
+}
+
+/*
+ * A process of @uid that sleeps until killed.  Changing its uid made it
+ * undumpable (suid_dumpable 0), which would refuse even its own user;
+ * a program started by that user normally is dumpable.
+ */
+static pid_t sleeper(uid_t uid)
+{
+	pid_t p = fork();
+
+	if (p == 0) {
+		if (kcc_become(uid, 0) || prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	return p;
+}
+
+/* The child's side of the descriptor passing: receive, use, report. */
+static int fd_receiver(int sock)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))], byte, *stream = NULL;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr m = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm;
+	struct kcc_status st;
+	long len;
+	int fd;
+
+	if (kcc_become(NOBODY, 0))
+		return 10;
+	if (kcc_open(O_RDWR) >= 0 || errno != EPERM)
+		return 11;	/* its own open must fail */
+	if (recvmsg(sock, &m, 0) != 1)
+		return 12;
+	cm = CMSG_FIRSTHDR(&m);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS)
+		return 13;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
+	if (kcc_status_get(fd, &st) || st.state != KCC_STATE_RUNNING ||
+	    st.samples != 3)
+		return 14;
+	len = kcc_read_stream(fd, &stream, 4096);
+	if (len < (long)sizeof(struct kcc_stream_header) ||
+	    memcmp(stream, "KCTS", 4))
+		return 15;
+	free(stream);
+	return 0;
+}
+
+static const char *const receiver_errors[] = {
+	[10] = "could not become uid 65534",
+	[11] = "its own open() did not fail with EPERM",
+	[12] = "no descriptor received",
+	[13] = "no SCM_RIGHTS message",
+	[14] = "STATUS on the received descriptor failed or is not the session",
+	[15] = "read() on the received descriptor gave no stream",
+};
+
+/* Root opens, runs an inject (or fp) session, passes it to nobody. */
+static void test_fd_passing(void)
+{
+	uint64_t stack[1] = { 0x401000 };
+	char buf[sizeof(struct kcc_sample) + 8], byte = 'x';
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr m = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct kcc_sample *s = (void *)buf;
+	struct kcc_inject in = {
+		.size = sizeof(in), .count = 3,
+	};
+	struct kcc_config c;
+	struct cmsghdr *cm;
+	int sv[2], fd, st, r, i;
+	char *three = malloc(3 * sizeof(buf));
+	pid_t p;
+
+	memset(buf, 0, sizeof(buf));
+	s->size = sizeof(buf);
+	s->nr_stack = 1;
+	s->delta = 1;
+	memcpy(s + 1, stack, 8);
+	for (i = 0; i < 3; i++)
+		memcpy(three + i * sizeof(buf), buf, sizeof(buf));
+	in.data = (uintptr_t)three;
+	in.len = 3 * sizeof(buf);
+
+	fd = kcc_open(O_RDWR);
+	kcc_cfg_init(&c, KCC_SOURCE_INJECT, KCC_TARGET_ALL, 0, 2);
+	if (fd < 0 || kcc_ioc(fd, KCC_IOC_CONFIGURE, &c) ||
+	    kcc_ioc(fd, KCC_IOC_START, NULL) ||
+	    kcc_ioc(fd, KCC_IOC_INJECT, &in)) {
+		tap_skip("descriptor passing: no inject session (%s; kcc.ko inject=1)",
+			 strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		free(three);
+		return;
+	}
+	if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sv)) {
+		tap_result(0, "socketpair: %s", strerror(errno));
+		close(fd);
+		free(three);
+		return;
+	}
+	p = fork();
+	if (p == 0) {
+		close(sv[0]);
+		_exit(fd_receiver(sv[1]));
+	}
+	close(sv[1]);
+	cm = CMSG_FIRSTHDR(&m);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
+	r = sendmsg(sv[0], &m, 0);
+	close(sv[0]);
+	if (r != 1 || waitpid(p, &st, 0) != p || !WIFEXITED(st))
+		st = 1 << 8;
+	r = WEXITSTATUS(st);
+	if (r && r < (int)ARRAY_SIZE(receiver_errors) && receiver_errors[r])
+		tap_diag("receiver: %s", receiver_errors[r]);
+	tap_result(r == 0,
+		   "a descriptor passed over a Unix socket to uid 65534 without capabilities: STATUS and read() work, its own open() is EPERM");
+	close(fd);
+	free(three);
+}
+
+static int write_paranoid(int level)
+{
+	FILE *f = fopen(PARANOID, "w");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = fprintf(f, "%d\n", level) > 0;
+	return (fclose(f) || !ok) ? -1 : 0;
+}
+
+int main(void)
+{
+	static const int levels[] = { -1, 1, 2, 3 };
+	const uint64_t perfmon = 1ull << CAP_PERFMON;
+	int fd, saved = 2, i;
+	pid_t mine, other;
+	FILE *f;
+
+	if (geteuid())
+		tap_skip_all("not root");
+	fd = kcc_open(O_RDWR);
+	if (fd < 0)
+		tap_skip_all("no /dev/kcc");
+	close(fd);
+	f = fopen(PARANOID, "r");
+	if (!f || fscanf(f, "%d", &saved) != 1)
+		tap_skip_all("no " PARANOID);
+	fclose(f);
+	tap_plan(7 * (int)ARRAY_SIZE(levels) + 1);
+
+	mine = sleeper(NOBODY);
+	other = sleeper(OTHER);
+	for (i = 0; i < (int)ARRAY_SIZE(levels); i++) {
+		int l = levels[i];
+
+		if (write_paranoid(l)) {
+			int j;
+
+			for (j = 0; j < 7; j++)
+				tap_skip("cannot write %d to %s", l, PARANOID);
+			continue;
+		}
+		expect(as_user(NOBODY, 0, do_open, NULL), -EPERM,
+		       "uid 65534, no capability: open()", l);
+		expect(as_user(NOBODY, perfmon, do_open, NULL), 0,
+		       "uid 65534, CAP_PERFMON only: open()", l);
+		expect(as_user(NOBODY, perfmon, do_session,
+			       (void *)(intptr_t)mine), 0,
+		       "uid 65534, CAP_PERFMON: a session on its own process", l);
+		expect(as_user(NOBODY, perfmon, do_session, NULL), 0,
+		       "uid 65534, CAP_PERFMON: a system-wide session", l);
+		expect(as_user(NOBODY, perfmon, do_session,
+			       (void *)(intptr_t)other), -EACCES,
+		       "uid 65534, CAP_PERFMON: -p a process of uid 65533", l);
+		expect(as_user(NOBODY, perfmon, do_session,
+			       (void *)(intptr_t)getpid()), -EACCES,
+		       "uid 65534, CAP_PERFMON: -p a process of root", l);
+		expect(do_session((void *)(intptr_t)other), 0,
+		       "root (CAP_SYS_PTRACE): -p a process of uid 65533", l);
+	}
+	write_paranoid(saved);
+	kill(mine, SIGKILL);
+	kill(other, SIGKILL);
+	waitpid(mine, NULL, 0);
+	waitpid(other, NULL, 0);
+
+	test_fd_passing();
+	return tap_exit();
+}
