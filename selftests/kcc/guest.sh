@@ -21,7 +21,8 @@
 # `kcc report` of it must show the workload's call paths by name.
 #
 # LBR end to end: with kcc record, wordfreq (selftests/guest/lbr_e2e/)
-# runs under `kcc record --source lbr -e kcc_lbr/calls/` and /misses/ on
+# runs under `kcc record --source lbr -e kcc_lbr/calls/`, /misses/ and
+# -e kcc_lbr/misses/ --calls-event kcc_lbr/calls/ (two events) on
 # the software LBR PMU of selftests/lbrpmu, writing its own trace; the
 # guest's `kcc eval --profile` figures must pass the floors below; the
 # PMU's adversarial lbr_workload runs the same way, figures printed.
@@ -176,7 +177,8 @@ lbr_judge() {
 		}
 		END { exit !(seen == 3 && !bad) }' "$ev" &&
 	   grep -q '^# metrics: calls ' "$tmp/lbr.report" &&
-	   grep -q '^# total: calls [1-9]' "$tmp/lbr.report"; then
+	   grep -q '^# total: calls [1-9]' "$tmp/lbr.report" &&
+	   lbr_two_events "$2"; then
 		echo "ok $i $what"
 	else
 		echo "not ok $i $what"
@@ -184,10 +186,41 @@ lbr_judge() {
 	fi
 }
 
+# lbr_two_events RUN: a two-event run (lbr-*-2ev) must say in its
+# header that its calls came from kcc_lbr/calls/ (config 1) and its
+# events from kcc_lbr/misses/; a one-event run must not.
+lbr_two_events() {
+	case $1 in
+	*-2ev)
+		grep -q '^# calls: bursts at the samples of a second event (type [0-9]*, config 0x1); kcc_lbr/misses/: at the samples of the event above$' \
+			"$tmp/lbr.report" ;;
+	*)
+		! grep -q '^# calls:' "$tmp/lbr.report" ;;
+	esac
+}
+
+# lbr_table KERNEL RUN...: overlap / hot@0.1 at k = 1..3 of the runs,
+# side by side.
+lbr_table() {
+	kern=$1
+	shift
+	echo "# guest $kern: overlap hot@0.1 at k = 1 / 2 / 3"
+	for r in "$@"; do
+		[ -s "$tmp/blobs/$r-eval.stream" ] || continue
+		awk -F '\t' -v r="$r" -v kern="$kern" '
+			NR > 1 && $2 >= 1 && $2 <= 3 {
+				line = line sprintf(" %6.3f %5.3f", $3, $4)
+				if ($2 < 3) line = line " /"
+			}
+			END { printf "# %-6s %-14s%s\n", kern, r, line }' \
+			"$tmp/blobs/$r-eval.stream"
+	done
+}
+
 per=1
 [ -n "$equal" ] && per=$((per + 1))
 [ -n "$record" ] && per=$((per + 1))
-[ -n "$lbr" ] && per=$((per + 3))
+[ -n "$lbr" ] && per=$((per + 4))
 plan=$(($(wc -l <"$tmp/kernels") * per))
 echo "1..$plan"
 i=0
@@ -236,7 +269,8 @@ while read -r name vmlinuz kdir; do
 		fi
 	fi
 	if [ -n "$lbr" ]; then
-		for run in lbr-wf-calls:floors lbr-wf-misses:floors lbr-adv-calls:; do
+		for run in lbr-wf-calls:floors lbr-wf-misses:floors \
+			   lbr-wf-2ev:floors lbr-adv-calls:; do
 			i=$((i + 1))
 			if [ $rc -eq 4 ]; then
 				echo "ok $i guest $name: ${run%:*} # SKIP guest not booted"
@@ -244,6 +278,8 @@ while read -r name vmlinuz kdir; do
 				lbr_judge "$name" "${run%:*}" "${run#*:}" || fail=1
 			fi
 		done
+		[ $rc -eq 4 ] ||
+			lbr_table "$name" lbr-wf-calls lbr-wf-misses lbr-wf-2ev
 	fi
 	[ -n "$equal" ] || continue
 

@@ -15,7 +15,9 @@
 # judges them on the host.
 #
 # Runs: lbr-wf-calls and lbr-wf-misses (wordfreq, the well-behaved
-# program, on the calls and the misses events); lbr-adv-calls (the PMU's
+# program, on the calls and the misses events); lbr-wf-2ev (wordfreq with
+# two events: misses sampled without records, the bursts at the samples
+# of the calls event, --calls-event); lbr-adv-calls (the PMU's
 # adversarial workload lbr_workload: frameless leaves, PLT calls into a
 # frameless library, tail calls, a signal handler, longjmp, recursion,
 # threads and fork).
@@ -27,16 +29,20 @@ lbr_blob() {	# lbr_blob NAME FILE
 	echo "KCC-BLOB-END $1"
 }
 
-lbr_run() {	# lbr_run NAME EVENT PROGRAM [ARGS...]
+# lbr_run NAME EVENT PROGRAM [ARGS...]; $lbr_calls: more options of
+# kcc record (the calls event), empty for one event.
+lbr_calls=
+lbr_run() {
 	name=$1
 	ev=$2
 	shift 2
 	rm -rf /tmp/lbrtr
 	mkdir -p /tmp/lbrtr
+	# shellcheck disable=SC2086
 	KCC_TRACE_LBR=1 KCC_TRACE_DIR=/tmp/lbrtr /demo/kcc record \
-		--source lbr -e "kcc_lbr/$ev/" -c 1009 -k 3 \
+		--source lbr -e "kcc_lbr/$ev/" -c 1009 $lbr_calls -k 3 \
 		-o "/tmp/$name.data" -- "$@" >"/tmp/$name.err" 2>&1
-	check $? "$name: kcc record --source lbr -e kcc_lbr/$ev/ -c 1009 -k 3 -- ${1##*/}"
+	check $? "$name: kcc record --source lbr -e kcc_lbr/$ev/ -c 1009 ${lbr_calls:+$lbr_calls }-k 3 -- ${1##*/}"
 	sed 's/^/# /' "/tmp/$name.err"
 	/demo/kcc eval --tsv -k 1,2,3 -T 0.1,0.05 --profile "/tmp/$name.data" \
 		/tmp/lbrtr >"/tmp/$name.eval" 2>"/tmp/$name.everr"
@@ -55,6 +61,9 @@ elif insmod /lbr/kcc_lbrpmu.ko poll_us=250; then
 	ok "insmod kcc_lbrpmu.ko poll_us=250 (software LBR PMU kcc_lbr)"
 	lbr_run lbr-wf-calls calls /demo/wordfreq 24
 	lbr_run lbr-wf-misses misses /demo/wordfreq 24
+	lbr_calls="--calls-event kcc_lbr/calls/ --calls-period 1009"
+	lbr_run lbr-wf-2ev misses /demo/wordfreq 24
+	lbr_calls=
 	lbr_run lbr-adv-calls calls /lbr/lbr_workload 1000
 	rmmod kcc_lbrpmu
 	check $? "rmmod kcc_lbrpmu"
