@@ -169,7 +169,7 @@ static int keep_old(const char *output)
 	return ret;
 }
 
-static int write_profile(struct profile *p, const char *output)
+int record__write_profile(struct profile *p, const char *output)
 {
 	FILE *out;
 	int ret;
@@ -279,7 +279,7 @@ static int record_trace(const struct record_opts *ro)
 	if (!ret)
 		ret = profile__add_object(&p, 0, 1, 0, &so);
 	if (!ret)
-		ret = write_profile(&p, ro->output);
+		ret = record__write_profile(&p, ro->output);
 cleanup:
 	symobj__exit(&so);
 	sbuf__exit(&b);
@@ -406,7 +406,7 @@ static int record_device(struct record_opts *ro)
 	if (ret > 0)
 		fprintf(stderr, "kcc: warning: %d mapped objects could not be read: their routines stay unnamed\n",
 			ret);
-	ret = ret < 0 ? ret : write_profile(&p, ro->output);
+	ret = ret < 0 ? ret : record__write_profile(&p, ro->output);
 	if (!ret)
 		fprintf(stderr, "kcc: wrote %s (%u tasks)\n", ro->output,
 			p.runs[0].s.nr_tasks);

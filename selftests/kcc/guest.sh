@@ -188,12 +188,20 @@ lbr_judge() {
 
 # lbr_two_events RUN: a two-event run (lbr-*-2ev) must say in its
 # header that its calls came from kcc_lbr/calls/ (config 1) and its
-# events from kcc_lbr/misses/; a one-event run must not.
+# events from kcc_lbr/misses/, and replay bursts at the calls samples
+# only: with both events at period 1009 about half the samples (at most
+# three quarters; a one-event run replays one per sample); a one-event
+# run must not name a second event.
 lbr_two_events() {
 	case $1 in
 	*-2ev)
 		grep -q '^# calls: bursts at the samples of a second event (type [0-9]*, config 0x1); kcc_lbr/misses/: at the samples of the event above$' \
-			"$tmp/lbr.report" ;;
+			"$tmp/lbr.report" &&
+		awk '/^# samples: [0-9]+ taken/ { n = $3 }
+		     /^# bursts: [0-9]+ replayed/ { b = $3 }
+		     END { printf "# %s: %d bursts of %d samples\n", r, b, n
+			   exit !(n > 0 && b > 0 && 4 * b <= 3 * n) }' \
+			r="$1" "$tmp/lbr.report" ;;
 	*)
 		! grep -q '^# calls:' "$tmp/lbr.report" ;;
 	esac
