@@ -83,6 +83,7 @@ struct import {
 	uint32_t nr_maps, cap_maps;
 	struct sample_buf sb;
 	uint64_t samples, processed, no_stack, lbr_depth;
+	uint64_t cut;		/* walks cut at an unmapped return address */
 	uint32_t max_stack;
 };
 
@@ -118,8 +119,7 @@ static int import_map(struct import *im, const struct perfdata_rec *r)
 {
 	struct stream_map *m;
 
-	/* [vdso], //anon, ...: no file to read symbols from. */
-	if (r->m.path[0] != '/' || !r->m.len)
+	if (!r->m.len)
 		return 0;
 	if (im->nr_maps == im->cap_maps) {
 		uint32_t cap = im->cap_maps ? 2 * im->cap_maps : 64;
@@ -159,6 +159,27 @@ static uint32_t import_br_kind(const struct perf_branch_entry *e)
 }
 
 /*
+ * Whether @addr lies in an executable mapping of process @pid: 1, 0, or
+ * -1 when the file has no mapping of @pid at all (nothing to judge by).
+ */
+static int import_mapped(const struct import *im, uint32_t pid, uint64_t addr)
+{
+	bool any = false;
+	uint32_t i;
+
+	for (i = 0; i < im->nr_maps; i++) {
+		const struct stream_map *m = &im->maps[i];
+
+		if (m->tgid != pid)
+			continue;
+		if (addr >= m->start && addr < m->end)
+			return 1;
+		any = true;
+	}
+	return any ? 0 : -1;
+}
+
+/*
  * One perf sample as kcc.ko would have captured it: the user part of the
  * callchain (the sampled ip, then the return addresses) and, for the
  * burst event, the branch stack; the calls event charges no events.
@@ -185,6 +206,19 @@ static int import_sample(struct import *im, const struct perfdata_rec *r)
 		im->no_stack++;
 		return 0;
 	}
+	/*
+	 * perf's frame-pointer walk goes on through frames a frameless
+	 * routine left (code bytes read as return addresses) where kcc.ko's
+	 * stops; cut it, as kcc.ko would, at the first return address in no
+	 * executable mapping.
+	 */
+	for (i = 1; i < n; i++)
+		if (!import_mapped(im, r->pid, r->s.chain[start + i])) {
+			n = i;
+			flags |= KCC_SAMPLE_TRUNCATED;
+			im->cut++;
+			break;
+		}
 	if (n >= im->max_stack)
 		flags |= KCC_SAMPLE_TRUNCATED;
 	if (n > KCC_INJECT_MAX_STACK) {
@@ -347,8 +381,10 @@ static int import_stream(struct import *im, struct sbuf *b)
 		memcpy(t.comm, it->comm, sizeof(it->comm));
 		ret = stream__write_task(b, &t, KCC_NR_CTRS);
 	}
+	/* [vdso], //anon, ...: no file to read symbols from. */
 	for (i = 0; i < im->nr_maps && !ret; i++)
-		ret = stream__write_map(b, &im->maps[i]);
+		if (im->maps[i].path[0] == '/')
+			ret = stream__write_map(b, &im->maps[i]);
 	return ret ? ret : stream__write_end(b);
 }
 
@@ -470,9 +506,9 @@ int cmd_import(int argc, char **argv)
 		ret = ret < 0 ? ret : record__write_profile(&p, output);
 	}
 	if (!ret)
-		fprintf(stderr, "kcc: wrote %s (%u tasks, %" PRIu64 " of %" PRIu64 " samples, %" PRIu64 " without a user stack)\n",
+		fprintf(stderr, "kcc: wrote %s (%u tasks, %" PRIu64 " of %" PRIu64 " samples, %" PRIu64 " without a user stack, %" PRIu64 " walks cut at an unmapped address)\n",
 			output, p.runs[0].s.nr_tasks, im.processed, im.samples,
-			im.no_stack);
+			im.no_stack, im.cut);
 	else if (ret == -ENOMEM)
 		fprintf(stderr, "kcc: %s: out of memory\n", path);
 	sbuf__exit(&b);

@@ -16,7 +16,7 @@
 ktap_begin
 command -v python3 >/dev/null 2>&1 || ktap_skip_all "no python3"
 ktap_tmpdir import
-plan 15
+plan 17
 PD="python3 $(dirname "$0")/perfdata.py"
 
 # ksf FILE: the forest lines of kcc dump or kcc replay (no task line).
@@ -72,6 +72,26 @@ run "$KCC" report "$tmp/two.kcc"
 st=$?
 [ $st -eq 0 ] || show
 result $st "two events: the report names the calls event and the sampled one"
+
+# perf's walk going on through garbage: cut at the first return address
+# in no executable mapping, as kcc.ko's walk stops; a process of which
+# the file has no mapping keeps its walks.
+$PD --map=400000:500000 --garbage "$tmp/s.smp" "$tmp/garbage.data" &&
+	$PD --garbage "$tmp/s.smp" "$tmp/nomap.data" || exit 1
+run "$KCC" import -o "$tmp/g.kcc" "$tmp/garbage.data"
+"$KCC" dump "$tmp/g.kcc" >"$tmp/g.dump" 2>&1
+[ $rc -eq 0 ] && ! sanitized && grep -q ' 10004 walks cut at an unmapped address' "$tmp/err" &&
+	[ -s "$tmp/g.dump" ] && ! grep -q 7ff0000000001234 "$tmp/g.dump"
+st=$?
+[ $st -eq 0 ] || show
+result $st "walks cut at an unmapped return address"
+run "$KCC" import -o "$tmp/n.kcc" "$tmp/nomap.data"
+"$KCC" dump "$tmp/n.kcc" >"$tmp/n.dump" 2>&1
+[ $rc -eq 0 ] && ! sanitized && grep -q ' 0 walks cut' "$tmp/err" &&
+	grep -q 7ff0000000001234 "$tmp/n.dump"
+st=$?
+[ $st -eq 0 ] || show
+result $st "no mapping of the process in the file: walks kept whole"
 
 expect 1 "name the calls event with --calls-event" \
 	"two events without --calls-event: exit 1, says what to do" -- \

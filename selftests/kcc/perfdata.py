@@ -5,7 +5,8 @@
 # for the samples of a kcc sample file (kcc synth -o), for the tests of
 # kcc import (selftests/kcc/import.sh):
 #
-#	perfdata.py [--two] [--no-type] [--pipe] SAMPLES OUT [SMP_OUT]
+#	perfdata.py [--two] [--no-type] [--pipe] [--map=START:END]
+#		    [--garbage] SAMPLES OUT [SMP_OUT]
 #
 # One event (type 4, config 0x1c4, named "cpu/calls/"): each sample its
 # user callchain (PERF_CONTEXT_USER, the stack), period (the delta) and
@@ -13,7 +14,10 @@
 # (config 0x2c4): every sample becomes a sample of the calls event (the
 # stack and the records, period 1) followed by one of the misses event
 # (the stack only, period = the delta).  --no-type: no save_type.
-# --pipe: the pipe magic instead of PERFILE2.  Samples with an empty
+# --pipe: the pipe magic instead of PERFILE2.  --map: an executable
+# mapping of /synth at START..END (hex) in the process.  --garbage: every
+# callchain goes on past its end with 0x7ff0000000001234, as perf's walk
+# does through a frame a frameless routine left.  Samples with an empty
 # stack (kcc synth's last one; perf never has them) are left out, and
 # SMP_OUT gets the sample file without them.  Built from the format
 # the kernel's tools/perf/Documentation/perf.data-file-format.txt gives.
@@ -58,8 +62,11 @@ def attr(config, save_type):
     return a.ljust(ATTR_SIZE, b"\0")
 
 
-def sample(ev_id, stack, br, period):
-    chain = [PERF_CONTEXT_USER] + stack
+GARBAGE = 0x7ff0000000001234
+
+
+def sample(ev_id, stack, br, period, garbage=False):
+    chain = [PERF_CONTEXT_USER] + stack + ([GARBAGE] if garbage else [])
     body = struct.pack("<QIIQQ", ev_id, PID, PID, period, len(chain))
     body += struct.pack("<%dQ" % len(chain), *chain)
     body += struct.pack("<Q", len(br))
@@ -73,6 +80,12 @@ def comm(name):
     return struct.pack("<IHH", 3, 0, 8 + len(body)) + body
 
 
+def mmap2(start, end):
+    body = struct.pack("<IIQQQIIQQII", PID, PID, start, end - start, 0,
+                       8, 1, 77, 0, 5, 2) + b"/synth\0\0"
+    return struct.pack("<IHH", 10, 0, 8 + len(body)) + body
+
+
 def string(s):
     raw = s.encode() + b"\0"
     raw = raw.ljust((len(raw) + 63) // 64 * 64, b"\0")
@@ -83,11 +96,15 @@ def main():
     args = sys.argv[1:]
     two, save_type, pipe = "--two" in args, "--no-type" not in args, \
         "--pipe" in args
+    garbage = "--garbage" in args
+    maps = [a[6:].split(":") for a in args if a.startswith("--map=")]
     args = [a for a in args if not a.startswith("--")]
     smp, out = args[:2]
     names = [("cpu/calls/", 0x1c4)] + ([("cpu/misses/", 0x2c4)] if two else [])
 
     data = comm("synth")
+    for lo, hi in maps:
+        data += mmap2(int(lo, 16), int(hi, 16))
     samples, raw = read_samples(smp)
     if len(args) > 2:
         open(args[2], "wb").write(raw)
@@ -96,7 +113,7 @@ def main():
             data += sample(100, stack, br, 1)
             data += sample(101, stack, [], delta)
         else:
-            data += sample(100, stack, br, delta)
+            data += sample(100, stack, br, delta, garbage)
 
     nev = len(names)
     hdr_size = 104
