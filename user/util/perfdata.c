@@ -153,7 +153,8 @@ int perfdata__open(struct perfdata *pd, const void *buf, size_t len)
 	    h.attr_size <= sizeof(struct perfdata_section) ||
 	    h.attr_size > 4096 || h.attrs.size % h.attr_size ||
 	    !pd_in(pd, h.attrs.offset, h.attrs.size) ||
-	    !pd_in(pd, h.data.offset, h.data.size))
+	    !pd_in(pd, h.data.offset, h.data.size) ||
+	    !pd_in(pd, h.event_types.offset, h.event_types.size))
 		return pd_err(pd, 0, "damaged file header");
 	pd->nr_ev = h.attrs.size / h.attr_size;
 	if (!pd->nr_ev || pd->nr_ev > PERFDATA_MAX_EVENTS)
