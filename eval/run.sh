@@ -85,7 +85,7 @@ $2 > 3 || $3 != (f == 1 ? "lbr-2ev" : "lbr") && !(f == 1 && $3 == "lbr") { next 
 	o[key, m] = $8; h[key, m] = $9; r[key, m] = $11
 }
 END {
-	printf "%-8s %2s  %-17s %-17s %-17s %s\n", "program", "k",
+	printf "%-8s %2s  %-17s %-17s %-18s %s\n", "program", "k",
 	       "lbr (1 event)", "lbr-2ev", "lbr --weight-calls", "replayed% (2ev)"
 	printf "%-8s %2s  %-17s %-17s %-17s\n", "", "", "overlap hot@0.1",
 	       "overlap hot@0.1", "overlap hot@0.1"
