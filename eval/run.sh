@@ -8,6 +8,8 @@
 #	table.tsv, table.txt	program x k x method at the default settings
 #	table-calls.*		the same, sampling calls instead of misses
 #	table-weighted.*	misses, bursts weighted by calls (--weight-calls)
+#	two-events.txt		lbr with one event, lbr-2ev, lbr weighted by
+#				calls, side by side (k = 1, 2, 3)
 #	period*.tsv, depth.tsv	the sweeps behind the plots
 #	*.svg			accuracy versus sampling period and LBR depth
 #	exact.txt		period 1, full stack: bit-for-bit check
@@ -36,7 +38,7 @@ fi
 sh "$top/eval/workloads.sh"
 mkdir -p "$OUT"
 traces=""
-for w in bzip2 lua sqlite; do
+for w in bzip2 lua sqlite tcc lz4; do
 	traces="$traces $CACHE/traces/$w.trace"
 done
 
@@ -70,6 +72,31 @@ echo "eval: bursts weighted by the calls since the previous sample" >&2
 "$KCC" eval --tsv -k "$ks" --weight-calls -m static,adaptive,lbr,lbr-join \
 	$traces >"$OUT/table-weighted.tsv"
 totext "$OUT/table-weighted.tsv" >"$OUT/table-weighted.txt"
+
+# One event, two events, one event weighted by calls: the choice of
+# Documentation/fidelity.rst, "Two events".
+awk -F '\t' '
+FNR == 1 { f++; next }
+$2 > 3 || $3 != (f == 1 ? "lbr-2ev" : "lbr") && !(f == 1 && $3 == "lbr") { next }
+{
+	key = $1 " " $2
+	if (!(key in seen)) { seen[key] = 1; order[n++] = key }
+	m = f == 2 ? "w" : $3 == "lbr" ? "1" : "2"
+	o[key, m] = $8; h[key, m] = $9; r[key, m] = $11
+}
+END {
+	printf "%-8s %2s  %-17s %-17s %-18s %s\n", "program", "k",
+	       "lbr (1 event)", "lbr-2ev", "lbr --weight-calls", "replayed% (2ev)"
+	printf "%-8s %2s  %-17s %-17s %-17s\n", "", "", "overlap hot@0.1",
+	       "overlap hot@0.1", "overlap hot@0.1"
+	for (i = 0; i < n; i++) {
+		k = order[i]
+		split(k, a, " ")
+		printf "%-8s %2s  %6.2f%% %7.2f%%  %6.2f%% %7.2f%%  %6.2f%% %7.2f%%  %.3f%%\n",
+		       a[1], a[2], o[k, "1"], h[k, "1"], o[k, "2"], h[k, "2"],
+		       o[k, "w"], h[k, "w"], r[k, "2"]
+	}
+}' "$OUT/table.tsv" "$OUT/table-weighted.tsv" | tee "$OUT/two-events.txt"
 
 echo "eval: sweeping the sampling period (k = 3)" >&2
 # shellcheck disable=SC2086

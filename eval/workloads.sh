@@ -6,6 +6,10 @@
 #	bzip2	the compressor, compressing 1.5 MB of its own sources
 #	lua	the Lua 5.4 interpreter running eval/workloads/bench.lua
 #	sqlite	the sqlite3 shell running eval/workloads/bench.sql in memory
+#	tcc	the Tiny C Compiler compiling bzip2's and lua's sources (a
+#		compiler: recursive descent, deep recursion in expressions)
+#	lz4	the LZ4 compressor at level 9 on the bzip2 input (a
+#		compressor with tight loops around small routines)
 #
 # Sources are Debian's (apt-get source through a private apt state in the
 # cache, so the system's apt configuration is left alone; unpacked without
@@ -157,14 +161,52 @@ build_sqlite() {
 	record sqlite sh -c "'$b/sqlite3' :memory: <'$top/eval/workloads/bench.sql'"
 }
 
+build_tcc() {
+	# Its input first: the functions share their variables.
+	build_lua
+	build_bzip2
+	src=$(fetch tcc)
+	b=$CACHE/build/tcc
+	if [ ! -x "$b/tcc" ]; then
+		log "building tcc"
+		rm -rf "$b" && cp -r "$src" "$b"
+		# The compiler is traced; its runtime library is built by
+		# the traced compiler itself, untraced (no KCC_TRACE_DIR).
+		(cd "$b" && ./configure --cc="$CC" \
+			--extra-cflags="$TRACE_CFLAGS" \
+			--extra-ldflags="$KCC_TRACE_RT -lpthread" >&2 &&
+		 make -j"$JOBS" >&2)
+	fi
+	set -- "$CACHE"/build/bzip2/blocksort.c "$CACHE"/build/bzip2/compress.c \
+		"$CACHE"/build/bzip2/bzlib.c "$CACHE"/build/lua/src/lparser.c \
+		"$CACHE"/build/lua/src/lvm.c "$CACHE"/build/lua/src/lcode.c
+	record tcc sh -c "for f in $*; do '$b/tcc' -B'$b' -I'$b/include' \
+		-I'$CACHE/build/lua/src' -c -o /dev/null \$f || exit 1; done"
+}
+
+build_lz4() {
+	build_bzip2
+	src=$(fetch lz4)
+	b=$CACHE/build/lz4
+	if [ ! -x "$b/programs/lz4" ]; then
+		log "building lz4"
+		rm -rf "$b" && cp -r "$src" "$b"
+		make -C "$b/programs" -j"$JOBS" CC="$CC" \
+			CFLAGS="$TRACE_CFLAGS" LDFLAGS="$KCC_TRACE_RT" lz4 >&2
+	fi
+	record lz4 sh -c "'$b/programs/lz4' -9 -c '$CACHE/build/bzip2.in' >/dev/null"
+}
+
 need_tools
 mkdir -p "$CACHE/traces" "$CACHE/build"
-[ $# -gt 0 ] || set -- bzip2 lua sqlite
+[ $# -gt 0 ] || set -- bzip2 lua sqlite tcc lz4
 for w in "$@"; do
 	case "$w" in
 	bzip2) build_bzip2 ;;
 	lua) build_lua ;;
 	sqlite) build_sqlite ;;
-	*) log "unknown workload '$w' (bzip2, lua, sqlite)"; exit 2 ;;
+	tcc) build_tcc ;;
+	lz4) build_lz4 ;;
+	*) log "unknown workload '$w' (bzip2, lua, sqlite, tcc, lz4)"; exit 2 ;;
 	esac
 done

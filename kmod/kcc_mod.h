@@ -159,6 +159,12 @@ struct kcc_session {
 	u32 source;		/* never AUTO */
 	struct kcc_evsel ev;	/* event actually sampled */
 	char ev_name[KCC_METRIC_NAME_LEN];
+	/* Two events: the calls event takes the branch stacks. */
+	struct kcc_evsel cev;
+	bool calls_on;		/* cev is sampled beside ev */
+	bool calls_fallback;	/* cev was asked for, could not be opened */
+	struct perf_event **cevents;	/* one per CPU or thread, like events */
+	u32 nr_cevents;
 	u32 stack_cap;		/* shadow stack of each task's k-SF */
 	u32 frames_cap;		/* stitching scratch */
 

@@ -206,9 +206,12 @@ static u32 kcc_br_kind(const struct perf_branch_entry *e)
 /*
  * Runs in NMI or hardirq context.  One sample of the current task: its
  * user stack, the branch records of the PMU (LBR source) and the period.
+ * A sample of the calls event (@calls) charges no events: its period
+ * counts calls, which the bursts count.
  */
-static void kcc_overflow(struct perf_event *event,
-			 struct perf_sample_data *data, struct pt_regs *regs)
+static void __kcc_overflow(struct perf_event *event,
+			   struct perf_sample_data *data, struct pt_regs *regs,
+			   bool calls)
 {
 	const struct perf_branch_stack *br = kcc_sample_br_stack(data);
 	u32 depth = READ_ONCE(kcc_g.stack_depth);
@@ -256,7 +259,7 @@ static void kcc_overflow(struct perf_event *event,
 	rec->s.flags = flags;
 	rec->s.nr_branches = nbr;
 	rec->s.__reserved = 0;
-	rec->s.delta = data->period;
+	rec->s.delta = calls ? 0 : data->period;
 	b = (struct kcc_branch *)((u64 *)(&rec->s + 1) + rec->s.nr_stack);
 	for (i = 0; i < nbr; i++) {
 		b[i].from = br->entries[i].from;
@@ -272,6 +275,19 @@ static void kcc_overflow(struct perf_event *event,
 out:
 	if (lvl != KCC_LVL_NMI)
 		local_irq_restore(irqf);
+}
+
+static void kcc_overflow(struct perf_event *event,
+			 struct perf_sample_data *data, struct pt_regs *regs)
+{
+	__kcc_overflow(event, data, regs, false);
+}
+
+static void kcc_overflow_calls(struct perf_event *event,
+			       struct perf_sample_data *data,
+			       struct pt_regs *regs)
+{
+	__kcc_overflow(event, data, regs, true);
 }
 
 /*
@@ -504,7 +520,33 @@ void kcc_lbr_detect(void)
 
 #define KCC_MAX_EVENTS	1024	/* threads of a target process */
 
-static int kcc_events_pid(struct kcc_session *s, struct perf_event_attr *attr)
+/*
+ * The session's events on @cpu or @task: the sampled event, and the
+ * calls event beside it when @cattr is given.  Returns 0 or -errno.
+ */
+static int kcc_event_open(struct kcc_session *s, struct perf_event_attr *attr,
+			  struct perf_event_attr *cattr, int cpu,
+			  struct task_struct *task)
+{
+	struct perf_event *ev;
+
+	ev = perf_event_create_kernel_counter(attr, cpu, task, kcc_overflow, s);
+	if (IS_ERR(ev))
+		return PTR_ERR(ev);
+	s->events[s->nr_events++] = ev;
+	s->ev_nr++;
+	if (!cattr)
+		return 0;
+	ev = perf_event_create_kernel_counter(cattr, cpu, task,
+					      kcc_overflow_calls, s);
+	if (IS_ERR(ev))
+		return PTR_ERR(ev);
+	s->cevents[s->nr_cevents++] = ev;
+	return 0;
+}
+
+static int kcc_events_pid(struct kcc_session *s, struct perf_event_attr *attr,
+			  struct perf_event_attr *cattr)
 {
 	struct task_struct **tasks, *p, *t;
 	struct pid *pid;
@@ -518,7 +560,10 @@ static int kcc_events_pid(struct kcc_session *s, struct perf_event_attr *attr)
 		return -ESRCH;
 	tasks = kvcalloc(KCC_MAX_EVENTS, sizeof(*tasks), GFP_KERNEL);
 	s->events = kvcalloc(KCC_MAX_EVENTS, sizeof(*s->events), GFP_KERNEL);
-	if (!tasks || !s->events) {
+	if (cattr)
+		s->cevents = kvcalloc(KCC_MAX_EVENTS, sizeof(*s->cevents),
+				      GFP_KERNEL);
+	if (!tasks || !s->events || (cattr && !s->cevents)) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -536,20 +581,15 @@ static int kcc_events_pid(struct kcc_session *s, struct perf_event_attr *attr)
 	rcu_read_unlock();
 
 	attr->inherit = 1;
+	if (cattr)
+		cattr->inherit = 1;
 	for (i = 0; i < n; i++) {
-		struct perf_event *ev;
-
-		ev = perf_event_create_kernel_counter(attr, -1, tasks[i],
-						      kcc_overflow, s);
-		if (IS_ERR(ev)) {
-			/* A thread that exits meanwhile is no error. */
-			if (tasks[i]->flags & PF_EXITING)
-				continue;
-			ret = PTR_ERR(ev);
+		ret = kcc_event_open(s, attr, cattr, -1, tasks[i]);
+		/* A thread that exits meanwhile is no error. */
+		if (ret && (tasks[i]->flags & PF_EXITING))
+			ret = 0;
+		if (ret)
 			break;
-		}
-		s->events[s->nr_events++] = ev;
-		s->ev_nr++;
 	}
 	for (i = 0; i < n; i++)
 		put_task_struct(tasks[i]);
@@ -559,25 +599,25 @@ out:
 	return ret;
 }
 
-static int kcc_events_cpus(struct kcc_session *s, struct perf_event_attr *attr)
+static int kcc_events_cpus(struct kcc_session *s, struct perf_event_attr *attr,
+			   struct perf_event_attr *cattr)
 {
 	int cpu, ret = 0;
 
 	s->events = kvcalloc(nr_cpu_ids, sizeof(*s->events), GFP_KERNEL);
 	if (!s->events)
 		return -ENOMEM;
+	if (cattr) {
+		s->cevents = kvcalloc(nr_cpu_ids, sizeof(*s->cevents),
+				      GFP_KERNEL);
+		if (!s->cevents)
+			return -ENOMEM;
+	}
 	cpus_read_lock();
 	for_each_online_cpu(cpu) {
-		struct perf_event *ev;
-
-		ev = perf_event_create_kernel_counter(attr, cpu, NULL,
-						      kcc_overflow, s);
-		if (IS_ERR(ev)) {
-			ret = PTR_ERR(ev);
+		ret = kcc_event_open(s, attr, cattr, cpu, NULL);
+		if (ret)
 			break;
-		}
-		s->events[s->nr_events++] = ev;
-		s->ev_nr++;
 	}
 	cpus_read_unlock();
 	return ret;
@@ -585,17 +625,23 @@ static int kcc_events_cpus(struct kcc_session *s, struct perf_event_attr *attr)
 
 int kcc_events_start(struct kcc_session *s)
 {
-	struct perf_event_attr attr;
+	struct perf_event_attr attr, cattr, *ca = NULL;
 	int ret;
 
 	if (s->source == KCC_SOURCE_INJECT)
 		return 0;
+	/* With a calls event, that one takes the branch stacks. */
 	kcc_attr_init(&attr, &s->ev, s->cfg.sample_period,
-		      s->source == KCC_SOURCE_LBR);
+		      s->source == KCC_SOURCE_LBR && !s->calls_on);
+	if (s->calls_on) {
+		kcc_attr_init(&cattr, &s->cev, s->cfg.calls_sample_period,
+			      true);
+		ca = &cattr;
+	}
 	if (s->cfg.target == KCC_TARGET_PID)
-		ret = kcc_events_pid(s, &attr);
+		ret = kcc_events_pid(s, &attr, ca);
 	else
-		ret = kcc_events_cpus(s, &attr);
+		ret = kcc_events_cpus(s, &attr, ca);
 	if (ret)
 		kcc_events_stop(s);
 	return ret;
@@ -617,4 +663,9 @@ void kcc_events_stop(struct kcc_session *s)
 	kvfree(s->events);
 	s->events = NULL;
 	s->nr_events = 0;
+	for (i = 0; i < s->nr_cevents; i++)
+		perf_event_release_kernel(s->cevents[i]);
+	kvfree(s->cevents);
+	s->cevents = NULL;
+	s->nr_cevents = 0;
 }

@@ -77,6 +77,58 @@ static bool kcc_no_pmu(int err)
 }
 
 /*
+ * The calls event of a two-event session: checked, then probed with a
+ * branch stack.  0 with s->calls_on set; 0 with s->calls_fallback set
+ * where no PMU takes it (the session then runs on the one event); or
+ * the errno CONFIGURE fails with.  Before the main event's resolution,
+ * which then samples without records.
+ */
+static int kcc_calls_resolve(struct kcc_session *s, const struct kcc_config *in)
+{
+	struct kcc_config *c = &s->cfg;
+	int ret;
+
+	if (in->calls_flags & ~KCC_CALLS_FLAGS_ALL)
+		return -EINVAL;
+	if (!(in->calls_flags & KCC_CALLS_EVENT)) {
+		if (in->calls_event_type || in->calls_event_config ||
+		    in->calls_event_config1 || in->calls_sample_period)
+			return -EINVAL;
+		return 0;
+	}
+	if (in->calls_sample_period > KCC_PERIOD_MAX ||
+	    (in->calls_sample_period &&
+	     in->calls_sample_period < KCC_HW_PERIOD_MIN))
+		return -EINVAL;
+	/* perf's software events carry no branch stack. */
+	if (in->calls_event_type == PERF_TYPE_SOFTWARE ||
+	    in->calls_event_type == PERF_TYPE_TRACEPOINT ||
+	    in->calls_event_type == PERF_TYPE_BREAKPOINT)
+		return -EINVAL;
+	/* Bursts need the LBR source; injected samples bring their own. */
+	if (c->source == KCC_SOURCE_INJECT)
+		return -EINVAL;
+	if (c->source == KCC_SOURCE_FP && in->source == KCC_SOURCE_FP)
+		return -EINVAL;
+	if (!c->calls_sample_period)
+		c->calls_sample_period = KCC_HW_PERIOD_DEF;
+	s->cev.type = c->calls_event_type;
+	s->cev.config = c->calls_event_config;
+	s->cev.config1 = c->calls_event_config1;
+	ret = s->source == KCC_SOURCE_LBR ?
+	      kcc_probe_event(&s->cev, true, NULL, 0) : -EOPNOTSUPP;
+	if (ret && !kcc_no_pmu(ret))
+		return ret;
+	if (ret) {
+		/* Said in the stream header; the period is the one event's. */
+		s->calls_fallback = true;
+		return 0;
+	}
+	s->calls_on = true;
+	return 0;
+}
+
+/*
  * Check every field of @in and resolve the defaults into @s.  Returns 0
  * or the errno CONFIGURE fails with.
  */
@@ -172,6 +224,10 @@ static int kcc_config_resolve(struct kcc_session *s, const struct kcc_config *in
 		       KCC_INJECT_MAX_BRANCHES + 1;
 	s->frames_cap = s->stack_cap + KCC_INJECT_MAX_BRANCHES;
 
+	ret = kcc_calls_resolve(s, in);
+	if (ret)
+		return ret;
+
 	if (s->source == KCC_SOURCE_INJECT) {
 		s->ev.type = ~0u;
 		kcc_event_name(s, c->event_name, pmu);
@@ -199,7 +255,7 @@ static int kcc_config_resolve(struct kcc_session *s, const struct kcc_config *in
 		if (c->event_config != PERF_COUNT_SW_CPU_CLOCK &&
 		    c->event_config != PERF_COUNT_SW_TASK_CLOCK)
 			return -EINVAL;
-		if (s->source == KCC_SOURCE_LBR)
+		if (s->source == KCC_SOURCE_LBR && !s->calls_on)
 			return -EINVAL;
 		break;
 	default:
@@ -212,7 +268,8 @@ static int kcc_config_resolve(struct kcc_session *s, const struct kcc_config *in
 	s->ev.config = c->event_config;
 	s->ev.config1 = c->event_config1;
 	s->ev.config2 = c->event_config2;
-	lbr = s->source == KCC_SOURCE_LBR;
+	/* With a calls event, this one is sampled without records. */
+	lbr = s->source == KCC_SOURCE_LBR && !s->calls_on;
 	ret = kcc_probe_event(&s->ev, lbr, pmu, sizeof(pmu));
 	if (ret && dflt_event && !lbr && kcc_no_pmu(ret)) {
 		c->event_type = PERF_TYPE_SOFTWARE;
@@ -511,6 +568,10 @@ void *kcc_snapshot(struct kcc_session *s, size_t *len)
 	h->header_size = sizeof(*h) + KCC_NR_CTRS * sizeof(*d);
 	if (s->source == KCC_SOURCE_LBR || s->source == KCC_SOURCE_INJECT)
 		h->flags = KCC_HDR_CALLS_VALID;
+	if (s->calls_on)
+		h->flags |= KCC_HDR_CALLS_EVENT;
+	if (s->calls_fallback)
+		h->flags |= KCC_HDR_CALLS_FALLBACK;
 	h->k = s->cfg.k;
 	h->source = s->source;
 	h->nr_ctrs = KCC_NR_CTRS;
@@ -520,7 +581,11 @@ void *kcc_snapshot(struct kcc_session *s, size_t *len)
 	kcc_status_fill(s, &h->status);
 
 	d = (struct kcc_metric_desc *)(h + 1);
-	kcc_put_desc(&d[KCC_CTR_CALLS], ~0u, 0, "calls");
+	if (s->calls_on)
+		kcc_put_desc(&d[KCC_CTR_CALLS], s->cev.type, s->cev.config,
+			     "calls");
+	else
+		kcc_put_desc(&d[KCC_CTR_CALLS], ~0u, 0, "calls");
 	kcc_put_desc(&d[KCC_CTR_EVENTS], s->ev.type, s->ev.config, s->ev_name);
 	kcc_put_desc(&d[KCC_CTR_SAMPLES], ~0u, 0, "samples");
 	p = (u8 *)(d + KCC_NR_CTRS);

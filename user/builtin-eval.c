@@ -42,7 +42,9 @@ static void eval_usage(void)
 "Methods: stack (sampled stack walking), static (static bursting),\n"
 "adaptive (adaptive bursting with re-enablement), lbr (kcc, bursts\n"
 "stitched one by one), lbr-join (kcc, overlapping bursts joined: its\n"
-"default), lbr-ab (kcc with adaptive bursting).\n"
+"default), lbr-ab (kcc with adaptive bursting), lbr-2ev (kcc with two\n"
+"events: the sampled event attributed at its samples, the bursts taken\n"
+"at the samples of retired calls, one every PERIOD calls on average).\n"
 "\n"
 "Options:\n"
 "  -k LIST              context lengths (default 1,2,3,5)\n"
@@ -365,7 +367,7 @@ out:
  */
 static int check_exact(struct eval *e, const char *path)
 {
-	static const enum evalsim_method ms[] = { EM_LBR, EM_STACK };
+	static const enum evalsim_method ms[] = { EM_LBR, EM_STACK, EM_LBR_2EV };
 	struct trace t;
 	uint32_t ki, mi;
 	int ret, bad = 0;
@@ -383,7 +385,7 @@ static int check_exact(struct eval *e, const char *path)
 		ret = ccf__build(&exact, &t, &co);
 		if (ret)
 			goto out;
-		for (mi = 0; mi < 2; mi++) {
+		for (mi = 0; mi < sizeof(ms) / sizeof(ms[0]); mi++) {
 			struct evalsim_opts so = e->so;
 			struct evalsim_result r;
 			int64_t diff;
@@ -392,7 +394,12 @@ static int check_exact(struct eval *e, const char *path)
 			so.period = 1;
 			so.jitter = 0;
 			so.lbr_depth = 1;
-			so.max_rate = 0;
+			/*
+			 * lbr-2ev keeps the miss event: its samples must
+			 * not change the call counts the calls event gives.
+			 */
+			if (ms[mi] != EM_LBR_2EV)
+				so.max_rate = 0;
 			so.trim = 0;
 			so.effects = 0;
 			so.stack_depth = KCC_INJECT_MAX_STACK;

@@ -50,6 +50,11 @@ static void record_usage(void)
 "                    cpu/event=0xc4,umask=0x20/, kcc_lbr/calls/); or a\n"
 "                    libpfm4 name (BR_INST_RETIRED:NEAR_CALL)\n"
 "  -c PERIOD         events per sample (default: the module's)\n"
+"  --calls-event EVENT  a second event, retired calls, whose samples take\n"
+"                    the branch records (LBR source): call counts at its\n"
+"                    own period, unbiased by EVENT, which is then sampled\n"
+"                    without records (kcc_lbr/calls/, BR_INST_RETIRED:NEAR_CALL)\n"
+"  --calls-period N  calls per sample of --calls-event (default: the module's)\n"
 "  -F FREQ           samples per second: not in ABI 1, rejected\n"
 "  -k K              context length kept, 1..64 or inf (default 3)\n"
 "  --source S        auto (default), lbr or fp\n"
@@ -68,6 +73,8 @@ static void record_usage(void)
 "  kcc record -- ./a.out input.txt && kcc report\n"
 "  kcc record -e cycles -c 100000 -k 2 -p 1234 --duration 10\n"
 "  kcc record --source lbr -e BR_INST_RETIRED:NEAR_CALL -c 10007 -- ./a.out\n"
+"  kcc record --source lbr -e cache-misses --calls-event \\\n"
+"             BR_INST_RETIRED:NEAR_CALL --calls-period 10007 -- ./a.out\n"
 "  kcc record --trace t.txt -k 2 -o t.kcc && kcc report t.kcc\n");
 }
 
@@ -80,7 +87,7 @@ static void on_signal(int sig)
 
 enum {
 	OPT_SOURCE = 256, OPT_DURATION, OPT_BURST_RR, OPT_DEVICE, OPT_TRACE,
-	OPT_THREADS, OPT_STREAM,
+	OPT_THREADS, OPT_STREAM, OPT_CALLS_EVENT, OPT_CALLS_PERIOD,
 };
 
 struct record_opts {
@@ -117,6 +124,28 @@ static int parse_event(const char *s, struct kcc_config *c)
 	return 0;
 }
 
+/* --calls-event: the second event, the one the bursts are taken at. */
+static int parse_calls_event(const char *s, struct kcc_config *c)
+{
+	char err[EVSPEC_ERR_LEN];
+	struct evspec ev;
+
+	if (evspec__parse(&ev, s, NULL, err)) {
+		fprintf(stderr, "kcc: %s\n", err);
+		return -EINVAL;
+	}
+	if (ev.config2) {
+		fprintf(stderr, "kcc: --calls-event '%s': config2 is not in the ABI for the calls event\n",
+			s);
+		return -EINVAL;
+	}
+	c->calls_flags |= KCC_CALLS_EVENT;
+	c->calls_event_type = ev.type;
+	c->calls_event_config = ev.config;
+	c->calls_event_config1 = ev.config1;
+	return 0;
+}
+
 /*
  * An existing regular file @output becomes @output.old, as perf keeps
  * perf.data.old.
@@ -140,7 +169,7 @@ static int keep_old(const char *output)
 	return ret;
 }
 
-static int write_profile(struct profile *p, const char *output)
+int record__write_profile(struct profile *p, const char *output)
 {
 	FILE *out;
 	int ret;
@@ -250,7 +279,7 @@ static int record_trace(const struct record_opts *ro)
 	if (!ret)
 		ret = profile__add_object(&p, 0, 1, 0, &so);
 	if (!ret)
-		ret = write_profile(&p, ro->output);
+		ret = record__write_profile(&p, ro->output);
 cleanup:
 	symobj__exit(&so);
 	sbuf__exit(&b);
@@ -324,7 +353,8 @@ static int record_device(struct record_opts *ro)
 		fprintf(stderr, "kcc: %s: configure: %s%s\n", ro->device, strerror(errno),
 			errno == EOPNOTSUPP || errno == ENOENT ?
 			" (event or source not available here)" :
-			errno == EBUSY ? " (another session is active)" : "");
+			errno == EBUSY ? " (another session is active)" :
+			errno == E2BIG ? " (this kcc.ko predates --calls-event)" : "");
 		goto cleanup;
 	}
 	if (ioctl(fd, KCC_IOC_START)) {
@@ -370,11 +400,14 @@ static int record_device(struct record_opts *ro)
 	ret = profile__add_stream(&p, buf, len, ro->device);
 	if (ret)
 		goto cleanup;
+	if (p.runs[0].s.hdr.flags & KCC_HDR_CALLS_FALLBACK)
+		fprintf(stderr, "kcc: warning: %s: the calls event cannot be sampled here: bursts were taken at the samples of -e EVENT (one event)\n",
+			ro->device);
 	ret = profile__add_objects(&p, 0);
 	if (ret > 0)
 		fprintf(stderr, "kcc: warning: %d mapped objects could not be read: their routines stay unnamed\n",
 			ret);
-	ret = ret < 0 ? ret : write_profile(&p, ro->output);
+	ret = ret < 0 ? ret : record__write_profile(&p, ro->output);
 	if (!ret)
 		fprintf(stderr, "kcc: wrote %s (%u tasks)\n", ro->output,
 			p.runs[0].s.nr_tasks);
@@ -409,6 +442,8 @@ int cmd_record(int argc, char **argv)
 		{ "trace", required_argument, NULL, OPT_TRACE },
 		{ "threads", required_argument, NULL, OPT_THREADS },
 		{ "stream", no_argument, NULL, OPT_STREAM },
+		{ "calls-event", required_argument, NULL, OPT_CALLS_EVENT },
+		{ "calls-period", required_argument, NULL, OPT_CALLS_PERIOD },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -442,6 +477,16 @@ int cmd_record(int argc, char **argv)
 			if (parse_u32(optarg, &x) || !x)
 				return usage_error(CMD, "bad -c '%s': expected a positive period", optarg);
 			ro.cfg.sample_period = x;
+			break;
+		case OPT_CALLS_EVENT:
+			if (parse_calls_event(optarg, &ro.cfg))
+				return KCC_EXIT_USAGE;
+			break;
+		case OPT_CALLS_PERIOD:
+			if (parse_u32(optarg, &x) || !x)
+				return usage_error(CMD, "bad --calls-period '%s': expected a positive period",
+						   optarg);
+			ro.cfg.calls_sample_period = x;
 			break;
 		case 'F':
 			return usage_error(CMD, "-F: the kcc ABI %d samples by period only: use -c PERIOD",
@@ -512,7 +557,15 @@ int cmd_record(int argc, char **argv)
 		ro.cmd = argv + optind;
 	if (!strcmp(ro.output, "-") && isatty(1))
 		return usage_error(CMD, "refusing to write a binary profile to a terminal");
+	if (ro.cfg.calls_sample_period &&
+	    !(ro.cfg.calls_flags & KCC_CALLS_EVENT))
+		return usage_error(CMD, "--calls-period needs --calls-event");
+	if ((ro.cfg.calls_flags & KCC_CALLS_EVENT) &&
+	    ro.cfg.source == KCC_SOURCE_FP)
+		return usage_error(CMD, "--calls-event needs branch records: not with --source fp");
 	if (ro.trace) {
+		if (ro.cfg.calls_flags & KCC_CALLS_EVENT)
+			return usage_error(CMD, "--calls-event samples with kcc.ko: not with --trace");
 		if (have_p || have_a || ro.cmd)
 			return usage_error(CMD, "--trace replaces -p, -a and a command");
 		ret = record_trace(&ro);

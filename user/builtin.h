@@ -35,6 +35,14 @@ int cmd_eval(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
+int cmd_import(int argc, char **argv);
+
+struct profile;
+/*
+ * Write @p to @output ("-": stdout), an existing file of that name kept
+ * as OUTPUT.old first; errors are printed.  0 or -errno.
+ */
+int record__write_profile(struct profile *p, const char *output);
 
 /*
  * Report a usage error of @cmd ("kcc ccf") with a pointer to its help;

@@ -32,6 +32,7 @@ static const struct cmd cmds[] = {
 	{ "synth", cmd_synth, "simulated LBR samples of a random program" },
 	{ "replay", cmd_replay, "stitch a sample file into a k-SF or k-CCF" },
 	{ "watch", cmd_watch, "exact counts of watched k-contexts on a trace" },
+	{ "import", cmd_import, "a profile from perf.data (no module needed)" },
 };
 
 #define NR_CMDS (sizeof(cmds) / sizeof(cmds[0]))

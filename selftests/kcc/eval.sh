@@ -17,7 +17,7 @@ D=selftests/kcc/data
 . "$(dirname "$0")/../lib/ktap.sh"
 ktap_begin
 ktap_tmpdir eval
-plan 14
+plan 15
 
 # A program run of 20 routines: calls chosen by a fixed LCG, direct
 # recursion one call in twenty, depth between 1 and 30.
@@ -39,11 +39,12 @@ awk 'BEGIN {
 		print "return"
 }' >"$tmp/gen.trace"
 
-# check_exact DESCRIPTION TRACE: exit 0 and every line "0 of N".
+# check_exact DESCRIPTION TRACE: exit 0 and every line "0 of N" (lbr,
+# stack and lbr-2ev, whose miss samples must not touch the call counts).
 check_exact() {
 	run "$KCC" eval --check-exact -k 1,2,3,5 "$2"
 	lines=$(grep -c ' 0 of [0-9]* contexts differ, [0-9]* samples, 0 stitch errors$' "$tmp/out")
-	if [ $rc -eq 0 ] && ! sanitized && [ "$lines" -eq 8 ]; then
+	if [ $rc -eq 0 ] && ! sanitized && [ "$lines" -eq 12 ]; then
 		result 0 "$1"
 	else
 		show
@@ -89,11 +90,11 @@ result $st "period longer than the run: overlap 0, coverage 0"
 
 run "$KCC" eval --tsv -k 1,3 "$tmp/gen.trace"
 rows=$(($(wc -l <"$tmp/out") - 1))
-[ $rc -eq 0 ] && ! sanitized && [ "$rows" -eq 12 ] &&
+[ $rc -eq 0 ] && ! sanitized && [ "$rows" -eq 14 ] &&
 	head -n 1 "$tmp/out" | grep -q '^program	k	method	period	depth'
 st=$?
 [ $st -eq 0 ] || show
-result $st "TSV: a header and 2 k x 6 methods = 12 rows"
+result $st "TSV: a header and 2 k x 7 methods = 14 rows"
 cp "$tmp/out" "$tmp/first"
 
 run "$KCC" eval --tsv -k 1,3 "$tmp/gen.trace"
@@ -103,6 +104,22 @@ result $? "seeded: the same command gives the same figures"
 run "$KCC" eval --tsv -k 1,3 --seed 7 "$tmp/gen.trace"
 ! cmp -s "$tmp/out" "$tmp/first"
 result $? "another seed gives other samples"
+
+# Two events: the bursts come from the calls event alone, at the
+# schedule lbr has when it samples calls, so the call counts (overlap,
+# coverage, calls replayed) are those of lbr --miss-rate 0, whatever the
+# miss samples in between; the miss samples are there (more samples).
+run "$KCC" eval --tsv -k 1,3 -m lbr --miss-rate 0 "$tmp/gen.trace"
+cut -f2,8-11 "$tmp/out" >"$tmp/calls1"
+s1=$(sed -n 2p "$tmp/out" | cut -f12)
+run "$KCC" eval --tsv -k 1,3 -m lbr-2ev --miss-rate 16 "$tmp/gen.trace"
+cut -f2,8-11 "$tmp/out" >"$tmp/calls2"
+s2=$(sed -n 2p "$tmp/out" | cut -f12)
+[ $rc -eq 0 ] && ! sanitized && [ "$(wc -l <"$tmp/calls2")" -eq 3 ] &&
+	cmp -s "$tmp/calls1" "$tmp/calls2" && [ "$s2" -gt "$s1" ]
+st=$?
+[ $st -eq 0 ] || { show; diff "$tmp/calls1" "$tmp/calls2" >&2; }
+result $st "lbr-2ev: call counts of the calls event alone ($s1 + miss samples = $s2)"
 
 # Calls replayed: static bursting traces 16 calls per sample, so about
 # 16 / period of the calls (the 40000 calls give 40 samples at 1000).

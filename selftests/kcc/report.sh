@@ -18,7 +18,7 @@ D=selftests/kcc/data
 ktap_begin
 KCCREAD=${KCCREAD:-$(dirname "$KCC")/kccread}
 ktap_tmpdir report
-plan 96
+plan 102
 
 # Exclusive counts from an expected inclusive k-CCF ("count TAB path",
 # outermost caller first): a path's count less those of the paths that
@@ -73,7 +73,10 @@ traces_folded() {
 # a real recording could have made it.  nocalls: no burst replayed
 # (KCC_HDR_CALLS_VALID clear); cpuclock: the sampled event is cpu-clock;
 # noinfo: without the INFO section (older profiles); info2: an INFO of
-# a later version, with 8 more bytes of fields.
+# a later version, with 8 more bytes of fields; twoev: calls from a
+# second event (KCC_HDR_CALLS_EVENT, the calls descriptor naming type 9
+# config 1); fallback: a calls event asked for, not available
+# (KCC_HDR_CALLS_FALLBACK).
 patch_profile() {
 	python3 - "$@" <<'EOF'
 import struct, sys
@@ -83,6 +86,13 @@ st = 64		# header 32, section 16, run 16: the stream of run 0
 if mode == "nocalls":
 	flags = struct.unpack_from("<I", b, st + 12)[0]
 	struct.pack_into("<I", b, st + 12, flags & ~1)
+elif mode in ("twoev", "fallback"):
+	flags = struct.unpack_from("<I", b, st + 12)[0]
+	struct.pack_into("<I", b, st + 12, flags | (2 if mode == "twoev" else 4))
+	if mode == "twoev":
+		i = b.index(struct.pack("<IIQ", 0xffffffff, 0, 0) +
+			    b"calls".ljust(24, b"\0"))
+		struct.pack_into("<IIQ", b, i, 9, 0, 1)
 elif mode == "cpuclock":
 	i = b.index(b"cache-misses\0")
 	struct.pack_into("<IIQ", b, i - 16, 1, 0, 0)
@@ -128,6 +138,23 @@ printf 'a 4\nb 9\nc 8\nr 1\n' >"$tmp/want"
 LC_ALL=C sort "$tmp/out" >"$tmp/got"
 cmp -s "$tmp/want" "$tmp/got" && ! sanitized
 result $? "fig2 k=0: misses per routine = calls x weight"
+
+# Which event produced which counter: said only when the header says so.
+run "$KCC" report --k 1 "$tmp/f.kcc"
+[ $rc -eq 0 ] && ! grep -q '^# calls:' "$tmp/out"
+result $? "one event: no '# calls:' line"
+patch_profile twoev "$tmp/f.kcc" "$tmp/twoev.kcc"
+run "$KCC" report --k 1 "$tmp/twoev.kcc"
+[ $rc -eq 0 ] && ! sanitized &&
+	grep -q '^# calls: bursts at the samples of a second event (type 9, config 0x1); cache-misses: at the samples of the event above$' "$tmp/out"
+st=$?
+[ $st -eq 0 ] || show
+result $st "two events: the report names the calls event and the sampled one"
+patch_profile fallback "$tmp/f.kcc" "$tmp/fallback.kcc"
+run "$KCC" report --k 1 "$tmp/fallback.kcc"
+[ $rc -eq 0 ] && ! sanitized &&
+	grep -q '^# calls: the calls event asked for could not be sampled' "$tmp/out"
+result $? "calls event fallback: the report says so"
 
 # --routine: every 2-context of b with its activations (inclusive).
 run "$KCC" report --k 2 --sort calls --routine b "$tmp/f.kcc"
@@ -646,6 +673,12 @@ done
 expect 2 "exactly one of" "record without a target: exit 2" -- "$KCC" record
 expect 2 "period only" "record -F: exit 2 with the reason" -- "$KCC" record -F 99 -- true
 expect 2 "bad -k" "record -k 0: exit 2" -- "$KCC" record -k 0 -- true
+expect 2 "needs --calls-event" "record --calls-period alone: exit 2" -- \
+	"$KCC" record --calls-period 1000 -- true
+expect 2 "not with --source fp" "record --calls-event with --source fp: exit 2" -- \
+	"$KCC" record --source fp --calls-event cycles -- true
+expect 2 "no PMU 'nosuchpmu'" "record --calls-event of no PMU: exit 2 naming it" -- \
+	"$KCC" record --calls-event nosuchpmu/calls/ -- true
 if [ ! -e /dev/kcc ]; then
 	expect 1 "module loaded" "record without the module: exit 1, says why" -- \
 		"$KCC" record --device /dev/kcc -o "$tmp/x" -- true

@@ -24,6 +24,7 @@ const char *const evalsim_method_name[EM_NR] = {
 	[EM_LBR]	= "lbr",
 	[EM_LBR_JOIN]	= "lbr-join",
 	[EM_LBR_AB]	= "lbr-ab",
+	[EM_LBR_2EV]	= "lbr-2ev",
 };
 
 int evalsim__method(const char *name)
@@ -136,6 +137,7 @@ struct lbr_run {
 	struct lbrsim sim;
 	struct stitcher sr;
 	struct schedule sched;
+	struct schedule csched;	/* lbr-2ev: the calls event's */
 	struct evalsim_result *r;
 	uint64_t uncovered;	/* sim.uncovered at the previous sample */
 	uint64_t last_calls;	/* sim.calls at the previous sample */
@@ -224,7 +226,10 @@ static int lbr_emit(void *arg, const struct kcc_sample *s)
 		lr->r->false_joins++;
 	lr->uncovered = lr->sim.uncovered;
 	/* The next sample comes after a period drawn afresh. */
-	lr->sim.o.period = sched_next(&lr->sched);
+	if (lr->sim.calls_sample)
+		lr->sim.o.calls_period = sched_next(&lr->csched);
+	else
+		lr->sim.o.period = sched_next(&lr->sched);
 	return ret;
 }
 
@@ -244,7 +249,7 @@ static int lbr_run(const struct trace *t, enum evalsim_method m,
 		.table = o->table,
 		.sig_depth = o->sig_depth,
 		.seed = o->seed,
-		.no_join = m == EM_LBR,
+		.no_join = m == EM_LBR || m == EM_LBR_2EV,
 	};
 	struct lbrsim_opts lo = {
 		.lbr_depth = m == EM_STACK ? 0 : o->lbr_depth,
@@ -268,12 +273,23 @@ static int lbr_run(const struct trace *t, enum evalsim_method m,
 	lr->r = r;
 	lr->trim = o->trim;
 	/* 16 replays for a mean period: weights within about 3%. */
-	if (o->weight_calls && m != EM_STACK)
+	if (o->weight_calls && m != EM_STACK && m != EM_LBR_2EV)
 		lr->quantum = o->period / 16 ? o->period / 16 : 1;
 	lr->sched.rng = o->seed;
 	lr->sched.period = ev_period;
 	lr->sched.jitter = o->jitter;
 	lo.period = sched_next(&lr->sched);
+	if (m == EM_LBR_2EV) {
+		/*
+		 * Its own generator, seeded as lbr's: the bursts are those
+		 * of lbr sampling calls (--miss-rate 0), the miss samples
+		 * those of lbr.
+		 */
+		lr->csched.rng = o->seed;
+		lr->csched.period = o->period;
+		lr->csched.jitter = o->jitter;
+		lo.calls_period = sched_next(&lr->csched);
+	}
 
 	ret = stitcher__init(&lr->sr, &so);
 	if (ret)

@@ -17,6 +17,10 @@
  *			every burst on its own (no cross-sample joining)
  *	lbr-join	kcc as it runs by default: overlapping bursts joined
  *	lbr-ab		kcc with adaptive bursting (burst_rr_inv)
+ *	lbr-2ev		kcc with two events: the event above attributed at
+ *			its samples (stack only), the bursts taken at the
+ *			samples of a second event, retired calls, at its
+ *			own period (a sample every PERIOD calls)
  *
  * The LBR and stack methods go through user/util/lbrsim.c (samples in
  * the KCC_IOC_INJECT format) and the lbr/ stitcher, exactly as injected
@@ -47,6 +51,7 @@ enum evalsim_method {
 	EM_LBR,
 	EM_LBR_JOIN,
 	EM_LBR_AB,
+	EM_LBR_2EV,
 	EM_NR
 };
 

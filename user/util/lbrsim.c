@@ -264,15 +264,23 @@ static int64_t lbrsim__stack_before(struct lbrsim *sim, uint32_t n)
 	return (int64_t)d;
 }
 
-static int lbrsim__sample(struct lbrsim *sim)
+/*
+ * One sample.  With two events (calls_period), @calls says which: the
+ * calls event carries the records and no events, the other one the
+ * events and no records.
+ */
+static int lbrsim__sample(struct lbrsim *sim, bool calls)
 {
 	struct sample_buf *sb = &sim->sb;
 	uint32_t flags, nbr, first = 0, i;
 	const struct lbrsim_frame *fr = sim->stack;
 	int64_t d = (int64_t)sim->depth;
+	bool two = sim->o.calls_period != 0;
 
-	sample_buf__init(sb, 0, sim->pending);
+	sample_buf__init(sb, 0, two && calls ? 0 : sim->pending);
 	nbr = sim->ring_n < sim->o.lbr_depth ? sim->ring_n : sim->o.lbr_depth;
+	if (two && !calls)
+		nbr = 0;
 	if (lbrsim__fx(sim, LBRSIM_FX_SKID)) {
 		uint32_t skid = below(&sim->fx_rng, 5);
 
@@ -306,16 +314,27 @@ static int lbrsim__sample(struct lbrsim *sim)
 		sample_buf__push_branch(sb, b->from, b->to, b->kind);
 	}
 
-	if (sim->window > sim->max_window)
-		sim->max_window = sim->window;
-	if (sim->window > sim->o.lbr_depth ||
-	    (sim->samples && sim->window == sim->o.lbr_depth))
-		sim->uncovered++;
-	sim->sample_window = sim->window;
+	sim->calls_sample = two && calls;
 	if (flags)
 		sim->truncated++;
 	sim->samples++;
-	sim->pending = 0;
+	if (two && !calls) {
+		sim->pending = 0;
+		return sim->emit(sim->arg, &sb->hdr);
+	}
+	if (sim->window > sim->max_window)
+		sim->max_window = sim->window;
+	if (sim->window > sim->o.lbr_depth ||
+	    ((two ? sim->calls_samples : sim->samples - 1) &&
+	     sim->window == sim->o.lbr_depth))
+		sim->uncovered++;
+	sim->sample_window = sim->window;
+	if (two) {
+		sim->calls_samples++;
+		sim->calls_pending = 0;
+	} else {
+		sim->pending = 0;
+	}
 	sim->window = 0;
 	return sim->emit(sim->arg, &sb->hdr);
 }
@@ -370,8 +389,15 @@ static int lbrsim__do_call(struct lbrsim *sim, uint32_t routine, uint32_t how)
 	ev = sim->o.max_rate ? sim->rt[routine].rate : 1;
 	sim->events += ev;
 	sim->pending += ev;
+	if (sim->o.calls_period &&
+	    ++sim->calls_pending >= sim->o.calls_period) {
+		int err = lbrsim__sample(sim, true);
+
+		if (err)
+			return err;
+	}
 	if (sim->pending >= sim->o.period)
-		return lbrsim__sample(sim);
+		return lbrsim__sample(sim, false);
 	return 0;
 }
 
@@ -489,7 +515,7 @@ int lbrsim__run(struct lbrsim *sim, const uint32_t *ev, uint64_t n)
 
 int lbrsim__finish(struct lbrsim *sim)
 {
-	return sim->window ? lbrsim__sample(sim) : 0;
+	return sim->window ? lbrsim__sample(sim, true) : 0;
 }
 
 uint32_t lbrsim__routine_of(const struct lbrsim *sim, uint64_t addr)

@@ -82,6 +82,12 @@ struct lbrsim_opts {
 				 * constant in 0..max_rate (cache misses, say) */
 	uint64_t seed;		/* layout, ips and rates */
 	uint32_t effects;	/* LBRSIM_FX_* */
+	uint32_t calls_period;	/* 0: one event.  Else two events, as kcc.ko
+				 * samples with a calls event: the event
+				 * above gives samples without records,
+				 * retired calls every calls_period calls
+				 * give the bursts (delta 0: they charge
+				 * no events) */
 };
 
 typedef int (*lbrsim_emit_fn)(void *arg, const struct kcc_sample *s);
@@ -120,6 +126,9 @@ struct lbrsim {
 	uint32_t ring_head;		/* next slot to write */
 	uint32_t ring_n;		/* records held, <= lbr_depth */
 	uint64_t pending;		/* events since the last sample */
+	uint64_t calls_pending;		/* calls since the last calls sample */
+	bool calls_sample;		/* the sample being emitted is one of
+					 * the calls event */
 	uint64_t window;		/* records since the last sample */
 	uint64_t rng;
 	uint64_t fx_rng;		/* effects draw from their own stream */
@@ -133,6 +142,7 @@ struct lbrsim {
 	uint64_t returns;
 	uint64_t events;
 	uint64_t samples;
+	uint64_t calls_samples;	/* of which of the calls event */
 	uint64_t truncated;	/* samples with a truncated stack */
 	uint64_t sample_window;	/* records since the previous sample, for
 				 * the sample being emitted */

@@ -1072,6 +1072,13 @@ static void print_header(struct report *r, FILE *out)
 		fprintf(out, " %s%s", r->desc[i].name,
 			i == KCC_CTR_CALLS && !r->calls_valid ?
 			" (not measured: no bursts replayed)" : "");
+	if (s->hdr.flags & KCC_HDR_CALLS_EVENT)
+		fprintf(out, "\n# calls: bursts at the samples of a second event (type %u, config %#" PRIx64 "); %s: at the samples of the event above",
+			r->desc[KCC_CTR_CALLS].type,
+			(uint64_t)r->desc[KCC_CTR_CALLS].config,
+			r->desc[KCC_CTR_EVENTS].name);
+	else if (s->hdr.flags & KCC_HDR_CALLS_FALLBACK)
+		fprintf(out, "\n# calls: the calls event asked for could not be sampled: bursts at the samples of the event above");
 	fprintf(out, "\n# samples: %" PRIu64 " taken, %" PRIu64 " processed, dropped:",
 		r->st_samples, r->st_processed);
 	for (i = 0; i < KCC_DROP_NR; i++) {

@@ -119,7 +119,23 @@ struct kcc_config {
 	__u64 event_config1;	/* In: perf_event_attr.config1 */
 	__u64 event_config2;	/* In: perf_event_attr.config2 */
 	char event_name[KCC_METRIC_NAME_LEN]; /* In: metric name or "", NUL-terminated */
+	/*
+	 * Two events (LBR source): with KCC_CALLS_EVENT, a second sampled
+	 * event, retired calls, takes the branch stacks and gives the
+	 * calls counter at its own period; the event above is sampled
+	 * without records and only charges its events to the sampled
+	 * stack.  Where the calls event cannot be opened the session
+	 * falls back to the one event (KCC_HDR_CALLS_FALLBACK).
+	 */
+	__u32 calls_flags;		/* In: KCC_CALLS_* */
+	__u32 calls_event_type;		/* In: perf_event_attr.type */
+	__u64 calls_event_config;	/* In: perf_event_attr.config */
+	__u64 calls_event_config1;	/* In: perf_event_attr.config1 */
+	__u64 calls_sample_period;	/* In: calls per sample, 0 = default */
 };
+
+#define KCC_CALLS_EVENT		(1u << 0)	/* the calls_* fields name an event */
+#define KCC_CALLS_FLAGS_ALL	KCC_CALLS_EVENT
 
 #define KCC_IOC_CONFIGURE	_IOW(KCC_IOC_MAGIC, 0x01, struct kcc_config)
 #define KCC_IOC_START		_IO(KCC_IOC_MAGIC, 0x02)
@@ -258,6 +274,14 @@ struct kcc_metric_desc {
 };
 
 #define KCC_HDR_CALLS_VALID	(1u << 0)	/* bursts were replayed: calls mean calls */
+/*
+ * Two events: the calls counter comes from bursts taken at the samples of
+ * the calls event, which the calls descriptor names (type, config; its
+ * name stays "calls"); the events descriptor names the other event.
+ */
+#define KCC_HDR_CALLS_EVENT	(1u << 1)
+/* A calls event was asked for but could not be opened: one event. */
+#define KCC_HDR_CALLS_FALLBACK	(1u << 2)
 
 struct kcc_stream_header {
 	__u32 magic;		/* KCC_STREAM_MAGIC */

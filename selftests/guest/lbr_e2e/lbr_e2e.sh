@@ -15,7 +15,11 @@
 # judges them on the host.
 #
 # Runs: lbr-wf-calls and lbr-wf-misses (wordfreq, the well-behaved
-# program, on the calls and the misses events); lbr-adv-calls (the PMU's
+# program, on the calls and the misses events); lbr-wf-2ev (wordfreq with
+# two events: misses sampled without records, the bursts at the samples
+# of the calls event, --calls-event); lbr-wf-import and lbr-wf-import-2ev
+# (the same without kcc.ko: perf record, then kcc import, one event and
+# two); lbr-adv-calls (the PMU's
 # adversarial workload lbr_workload: frameless leaves, PLT calls into a
 # frameless library, tail calls, a signal handler, longjmp, recursion,
 # threads and fork).
@@ -27,17 +31,28 @@ lbr_blob() {	# lbr_blob NAME FILE
 	echo "KCC-BLOB-END $1"
 }
 
-lbr_run() {	# lbr_run NAME EVENT PROGRAM [ARGS...]
+# lbr_run NAME EVENT PROGRAM [ARGS...]; $lbr_calls: more options of
+# kcc record (the calls event), empty for one event.
+lbr_calls=
+lbr_run() {
 	name=$1
 	ev=$2
 	shift 2
 	rm -rf /tmp/lbrtr
 	mkdir -p /tmp/lbrtr
+	# shellcheck disable=SC2086
 	KCC_TRACE_LBR=1 KCC_TRACE_DIR=/tmp/lbrtr /demo/kcc record \
-		--source lbr -e "kcc_lbr/$ev/" -c 1009 -k 3 \
+		--source lbr -e "kcc_lbr/$ev/" -c 1009 $lbr_calls -k 3 \
 		-o "/tmp/$name.data" -- "$@" >"/tmp/$name.err" 2>&1
-	check $? "$name: kcc record --source lbr -e kcc_lbr/$ev/ -c 1009 -k 3 -- ${1##*/}"
+	check $? "$name: kcc record --source lbr -e kcc_lbr/$ev/ -c 1009 ${lbr_calls:+$lbr_calls }-k 3 -- ${1##*/}"
 	sed 's/^/# /' "/tmp/$name.err"
+	lbr_eval "$name"
+}
+
+# lbr_eval NAME: /tmp/NAME.data against the trace in /tmp/lbrtr, both
+# handed back.
+lbr_eval() {
+	name=$1
 	/demo/kcc eval --tsv -k 1,2,3 -T 0.1,0.05 --profile "/tmp/$name.data" \
 		/tmp/lbrtr >"/tmp/$name.eval" 2>"/tmp/$name.everr"
 	check $? "$name: kcc eval --profile against the run's own trace"
@@ -48,6 +63,28 @@ lbr_run() {	# lbr_run NAME EVENT PROGRAM [ARGS...]
 	dmesg_clean "$name"
 }
 
+# lbr_import NAME CALLS-EVENT PERF-OPTIONS...: no kcc.ko: perf record on
+# kcc_lbr of wordfreq, kcc import of its perf.data (CALLS-EVENT: the
+# --calls-event of a two-event file, or ""), then as lbr_run.
+lbr_import() {
+	name=$1
+	calls=$2
+	shift 2
+	rm -rf /tmp/lbrtr /tmp/perf.data
+	mkdir -p /tmp/lbrtr
+	KCC_TRACE_LBR=1 KCC_TRACE_DIR=/tmp/lbrtr /lbr/perf record -N \
+		-o /tmp/perf.data "$@" -c 1009 -j any_call,any_ret,u,save_type \
+		--call-graph fp -- /demo/wordfreq 24 >"/tmp/$name.err" 2>&1
+	check $? "$name: perf record $* -c 1009 -j any_call,any_ret,u,save_type --call-graph fp -- wordfreq"
+	sed 's/^/# /' "/tmp/$name.err"
+	/demo/kcc import -k 3 ${calls:+--calls-event "$calls"} \
+		-o "/tmp/$name.data" /tmp/perf.data >"/tmp/$name.err" 2>&1
+	check $? "$name: kcc import -k 3 ${calls:+--calls-event $calls }perf.data"
+	sed 's/^/# /' "/tmp/$name.err"
+	rm -f /tmp/perf.data
+	lbr_eval "$name"
+}
+
 if [ ! -f /lbr/kcc_lbrpmu.ko ]; then
 	not_ok "lbr end to end: kcc_lbrpmu.ko not packed in /lbr"
 elif insmod /lbr/kcc_lbrpmu.ko poll_us=250; then
@@ -55,7 +92,17 @@ elif insmod /lbr/kcc_lbrpmu.ko poll_us=250; then
 	ok "insmod kcc_lbrpmu.ko poll_us=250 (software LBR PMU kcc_lbr)"
 	lbr_run lbr-wf-calls calls /demo/wordfreq 24
 	lbr_run lbr-wf-misses misses /demo/wordfreq 24
+	lbr_calls="--calls-event kcc_lbr/calls/ --calls-period 1009"
+	lbr_run lbr-wf-2ev misses /demo/wordfreq 24
+	lbr_calls=
 	lbr_run lbr-adv-calls calls /lbr/lbr_workload 1000
+	if [ -x /lbr/perf ]; then
+		lbr_import lbr-wf-import "" -e kcc_lbr/calls/
+		lbr_import lbr-wf-import-2ev kcc_lbr/calls/ \
+			-e kcc_lbr/misses/ -e kcc_lbr/calls/
+	else
+		ok "kcc import # SKIP perf not packed (Debian: linux-perf)"
+	fi
 	rmmod kcc_lbrpmu
 	check $? "rmmod kcc_lbrpmu"
 	dmesg_clean "lbr end to end"

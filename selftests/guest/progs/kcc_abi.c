@@ -171,6 +171,75 @@ static void e_lbrsw(struct kcc_config *c)
 }
 static void e_sw(struct kcc_config *c) { c->event_type = 1; c->event_config = 5; }
 
+/* The two-event block (calls_*). */
+static void e_cflags(struct kcc_config *c) { c->calls_flags = 1u << 1; }
+static void e_cnoflag(struct kcc_config *c) { c->calls_event_type = 4; }
+static void e_cfp(struct kcc_config *c) { c->calls_flags = KCC_CALLS_EVENT; }
+static void e_cper(struct kcc_config *c)
+{
+	c->source = KCC_SOURCE_AUTO;
+	c->calls_flags = KCC_CALLS_EVENT;
+	c->calls_sample_period = 999;
+}
+static void e_csw(struct kcc_config *c)
+{
+	c->source = KCC_SOURCE_AUTO;
+	c->calls_flags = KCC_CALLS_EVENT;
+	c->calls_event_type = 1;	/* PERF_TYPE_SOFTWARE */
+}
+/* cycles as the calls event: no LBR here, so the one event. */
+static void e_cauto(struct kcc_config *c)
+{
+	c->source = KCC_SOURCE_AUTO;
+	c->calls_flags = KCC_CALLS_EVENT;
+	c->calls_sample_period = 1000;
+}
+
+/*
+ * The stream header's flags after CONFIGURE with @edit (which must
+ * succeed), or -errno.
+ */
+static int cfg_hdr_flags(int fd, void (*edit)(struct kcc_config *))
+{
+	struct kcc_stream_header h;
+	int ret = cfg_try(fd, edit);
+
+	if (ret)
+		return ret;
+	lseek(fd, 0, SEEK_SET);
+	if (read(fd, &h, sizeof(h)) != sizeof(h))
+		return -EIO;
+	return (int)h.flags;
+}
+
+static void test_calls_event(int fd)
+{
+	int f;
+
+	expect(cfg_try(fd, e_cflags), -EINVAL, "CONFIGURE unknown calls_flags");
+	expect(cfg_try(fd, e_cnoflag), -EINVAL,
+	       "CONFIGURE calls_event_type without KCC_CALLS_EVENT");
+	expect(cfg_try(fd, e_cfp), -EINVAL,
+	       "CONFIGURE a calls event with source fp");
+	expect(cfg_try(fd, e_cper), -EINVAL,
+	       "CONFIGURE calls_sample_period 999");
+	expect(cfg_try(fd, e_csw), -EINVAL,
+	       "CONFIGURE a software calls event (no branch stack)");
+	if (kcc_have_pmu()) {
+		tap_skip("calls event fallback: this machine has a PMU");
+		return;
+	}
+	f = cfg_hdr_flags(fd, e_cauto);
+	tap_result(f >= 0 && (f & KCC_HDR_CALLS_FALLBACK) &&
+		   !(f & KCC_HDR_CALLS_EVENT),
+		   "CONFIGURE auto with a calls event, no LBR: one event, header says KCC_HDR_CALLS_FALLBACK (flags %d)",
+		   f);
+	f = cfg_hdr_flags(fd, e_none);
+	tap_result(f >= 0 && !(f & (KCC_HDR_CALLS_FALLBACK | KCC_HDR_CALLS_EVENT)),
+		   "CONFIGURE without a calls event: neither calls flag (flags %d)",
+		   f);
+}
+
 static void test_config(int fd)
 {
 	struct {
@@ -414,6 +483,7 @@ int main(int argc, char **argv)
 	test_version(fd);
 	test_unknown(fd);
 	test_config(fd);
+	test_calls_event(fd);
 	test_faults(fd);
 	test_privileges();
 	test_sessions(fd);	/* closes fd */
