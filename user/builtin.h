@@ -34,6 +34,7 @@ int cmd_dump(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
+int cmd_valence(int argc, char **argv);
 
 /*
  * Report a usage error of @cmd ("kcc ccf") with a pointer to its help;

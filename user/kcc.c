@@ -31,6 +31,7 @@ static const struct cmd cmds[] = {
 	{ "eval", cmd_eval, "accuracy of sampled k-CCFs against a trace" },
 	{ "synth", cmd_synth, "simulated LBR samples of a random program" },
 	{ "replay", cmd_replay, "stitch a sample file into a k-SF or k-CCF" },
+	{ "valence", cmd_valence, "Valence encoding tables and their check" },
 };
 
 #define NR_CMDS (sizeof(cmds) / sizeof(cmds[0]))

@@ -138,13 +138,8 @@ static void walk__check(struct walk *w)
 	}
 	if (w->esc_on_stack > 1)	/* a dynamic call: PCCE has no table */
 		return;
-	/* Both without the thread's start: its record is the same per sample. */
 	w->static_states++;
-	w->words += (w->v->sup[w->v->scc[m]].level + 63) / 64 +
-		(w->a.rec_bits - VALENCE_ESC_HDR_BITS - w->v->rec_len + 63) / 64;
-	if (!w->v->sup[w->v->scc[m]].level && w->a.rec_bits ==
-	    VALENCE_ESC_HDR_BITS + w->v->rec_len)
-		w->words++;	/* an empty id is still one word to read */
+	w->words += valence__words(w->v, &w->a);
 	w->pcce_words += (uint64_t)(w->v->pcce_bits[m] > 64 ?
 		(w->v->pcce_bits[m] + 63) / 64 : 1) + 2 * w->back_on_stack;
 }

@@ -309,11 +309,12 @@ cleanup:
 	return err;
 }
 
-static int op__cmp_site(const void *a, const void *b)
+static int edge__cmp_site(const void *a, const void *b, void *ops)
 {
-	const struct valence_op *x = a, *y = b;
+	uint64_t x = ((struct valence_op *)ops)[*(const uint32_t *)a].site;
+	uint64_t y = ((struct valence_op *)ops)[*(const uint32_t *)b].site;
 
-	return x->site < y->site ? -1 : x->site > y->site;
+	return x < y ? -1 : x > y;
 }
 
 int valence__annotate(struct valence *v, uint32_t nr_nodes,
@@ -373,8 +374,15 @@ int valence__annotate(struct valence *v, uint32_t nr_nodes,
 	err = -ENOMEM;
 	if (!v->by_site)
 		goto fail;
-	memcpy(v->by_site, v->ops, nr_edges * sizeof(*v->ops));
-	qsort(v->by_site, nr_edges, sizeof(*v->by_site), op__cmp_site);
+	v->site_edge = malloc((nr_edges + 1) * sizeof(*v->site_edge));
+	if (!v->site_edge)
+		goto fail;
+	for (i = 0; i < nr_edges; i++)
+		v->site_edge[i] = i;
+	qsort_r(v->site_edge, nr_edges, sizeof(*v->site_edge), edge__cmp_site,
+		v->ops);
+	for (i = 0; i < nr_edges; i++)
+		v->by_site[i] = v->ops[v->site_edge[i]];
 	free(first);
 	free(out);
 	return 0;
@@ -402,6 +410,7 @@ void valence__exit_graph(struct valence *v)
 	free(v->scc);
 	free(v->cyc_edge);
 	free(v->by_site);
+	free(v->site_edge);
 	free(v->back);
 	free(v->pcce_bits);
 	memset(v, 0, sizeof(*v));
@@ -429,6 +438,7 @@ void valence__area_init(const struct valence *v, struct kcc_valence_area *a)
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
 	a->cur = KCC_VALENCE_NO_NODE;
+	a->root = KCC_VALENCE_NO_NODE;
 	a->acyc_words = v->acyc_words;
 }
 
@@ -478,7 +488,7 @@ int valence__decode(const struct valence *v, const struct kcc_valence_area *a,
 		return -EAGAIN;
 	if (a->rec_over)
 		return -EOVERFLOW;
-	if (a->size != sizeof(*a) || a->acyc_words != nw ||
+	if (a->size != sizeof(*a) || a->acyc_words != nw || a->__reserved ||
 	    top > VALENCE_REC_BITS)
 		return -EINVAL;
 	if (m == KCC_VALENCE_NO_NODE)
@@ -531,6 +541,18 @@ int valence__decode(const struct valence *v, const struct kcc_valence_area *a,
 				m = v->edges[e].caller;
 				continue;
 			}
+		}
+		if (!top && m == a->root) {
+			/*
+			 * The thread's outermost call.  Another way into the
+			 * root without a record would be a call from its own
+			 * descendant: a cyclic edge, which is on the stack.
+			 */
+			err = valence__put_frame(out, max, &nr, m,
+						 a->root_site, 1);
+			if (err)
+				return err;
+			break;
 		}
 		if (!top && !v->sup[v->scc[m]].nlv) {
 			/* A root of the graph entered without a call. */

@@ -46,6 +46,7 @@ struct valence {
 	uint32_t max_level;
 	uint32_t acyc_words;
 	struct valence_op *by_site;	/* ops sorted by site */
+	uint32_t *site_edge;		/* by_site index -> edge */
 	/* PCCE on the same graph, for comparison: */
 	uint8_t *back;			/* per edge: a back edge of the DFS */
 	double *pcce_bits;		/* per node: log2(numCC) */

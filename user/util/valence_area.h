@@ -12,7 +12,8 @@
  * (indirect, from uninstrumented code, or to another callee than the
  * table says) pushes an escape record: the saved acyclic id, the call
  * site and callee as literals, and the tag 0, then starts a fresh
- * acyclic id, as DACCE does for dynamic edges.
+ * acyclic id, as DACCE does for dynamic edges.  The thread's outermost
+ * call has nothing to save: it only sets root and root_site.
  *
  * Every update is bracketed by seq++ (odd: being updated) and seq++
  * (even: consistent).  A sample interrupts the thread between two of its
@@ -170,7 +171,12 @@ static inline int valence__enter(struct kcc_valence_area *a,
 	while (k && !a->acyc[k - 1])
 		k--;
 	valence__seq_begin(a);
-	if (!escaped && op->kind == VALENCE_OP_ACYC) {
+	if (a->cur == KCC_VALENCE_NO_NODE && !a->rec_bits && !a->rec_over) {
+		/* The thread's outermost call: nothing to save. */
+		a->root = callee;
+		a->root_site = site;
+		escaped = 1;
+	} else if (!escaped && op->kind == VALENCE_OP_ACYC) {
 		valence__put_bits(a->acyc, op->pos[0], op->width[0], op->val[0]);
 		valence__put_bits(a->acyc, op->pos[1], op->width[1], op->val[1]);
 	} else if (!escaped) {
@@ -221,7 +227,10 @@ static inline void valence__exit(struct kcc_valence_area *a,
 	int escaped = !op || op->callee != callee;
 
 	valence__seq_begin(a);
-	if (!escaped && op->kind == VALENCE_OP_ACYC) {
+	if (escaped && !a->rec_bits && !a->rec_over) {
+		a->cur = KCC_VALENCE_NO_NODE;	/* the outermost call returns */
+		a->root = KCC_VALENCE_NO_NODE;
+	} else if (!escaped && op->kind == VALENCE_OP_ACYC) {
 		valence__put_bits(a->acyc, op->pos[0], op->width[0], 0);
 		valence__put_bits(a->acyc, op->pos[1], op->width[1], 0);
 		a->cur = op->caller;

@@ -341,6 +341,9 @@ struct kcc_valence_area {
 	__u32 rec_over;		/* Input: pushes that did not fit (0: exact) */
 	__u32 acyc_words;	/* Input: words of acyc[] the table uses */
 	__u64 table_id;		/* Input: identifies the encoding table */
+	__u32 root;		/* Input: node the thread's outermost call entered */
+	__u32 __reserved;	/* Input: zero */
+	__u64 root_site;	/* Input: return address of that call */
 	__u64 acyc[KCC_VALENCE_ACYC_WORDS];	/* Input: acyclic id, bit 0 first */
 	__u64 rec[KCC_VALENCE_REC_WORDS];	/* Input: bit stack, bit 0 bottom */
 };
