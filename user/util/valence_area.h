@@ -155,6 +155,16 @@ static inline int valence__spill_push(struct valence_spill *sp,
 	return 0;
 }
 
+/* Words of the acyclic id up to its highest nonzero one. */
+static inline uint32_t valence__acyc_used(const struct kcc_valence_area *a)
+{
+	uint32_t k = a->acyc_words;
+
+	while (k && !a->acyc[k - 1])
+		k--;
+	return k;
+}
+
 /*
  * A call entering node callee from return address site; op is the
  * table's entry for site or NULL.  rec_len is the table's cyclic code
@@ -165,11 +175,9 @@ static inline int valence__enter(struct kcc_valence_area *a,
 				 const struct valence_op *op, uint32_t callee,
 				 uint64_t site, uint32_t rec_len)
 {
-	uint32_t nw = a->acyc_words, k = nw;
+	uint32_t nw = a->acyc_words, k;
 	int escaped = !op || op->callee != callee;
 
-	while (k && !a->acyc[k - 1])
-		k--;
 	valence__seq_begin(a);
 	if (a->cur == KCC_VALENCE_NO_NODE && !a->rec_bits && !a->rec_over) {
 		/* The thread's outermost call: nothing to save. */
@@ -187,8 +195,9 @@ static inline int valence__enter(struct kcc_valence_area *a,
 					  op->val[0]);
 			a->rec_bits += rec_len;
 		}
-	} else if (a->rec_over || a->rec_bits + 64 * k + VALENCE_ESC_HDR_BITS +
-		   rec_len > VALENCE_REC_BITS) {
+	} else if ((k = valence__acyc_used(a)), a->rec_over ||
+		   a->rec_bits + 64 * k + VALENCE_ESC_HDR_BITS + rec_len >
+		   VALENCE_REC_BITS) {
 		uint64_t rec[KCC_VALENCE_ACYC_WORDS + 2];
 
 		memcpy(rec, a->acyc, nw * sizeof(*rec));

@@ -417,7 +417,9 @@ int valence_prog__check(const struct valence_prog *p, FILE *f,
 			continue;
 		}
 		if (n < 0) {
-			st->undecodable++;
+			if (!st->undecodable++ && diag)
+				fprintf(diag, "first undecodable sample: %s (%u true frames, %u rec bits)\n",
+					strerror(-n), h.depth, h.area.rec_bits);
 			continue;
 		}
 		for (i = 0; i < h.depth; i++)
