@@ -265,9 +265,9 @@ static int valence__pcce(struct valence *v, const uint32_t *first,
 			if (it[sp] < first[m + 1]) {
 				uint32_t e = out[it[sp]++], c = v->edges[e].callee;
 
-				if (state[c] == 1)
+				if (state[c] == 1) {
 					v->back[e] = 1;
-				else if (!state[c]) {
+				} else if (!state[c]) {
 					state[c] = 1;
 					node[++sp] = c;
 					it[sp] = first[c];
@@ -280,8 +280,10 @@ static int valence__pcce(struct valence *v, const uint32_t *first,
 				break;
 		}
 	}
-	/* numCC over forward edges in topological order (reverse postorder);
-	 * targets of back edges get the dummy root's one context too. */
+	/*
+	 * numCC over forward edges in topological order (reverse postorder);
+	 * targets of back edges get the dummy root's one context too.
+	 */
 	for (i = 0; i < n; i++)
 		num[i] = 0;
 	for (i = 0; i < v->nr_edges; i++)

@@ -175,7 +175,7 @@ static inline int valence__enter(struct kcc_valence_area *a,
 				 const struct valence_op *op, uint32_t callee,
 				 uint64_t site, uint32_t rec_len)
 {
-	uint32_t nw = a->acyc_words, k;
+	uint32_t nw = a->acyc_words, k = valence__acyc_used(a);
 	int escaped = !op || op->callee != callee;
 
 	valence__seq_begin(a);
@@ -188,16 +188,15 @@ static inline int valence__enter(struct kcc_valence_area *a,
 		valence__put_bits(a->acyc, op->pos[0], op->width[0], op->val[0]);
 		valence__put_bits(a->acyc, op->pos[1], op->width[1], op->val[1]);
 	} else if (!escaped) {
-		if (a->rec_over || a->rec_bits + rec_len > VALENCE_REC_BITS)
+		if (a->rec_over || a->rec_bits + rec_len > VALENCE_REC_BITS) {
 			a->rec_over++;
-		else {
+		} else {
 			valence__put_bits(a->rec, a->rec_bits, rec_len,
 					  op->val[0]);
 			a->rec_bits += rec_len;
 		}
-	} else if ((k = valence__acyc_used(a)), a->rec_over ||
-		   a->rec_bits + 64 * k + VALENCE_ESC_HDR_BITS + rec_len >
-		   VALENCE_REC_BITS) {
+	} else if (a->rec_over || a->rec_bits + 64 * k +
+		   VALENCE_ESC_HDR_BITS + rec_len > VALENCE_REC_BITS) {
 		uint64_t rec[KCC_VALENCE_ACYC_WORDS + 2];
 
 		memcpy(rec, a->acyc, nw * sizeof(*rec));
