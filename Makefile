@@ -95,7 +95,7 @@ $(O)/san/kccread: $(O)/san/user/kccread.o $(CORE_SAN)
 # client, and kcc's (user/util/debuginfod.c), dlopen() a library that the
 # guest lacks: those warnings of the static link are expected and
 # dropped, any other is shown.
-STATIC_LDLIBS := -lm -ldw -lelf -lz -liberty -llzma -lbz2 -lpfm -lpthread
+STATIC_LDLIBS := -lm -ldw -lelf -lz -liberty -llzma -lbz2 -lpfm -lpthread -lcapstone
 .PHONY: static-kcc
 static-kcc: $(O)/static/kcc
 

@@ -330,8 +330,8 @@ int valence__annotate(struct valence *v, uint32_t nr_nodes,
 	v->nr_edges = nr_edges;
 	v->edges = malloc((nr_edges + 1) * sizeof(*edges));
 	v->ops = calloc(nr_edges + 1, sizeof(*v->ops));
-	v->scc = malloc((nr_nodes + 1) * sizeof(*v->scc));
-	v->cyc_edge = malloc((nr_edges + 1) * sizeof(*v->cyc_edge));
+	v->scc = calloc(nr_nodes + 1, sizeof(*v->scc));
+	v->cyc_edge = calloc(nr_edges + 1, sizeof(*v->cyc_edge));
 	err = -ENOMEM;
 	if (!v->edges || !v->ops || !v->scc || !v->cyc_edge)
 		goto fail;

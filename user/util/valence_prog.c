@@ -93,6 +93,11 @@ static int prog__read_syms(struct valence_prog *p, Elf *elf, struct sym **out,
 			}
 		}
 	}
+	if (!n) {
+		*out = NULL;
+		*nr = 0;
+		return 0;
+	}
 	qsort(s, n, sizeof(*s), sym__cmp);
 	for (i = j = 0; i < n; i++) {	/* aliases: keep the first name */
 		if (j && s[j - 1].addr == s[i].addr) {
