@@ -41,8 +41,9 @@ OPT_CFLAGS  := -O2
 SAN_CFLAGS  := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 	    -fno-sanitize-recover=all
 # libpfm4: hardware event names for kcc record -e (user/util/evspec.c);
-# libiberty: demangling; libdl: the debuginfod client is dlopen()ed.
-LDLIBS	+= -lm -ldw -lelf -lz -lpfm -liberty -ldl
+# libiberty: demangling; libdl: the debuginfod client is dlopen()ed;
+# capstone: the direct calls of a program (kcc valence annotate).
+LDLIBS	+= -lm -ldw -lelf -lz -lpfm -liberty -ldl -lcapstone
 
 LBR_SRCS   := $(wildcard lbr/*.c)
 UTIL_SRCS  := $(wildcard user/util/*.c)
@@ -96,7 +97,7 @@ $(O)/san/kccread: $(O)/san/user/kccread.o $(CORE_SAN)
 # client, and kcc's (user/util/debuginfod.c), dlopen() a library that the
 # guest lacks: those warnings of the static link are expected and
 # dropped, any other is shown.
-STATIC_LDLIBS := -lm -ldw -lelf -lz -liberty -llzma -lbz2 -lpfm -lpthread
+STATIC_LDLIBS := -lm -ldw -lelf -lz -liberty -llzma -lbz2 -lpfm -lpthread -lcapstone
 .PHONY: static-kcc
 static-kcc: $(O)/static/kcc
 
@@ -206,8 +207,18 @@ $(TRACE_RT): tools/kcc-trace/kcc_trace_rt.c user/util/ftrace_fmt.h \
 	$(if $(Q),@echo "  CC      $@")
 	$(Q)$(CC) -std=gnu11 -g -O2 $(WARN) -fPIC $(CFLAGS) -c -o $@ $<
 
+# The Valence runtime (tools/kcc-trace/kcc_valence_rt.c,
+# Documentation/valence.rst).
+VALENCE_RT := $(O)/kcc_valence_rt.o
+$(VALENCE_RT): tools/kcc-trace/kcc_valence_rt.c user/util/valence_area.h \
+		include/uapi/linux/kcc.h
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) -std=gnu11 -g -O2 $(WARN) -fPIC -Iinclude/uapi -Iuser/util \
+		$(CFLAGS) -c -o $@ $<
+
 .PHONY: trace-rt eval
-trace-rt: $(TRACE_RT)
+trace-rt: $(TRACE_RT) $(VALENCE_RT)
 
 eval: $(O)/kcc $(TRACE_RT)
 	$(Q)KCC=$(abspath $(O)/kcc) KCC_TRACE_RT=$(abspath $(TRACE_RT)) \

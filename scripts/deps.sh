@@ -18,6 +18,7 @@ PKGS="$PKGS libiberty-dev"	# C++ and Rust demangling (cplus_demangle)
 PKGS="$PKGS g++"		# symbols_test's C++ program
 PKGS="$PKGS libdebuginfod-dev"	# debuginfod client (header; the library is dlopen()ed)
 PKGS="$PKGS help2man groff-base"	# man pages from --help; install.sh renders them
+PKGS="$PKGS libcapstone-dev"	# kcc valence annotate: direct calls of a program
 
 missing=""
 for p in $PKGS; do

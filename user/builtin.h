@@ -43,6 +43,7 @@ struct profile;
  * as OUTPUT.old first; errors are printed.  0 or -errno.
  */
 int record__write_profile(struct profile *p, const char *output);
+int cmd_valence(int argc, char **argv);
 
 /*
  * Report a usage error of @cmd ("kcc ccf") with a pointer to its help;

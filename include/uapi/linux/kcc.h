@@ -351,4 +351,41 @@ struct kcc_rec_map {
 	char path[];		/* NUL-terminated, padded to 8 bytes */
 };
 
+/*
+ * Valence context encoding (Documentation/valence.rst).  A program built
+ * with kcc's instrumentation keeps its calling context, encoded as in
+ * Valence (Zhou et al.), in one struct kcc_valence_area per thread.  The
+ * thread is the only writer; it makes seq odd before and even after every
+ * update, so a reader that interrupts it (a PMU sample) sees an even seq
+ * only on a consistent area, and counts an odd one as torn.
+ */
+#define KCC_SOURCE_VALENCE		4	/* sampled event + the thread's area */
+#define KCC_VALENCE_ACYC_WORDS		8	/* bits [0, 512) of the acyclic id */
+#define KCC_VALENCE_REC_WORDS		56	/* the recursion/escape bit stack */
+#define KCC_VALENCE_NO_NODE		0xffffffffu
+
+struct kcc_valence_area {
+	__u32 size;		/* Input: sizeof(struct kcc_valence_area) */
+	__u32 seq;		/* Input: odd while the area is being updated */
+	__u32 cur;		/* Input: table node of the running routine */
+	__u32 rec_bits;		/* Input: bits of rec[] in use, <= 64 * REC_WORDS */
+	__u32 rec_over;		/* Input: pushes that did not fit (0: exact) */
+	__u32 acyc_words;	/* Input: words of acyc[] the table uses */
+	__u64 table_id;		/* Input: identifies the encoding table */
+	__u32 root;		/* Input: node the thread's outermost call entered */
+	__u32 __reserved;	/* Input: zero */
+	__u64 root_site;	/* Input: return address of that call */
+	__u64 acyc[KCC_VALENCE_ACYC_WORDS];	/* Input: acyclic id, bit 0 first */
+	__u64 rec[KCC_VALENCE_REC_WORDS];	/* Input: bit stack, bit 0 bottom */
+};
+
+/* Registers the calling thread's area (like rseq(2)); area 0 unregisters. */
+struct kcc_valence_reg {
+	__u32 size;		/* Input: sizeof(struct kcc_valence_reg) */
+	__u32 area_size;	/* Input: sizeof(struct kcc_valence_area) */
+	__u64 area;		/* Input: user address of the area, or 0 */
+};
+
+#define KCC_IOC_VALENCE_REGISTER	_IOW(KCC_IOC_MAGIC, 0x09, struct kcc_valence_reg)
+
 #endif /* _UAPI_LINUX_KCC_H */
