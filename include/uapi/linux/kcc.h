@@ -358,6 +358,10 @@ struct kcc_rec_map {
  * thread is the only writer; it makes seq odd before and even after every
  * update, so a reader that interrupts it (a PMU sample) sees an even seq
  * only on a consistent area, and counts an odd one as torn.
+ *
+ * Reserved, not yet implemented by kcc.ko: CONFIGURE refuses the source
+ * and KCC_IOC_VALENCE_REGISTER gets -ENOTTY.  The layout is what the
+ * userspace runtime and decoder use today (kcc valence check).
  */
 #define KCC_SOURCE_VALENCE		4	/* sampled event + the thread's area */
 #define KCC_VALENCE_ACYC_WORDS		8	/* bits [0, 512) of the acyclic id */
