@@ -202,7 +202,12 @@ static void test_fd_passing(void)
 		return;
 	}
 	if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sv)) {
-		tap_result(0, "socketpair: %s", strerror(errno));
+		/* The debug kernel's tinyconfig has no CONFIG_UNIX. */
+		if (errno == ENOSYS || errno == EAFNOSUPPORT)
+			tap_skip("a descriptor passed over a Unix socket: no AF_UNIX in this kernel (%s)",
+				 strerror(errno));
+		else
+			tap_result(0, "socketpair: %s", strerror(errno));
 		close(fd);
 		free(three);
 		return;
