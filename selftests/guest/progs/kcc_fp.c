@@ -227,7 +227,19 @@ static void workload(int go, const struct spec *sp)
 		pid_t p = fork();
 
 		if (p == 0) {
-			wl_b(200000);
+			/*
+			 * At least 2 ms of the child's own CPU time, whatever
+			 * the host's load does to TCG: some 20 samples at the
+			 * test's 10 kHz, so that exiting children have forests.
+			 */
+			struct timespec t0, t;
+
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+			do {
+				wl_b(20000);
+				clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+			} while ((t.tv_sec - t0.tv_sec) * 1000000000l +
+				 (t.tv_nsec - t0.tv_nsec) < 2000000l);
 			_exit(0);
 		}
 		waitpid(p, NULL, 0);
