@@ -188,21 +188,6 @@ static u32 kcc_walk_user(struct pt_regs *regs, u64 *st, u32 max, u32 *flags)
 	return n;
 }
 
-static u32 kcc_br_kind(const struct perf_branch_entry *e)
-{
-	switch (e->type) {
-	case PERF_BR_CALL:
-	case PERF_BR_IND_CALL:
-	case PERF_BR_COND_CALL:
-		return KCC_BR_CALL;
-	case PERF_BR_RET:
-	case PERF_BR_COND_RET:
-		return KCC_BR_RET;
-	default:
-		return KCC_BR_OTHER;
-	}
-}
-
 /*
  * Runs in NMI or hardirq context.  One sample of the current task: its
  * user stack, the branch records of the PMU (LBR source) and the period.
@@ -264,7 +249,7 @@ static void __kcc_overflow(struct perf_event *event,
 	for (i = 0; i < nbr; i++) {
 		b[i].from = br->entries[i].from;
 		b[i].to = br->entries[i].to;
-		b[i].kind = kcc_br_kind(&br->entries[i]);
+		b[i].kind = kcc_br_kind_perf(br->entries[i].type);
 		b[i].__reserved = 0;
 	}
 	rec->s.size = sizeof(rec->s) + rec->s.nr_stack * sizeof(u64) +

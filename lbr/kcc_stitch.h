@@ -74,6 +74,7 @@
 
 #include "kcc_forest.h"
 #include <linux/kcc.h>
+#include <linux/perf_event.h>
 
 /* Label of the frame standing for the part of a truncated stack walk. */
 #define KCC_LABEL_UNKNOWN	0
@@ -242,5 +243,24 @@ void kcc_stitch_counts_add(struct kcc_stitch_counts *dst,
 /* Copy @c into the stitch_* fields that close struct kcc_status. */
 void kcc_stitch_counts_export(struct kcc_status *st,
 			      const struct kcc_stitch_counts *c);
+
+/*
+ * The kind of a perf branch record (PERF_SAMPLE_BRANCH_TYPE_SAVE): the
+ * same for kcc.ko's samples and for kcc import's perf.data.
+ */
+static inline u32 kcc_br_kind_perf(u32 perf_br_type)
+{
+	switch (perf_br_type) {
+	case PERF_BR_CALL:
+	case PERF_BR_IND_CALL:
+	case PERF_BR_COND_CALL:
+		return KCC_BR_CALL;
+	case PERF_BR_RET:
+	case PERF_BR_COND_RET:
+		return KCC_BR_RET;
+	default:
+		return KCC_BR_OTHER;
+	}
+}
 
 #endif /* KCC_STITCH_H */

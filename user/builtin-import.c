@@ -143,21 +143,6 @@ static int import_map(struct import *im, const struct perfdata_rec *r)
 	return 0;
 }
 
-static uint32_t import_br_kind(const struct perf_branch_entry *e)
-{
-	switch (e->type) {
-	case PERF_BR_CALL:
-	case PERF_BR_IND_CALL:
-	case PERF_BR_COND_CALL:
-		return KCC_BR_CALL;
-	case PERF_BR_RET:
-	case PERF_BR_COND_RET:
-		return KCC_BR_RET;
-	default:
-		return KCC_BR_OTHER;
-	}
-}
-
 /*
  * Whether @addr lies in an executable mapping of process @pid: 1, 0, or
  * -1 when the file has no mapping of @pid at all (nothing to judge by).
@@ -240,7 +225,7 @@ static int import_sample(struct import *im, const struct perfdata_rec *r)
 	}
 	for (i = 0; i < nbr; i++)
 		sample_buf__push_branch(&im->sb, r->s.br[i].from, r->s.br[i].to,
-					import_br_kind(&r->s.br[i]));
+					kcc_br_kind_perf(r->s.br[i].type));
 	ret = stitcher__sample(&t->sr, &im->sb.hdr);
 	if (ret)
 		return ret;
