@@ -577,7 +577,7 @@ static u64 lbrpmu_update(struct perf_event *event, u64 *uaddr, u64 *pos_in)
 	struct lbrpmu_event *le = event->pmu_private;
 	bool calls = lbrpmu_config(event) == KCC_LBR_EV_CALLS;
 	struct lbrpmu_snap snap;
-	u64 v, delta;
+	u64 v, in, delta;
 
 	lbrpmu_task_snap(&snap, uaddr, pos_in);
 	if (!snap.valid) {
@@ -585,10 +585,18 @@ static u64 lbrpmu_update(struct perf_event *event, u64 *uaddr, u64 *pos_in)
 		return 0;
 	}
 	v = calls ? snap.calls : snap.misses;
-	if (le->seen_task == current)
+	in = calls ? snap.calls_in : snap.misses_in;
+	/*
+	 * Count from this switch-in, or from the last update of this event
+	 * since then.  A @seen of the same thread older than its switch-in
+	 * is from an earlier stay on this CPU: what it counted elsewhere in
+	 * between belongs to the other CPU's event (seen on 6.12-rt, where
+	 * threads migrate more: system-wide counts 3 % too high).
+	 */
+	if (le->seen_task == current && le->seen > in)
 		delta = v - le->seen;
 	else
-		delta = v - (calls ? snap.calls_in : snap.misses_in);
+		delta = v - in;
 	le->seen_task = current;
 	le->seen = v;
 	local64_add(delta, &event->count);
