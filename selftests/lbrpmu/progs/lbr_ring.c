@@ -133,8 +133,14 @@ static void take_stack(const uint8_t *body, size_t len, void *arg)
  * returned in @st, the number of empty stacks in @empty and of the
  * others that differ from @st in @differ; the number of stacks, or -1.
  */
-static int sample(int type, uint64_t bst, struct stack *st, int *empty,
-		  int *differ)
+/*
+ * Sample the ring for 100 ms on the clock event; @fill, if not NULL,
+ * writes records once the event runs, so that no system call (which may
+ * sleep, and on PREEMPT_RT often does) lies between them and the first
+ * sample.
+ */
+static int sample_fill(int type, uint64_t bst, struct stack *st,
+		       int *empty, int *differ, void (*fill)(void))
 {
 	size_t page = sysconf(_SC_PAGESIZE), size = DATA_PAGES * page;
 	struct perf_event_mmap_page *pg;
@@ -156,6 +162,8 @@ static int sample(int type, uint64_t bst, struct stack *st, int *empty,
 		return -1;
 	}
 	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	if (fill)
+		fill();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {	/* spin in user space: the clock samples us here */
 		clock_gettime(CLOCK_MONOTONIC, &t);
@@ -172,6 +180,12 @@ static int sample(int type, uint64_t bst, struct stack *st, int *empty,
 	munmap(pg, size + page);
 	close(fd);
 	return ctx.n;
+}
+
+static int sample(int type, uint64_t bst, struct stack *st, int *empty,
+		  int *differ)
+{
+	return sample_fill(type, bst, st, empty, differ, NULL);
 }
 
 /*
@@ -227,16 +241,25 @@ static void check(int type, const char *what, uint64_t bst, const int *idx,
  * After a context switch the LBR is wiped: every stack must be empty or
  * hold the records @idx[0..n-1] written since, and one must hold them.
  */
-static void check_wiped(int type, const char *what, const int *idx, int n)
+static void check_wiped(int type, const char *what, const int *idx, int n,
+			void (*fill)(void))
 {
 	struct stack st;
-	int empty, differ, got = sample(type, PERF_SAMPLE_BRANCH_ANY |
-					PERF_SAMPLE_BRANCH_USER, &st, &empty,
-					&differ);
+	int empty, differ, got = sample_fill(type, PERF_SAMPLE_BRANCH_ANY |
+					     PERF_SAMPLE_BRANCH_USER, &st,
+					     &empty, &differ, fill);
 
 	tap(got > empty && !differ && stack_is(&st, idx, n, 0),
 	    "%s (%d stacks, %d empty, %d different)", what, got, empty,
 	    differ);
+}
+
+static void ring_add(uint64_t from, uint64_t to);
+
+/* Records 40..42 after the 40 written before the switch. */
+static void ring_add_40_43(void)
+{
+	ring_add(40, 43);
 }
 
 /* Write records @from .. @to - 1 more, as the runtime would. */
@@ -368,10 +391,9 @@ int main(void)
 		check(type, "task_save=0, switched out: no records", ALL, idx,
 		      0, 0);
 		usleep(2000);
-		ring_add(40, 43);
 		n = down(idx, 42, 1, 3);
 		check_wiped(type, "task_save=0: only the records since the switch",
-			    idx, n);
+			    idx, n, ring_add_40_43);
 		param_set("task_save", "1");
 		n = down(idx, 42, 1, 32);
 		check(type, "task_save=1: all the records", ALL, idx, n, 0);
