@@ -94,6 +94,7 @@ static long kcc_ioc_version(void __user *u, unsigned int cmd)
 		v.sources |= 1u << KCC_SOURCE_LBR;
 	if (kcc_param_inject)
 		v.sources |= 1u << KCC_SOURCE_INJECT;
+	v.sources |= 1u << KCC_SOURCE_VALENCE;
 	return kcc_copy_out(u, usize, &v, sizeof(v));
 }
 
@@ -335,6 +336,18 @@ out:
 	return ret;
 }
 
+/* No privilege needed: see kcc_valence_register(). */
+static long kcc_ioc_valence_register(void __user *u, unsigned int cmd)
+{
+	struct kcc_valence_reg reg;
+	int usize;
+
+	usize = kcc_copy_in(&reg, sizeof(reg), sizeof(reg), u, cmd);
+	if (usize < 0)
+		return usize;
+	return kcc_valence_register(&reg);
+}
+
 #define KCC_CMD(c)	((c) & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT))
 
 static long kcc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -354,6 +367,8 @@ static long kcc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return kcc_ioc_status(file, u, cmd);
 	case KCC_CMD(KCC_IOC_INJECT):
 		return kcc_ioc_inject(file, u, cmd);
+	case KCC_CMD(KCC_IOC_VALENCE_REGISTER):
+		return kcc_ioc_valence_register(u, cmd);
 	default:
 		return -ENOTTY;
 	}

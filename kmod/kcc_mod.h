@@ -60,6 +60,7 @@ extern bool kcc_param_fixed_seed;
 
 #define KCC_RREC_SAMPLE		1
 #define KCC_RREC_PAD		2
+#define KCC_RREC_VALENCE	3	/* s.nr_stack words: a Valence key */
 
 /* A sample in a ring: who it is charged to, then the uapi sample. */
 struct kcc_rrec {
@@ -137,6 +138,7 @@ struct kcc_task {
 	struct kcc_forest forest;
 	struct kcc_burst burst;
 	struct kcc_stitch st;
+	struct kcc_vtab *vtab;	/* Valence encodings, or NULL */
 };
 
 #define KCC_TASK_HASH_BITS	10
@@ -211,6 +213,8 @@ struct kcc_global {
 	u32 gen;			/* bumped at stop and reset */
 	u32 stack_depth;		/* user frames per sample */
 
+	bool valence;			/* the session reads Valence areas */
+
 	bool lbr;			/* an LBR event could be created */
 	u32 lbr_depth;
 
@@ -261,6 +265,23 @@ void kcc_session_destroy(struct kcc_session *s);
 void kcc_status_fill(struct kcc_session *s, struct kcc_status *st);
 void kcc_drain(struct kcc_session *s);
 void *kcc_snapshot(struct kcc_session *s, size_t *len);
+
+/* kcc_valence.c */
+/* A Valence key: table_id, root_site, cur|root, rec_bits|acyc_words, words */
+#define KCC_VKEY_HDR		4
+#define KCC_VKEY_MAX		(KCC_VKEY_HDR + KCC_VALENCE_ACYC_WORDS + \
+				 KCC_VALENCE_REC_WORDS)
+struct kcc_vtab;
+long kcc_valence_register(const struct kcc_valence_reg *reg);
+void kcc_valence_task_gone(struct task_struct *p);
+int kcc_valence_read(u64 *w);
+void kcc_valence_counters_zero(void);
+void kcc_valence_apply(struct kcc_session *s, struct kcc_task *t,
+		       const struct kcc_sample *smp);
+void kcc_valence_task_free(struct kcc_task *t);
+size_t kcc_valence_rec_size(const struct kcc_task *t);
+u8 *kcc_valence_put(u8 *p, const struct kcc_task *t);
+void kcc_valence_status(struct kcc_session *s, struct kcc_status *st);
 
 /* kcc_dev.c */
 int kcc_dev_init(void);

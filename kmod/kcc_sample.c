@@ -200,12 +200,13 @@ static void __kcc_overflow(struct perf_event *event,
 {
 	const struct perf_branch_stack *br = kcc_sample_br_stack(data);
 	u32 depth = READ_ONCE(kcc_g.stack_depth);
+	bool val = READ_ONCE(kcc_g.valence);
 	struct kcc_ring *ring;
 	struct kcc_rrec *rec;
 	struct kcc_branch *b;
 	unsigned long irqf = 0;
 	u32 nbr = 0, i, flags = 0;
-	int lvl;
+	int lvl, n;
 	u64 base;
 
 	if (!READ_ONCE(kcc_g.running))
@@ -232,15 +233,23 @@ static void __kcc_overflow(struct perf_event *event,
 	if (br)
 		nbr = min_t(u32, br->nr, KCC_INJECT_MAX_BRANCHES);
 
-	rec = kcc_ring_reserve(ring, sizeof(*rec) + depth * sizeof(u64) +
+	/* Valence: the area's key, or the fp walk for a thread without. */
+	rec = kcc_ring_reserve(ring, sizeof(*rec) +
+			       max(depth, val ? KCC_VKEY_MAX : 0u) * sizeof(u64) +
 			       nbr * sizeof(struct kcc_branch), &base);
 	if (!rec) {
 		ring->drops[KCC_DROP_RING_FULL]++;
 		goto out;
 	}
 	kcc_rrec_fill_task(rec);
-	rec->s.nr_stack = kcc_walk_user(regs, (u64 *)(&rec->s + 1), depth,
-					&flags);
+	n = val ? kcc_valence_read((u64 *)(&rec->s + 1)) : 0;
+	if (n < 0)
+		goto out;	/* counted, not taken */
+	if (n > 0)
+		rec->kind = KCC_RREC_VALENCE;
+	else
+		n = kcc_walk_user(regs, (u64 *)(&rec->s + 1), depth, &flags);
+	rec->s.nr_stack = n;
 	rec->s.flags = flags;
 	rec->s.nr_branches = nbr;
 	rec->s.__reserved = 0;
@@ -346,7 +355,7 @@ void kcc_drain_rings(struct kcc_session *s)
 				const struct kcc_rrec *rec = (const void *)
 					(r->buf + (tail & (r->size - 1)));
 
-				if (rec->kind == KCC_RREC_SAMPLE && s)
+				if (rec->kind != KCC_RREC_PAD && s)
 					kcc_task_apply(s, rec);
 				tail += rec->size;
 				/* Pairs with kcc_ring_reserve(): space is free. */

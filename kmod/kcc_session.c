@@ -110,6 +110,8 @@ static int kcc_calls_resolve(struct kcc_session *s, const struct kcc_config *in)
 		return -EINVAL;
 	if (c->source == KCC_SOURCE_FP && in->source == KCC_SOURCE_FP)
 		return -EINVAL;
+	if (c->source == KCC_SOURCE_VALENCE)
+		return -EINVAL;
 	if (!c->calls_sample_period)
 		c->calls_sample_period = KCC_HW_PERIOD_DEF;
 	s->cev.type = c->calls_event_type;
@@ -207,6 +209,9 @@ static int kcc_config_resolve(struct kcc_session *s, const struct kcc_config *in
 		break;
 	case KCC_SOURCE_FP:
 		s->source = KCC_SOURCE_FP;
+		break;
+	case KCC_SOURCE_VALENCE:	/* fp for threads without an area */
+		s->source = KCC_SOURCE_VALENCE;
 		break;
 	case KCC_SOURCE_INJECT:
 		if (!kcc_param_inject)
@@ -315,6 +320,7 @@ static void kcc_counters_zero(struct kcc_session *s)
 	s->work_ns = 0;
 	s->work_batches = 0;
 	s->last_processed = 0;
+	kcc_valence_counters_zero();
 }
 
 /*
@@ -365,6 +371,7 @@ int kcc_start(struct kcc_session *s)
 	if (s->state == KCC_STATE_RUNNING)
 		return -EBUSY;
 	WRITE_ONCE(kcc_g.stack_depth, s->cfg.stack_depth);
+	WRITE_ONCE(kcc_g.valence, s->source == KCC_SOURCE_VALENCE);
 	s->state = KCC_STATE_RUNNING;
 	WRITE_ONCE(kcc_g.running, true);
 	ret = kcc_events_start(s);
@@ -481,6 +488,7 @@ void kcc_status_fill(struct kcc_session *s, struct kcc_status *st)
 	st->tasks = s->nr_tasks;
 	st->tasks_exited = s->nr_exited;
 	kcc_events_read(s, st);
+	kcc_valence_status(s, st);
 }
 
 /* ---- the read() snapshot ----------------------------------------------- */
@@ -553,7 +561,7 @@ void *kcc_snapshot(struct kcc_session *s, size_t *len)
 
 	size = sizeof(*h) + KCC_NR_CTRS * sizeof(*d);
 	list_for_each_entry(t, &s->task_list, node)
-		size += kcc_task_rec_size(t);
+		size += kcc_task_rec_size(t) + kcc_valence_rec_size(t);
 	list_for_each_entry(pr, &s->procs, node)
 		size += pr->maps_len;
 	size += sizeof(struct kcc_rec);
@@ -592,6 +600,7 @@ void *kcc_snapshot(struct kcc_session *s, size_t *len)
 
 	list_for_each_entry(t, &s->task_list, node) {
 		p = kcc_put_task(p, t);
+		p = kcc_valence_put(p, t);
 		if (t->flags & KCC_TASK_EXITED)
 			t->delivered = true;
 	}

@@ -53,12 +53,14 @@ static void kcc_tev_push(u32 kind, u32 pid, u64 start)
 
 static void kcc_probe_exit(KCC_TP_EXIT_PROTO)
 {
+	kcc_valence_task_gone(p);
 	if (READ_ONCE(kcc_g.ev_on) && !(p->flags & PF_KTHREAD))
 		kcc_tev_push(KCC_TEV_EXIT, p->pid, p->start_boottime);
 }
 
 static void kcc_probe_exec(KCC_TP_EXEC_PROTO)
 {
+	kcc_valence_task_gone(p);
 	if (READ_ONCE(kcc_g.ev_on))
 		kcc_tev_push(KCC_TEV_EXEC, p->tgid,
 			     p->group_leader->start_boottime);
@@ -435,6 +437,7 @@ void kcc_task_free(struct kcc_session *s, struct kcc_task *t)
 	s->nr_tasks--;
 	s->bytes -= t->bytes;
 	kcc_proc_put(s, t->proc);
+	kcc_valence_task_free(t);
 	kvfree(t);
 }
 
@@ -570,7 +573,10 @@ void kcc_task_apply(struct kcc_session *s, const struct kcc_rrec *r)
 		return;
 	}
 	t0 = local_clock();
-	kcc_stitch_sample(&t->st, &r->s);
+	if (r->kind == KCC_RREC_VALENCE)
+		kcc_valence_apply(s, t, &r->s);
+	else
+		kcc_stitch_sample(&t->st, &r->s);
 	t->budget_ns += local_clock() - t0;
 	s->processed++;
 }

@@ -200,6 +200,20 @@ struct kcc_status {
 	__u64 stitch_unmatched_return;	/* Out: returns whose frame the older call did not make */
 	__u64 stitch_far_skipped;	/* Out: records not call/return or with kernel addresses */
 	__u64 stitch_below_walk;	/* Out: calls undone below the walk's bottom frame */
+	/*
+	 * Valence source (KCC_SOURCE_VALENCE): samples read from the
+	 * thread's registered area, and why others were not.  Torn, bad,
+	 * fault and overflow samples are not taken: they are not in
+	 * samples or dropped[].
+	 */
+	__u64 valence_samples;		/* Out: encodings read and queued */
+	__u64 valence_fallback;		/* Out: no area registered: fp walk */
+	__u64 valence_torn;		/* Out: odd or changing seq */
+	__u64 valence_bad;		/* Out: wrong size or lengths out of bounds */
+	__u64 valence_fault;		/* Out: area not readable (unmapped) */
+	__u64 valence_overflow;		/* Out: rec_over set: no exact encoding */
+	__u64 valence_table_full;	/* Out: encodings a task's table could not keep */
+	__u64 valence_entries;		/* Out: distinct encodings held, all tasks */
 };
 
 #define KCC_IOC_STATUS		_IOWR(KCC_IOC_MAGIC, 0x05, struct kcc_status)
@@ -359,9 +373,12 @@ struct kcc_rec_map {
  * update, so a reader that interrupts it (a PMU sample) sees an even seq
  * only on a consistent area, and counts an odd one as torn.
  *
- * Reserved, not yet implemented by kcc.ko: CONFIGURE refuses the source
- * and KCC_IOC_VALENCE_REGISTER gets -ENOTTY.  The layout is what the
- * userspace runtime and decoder use today (kcc valence check).
+ * CONFIGURE with KCC_SOURCE_VALENCE reads, at each sample of the event,
+ * the sampled thread's registered area (bounded: the fixed fields, then
+ * acyc_words and the rec words in use); threads without one get the fp
+ * walk.  Each task keeps a bounded table of distinct encodings with
+ * their counts, exported as KCC_REC_VALENCE records after its
+ * KCC_REC_TASK and decoded in userspace with the encoding table.
  */
 #define KCC_SOURCE_VALENCE		4	/* sampled event + the thread's area */
 #define KCC_VALENCE_ACYC_WORDS		8	/* bits [0, 512) of the acyclic id */
@@ -390,6 +407,41 @@ struct kcc_valence_reg {
 	__u64 area;		/* Input: user address of the area, or 0 */
 };
 
+/*
+ * Needs only a descriptor of /dev/kcc, no profiling privilege: it
+ * concerns the caller's own thread.  -EINVAL: a size field is not the
+ * kernel's, or the area is not 8-byte aligned; -EFAULT: not a user
+ * range; -ENOSPC: the module's table of registered threads is full.
+ * A registration ends with the thread, at exec and with area 0.
+ */
 #define KCC_IOC_VALENCE_REGISTER	_IOW(KCC_IOC_MAGIC, 0x09, struct kcc_valence_reg)
+
+#define KCC_REC_VALENCE		5	/* struct kcc_rec_valence, then entries */
+
+/* The encodings one task was sampled in, after its KCC_REC_TASK. */
+struct kcc_rec_valence {
+	struct kcc_rec hdr;
+	__u32 pid;		/* thread id */
+	__u32 tgid;		/* process id */
+	__u64 start_time_ns;	/* with pid, the task of a KCC_REC_TASK */
+	__u32 nr_entries;	/* struct kcc_valence_ent following */
+	__u32 __reserved;
+	__u64 table_full;	/* encodings of this task not kept */
+};
+
+/* One distinct encoding: the area's fixed fields as read, then words. */
+struct kcc_valence_ent {
+	__u32 size;		/* bytes of the entry, words included */
+	__u32 cur;
+	__u32 root;
+	__u32 rec_bits;
+	__u32 acyc_words;	/* acyc[] words following */
+	__u32 rec_words;	/* rec[] words following: (rec_bits + 63) / 64 */
+	__u64 table_id;
+	__u64 root_site;
+	__u64 events;		/* sampled event charged to the encoding */
+	__u64 samples;		/* samples read with it */
+	/* followed by acyc_words __u64, then rec_words __u64 */
+};
 
 #endif /* _UAPI_LINUX_KCC_H */
