@@ -29,6 +29,7 @@
 #include "evspec.h"
 #include "profile.h"
 #include "trace.h"
+#include "valence_stream.h"
 
 #define CMD "kcc record"
 
@@ -57,7 +58,10 @@ static void record_usage(void)
 "  --calls-period N  calls per sample of --calls-event (default: the module's)\n"
 "  -F FREQ           samples per second: not in ABI 1, rejected\n"
 "  -k K              context length kept, 1..64 or inf (default 3)\n"
-"  --source S        auto (default), lbr or fp\n"
+"  --source S        auto (default), lbr, fp or valence (a program built\n"
+"                    with kcc_valence_rt.o: exact full contexts; -k inf)\n"
+"  --valence-table F  the encoding table of kcc valence annotate (default:\n"
+"                    $KCC_VALENCE_TABLE, else PROGRAM.valence)\n"
 "  -p PID            attach to process PID until it exits or Ctrl-C\n"
 "  -a                every task, until Ctrl-C or --duration\n"
 "  --duration SEC    stop after SEC seconds\n"
@@ -75,7 +79,8 @@ static void record_usage(void)
 "  kcc record --source lbr -e BR_INST_RETIRED:NEAR_CALL -c 10007 -- ./a.out\n"
 "  kcc record --source lbr -e cache-misses --calls-event \\\n"
 "             BR_INST_RETIRED:NEAR_CALL --calls-period 10007 -- ./a.out\n"
-"  kcc record --trace t.txt -k 2 -o t.kcc && kcc report t.kcc\n");
+"  kcc record --trace t.txt -k 2 -o t.kcc && kcc report t.kcc\n"
+"  kcc record --source valence -e cpu-clock -- ./prog && kcc report -k 2\n");
 }
 
 static volatile sig_atomic_t stop_now;
@@ -88,6 +93,7 @@ static void on_signal(int sig)
 enum {
 	OPT_SOURCE = 256, OPT_DURATION, OPT_BURST_RR, OPT_DEVICE, OPT_TRACE,
 	OPT_THREADS, OPT_STREAM, OPT_CALLS_EVENT, OPT_CALLS_PERIOD,
+	OPT_VALENCE_TABLE,
 };
 
 struct record_opts {
@@ -101,6 +107,10 @@ struct record_opts {
 	char **cmd;
 	char **argv;		/* kcc record's own, for the profile's INFO */
 	int exec_errno;		/* the command's execvp() failed so */
+	/* --source valence: the program, its table (read at start) */
+	const char *vtable;
+	char *vexe;
+	struct valence_prog vprog;
 };
 
 static int parse_event(const char *s, struct kcc_config *c)
@@ -225,6 +235,98 @@ static int check_command(const char *cmd)
 	fprintf(stderr, "kcc: %s: %s\n", cmd,
 		err == ENOENT && !strchr(cmd, '/') ? "command not found" : strerror(err));
 	return err == ENOENT ? KCC_EXIT_NOTFOUND : KCC_EXIT_NOEXEC;
+}
+
+/*
+ * --source valence: the absolute path of the program (as its mapping
+ * names it) and its encoding table, read before anything runs; the
+ * command gets the same table through KCC_VALENCE_TABLE.
+ */
+static int record_valence_setup(struct record_opts *ro)
+{
+	const char *path = getenv("PATH");
+	char buf[4096], err[256], *tab = NULL;
+	FILE *f;
+	int ret;
+
+	if (ro->cfg.pid) {
+		snprintf(buf, sizeof(buf), "/proc/%d/exe", ro->cfg.pid);
+		ro->vexe = realpath(buf, NULL);
+	} else if (strchr(ro->cmd[0], '/')) {
+		ro->vexe = realpath(ro->cmd[0], NULL);
+	} else {
+		for (path = path ? path : "/bin:/usr/bin"; *path && !ro->vexe;) {
+			size_t n = strcspn(path, ":");
+
+			snprintf(buf, sizeof(buf), "%.*s/%s", (int)n,
+				 n ? path : ".", ro->cmd[0]);
+			if (!access(buf, X_OK))
+				ro->vexe = realpath(buf, NULL);
+			path += n + (path[n] == ':');
+		}
+	}
+	if (!ro->vexe) {
+		fprintf(stderr, "kcc: --source valence: cannot find the program's file\n");
+		return -ENOENT;
+	}
+	if (!ro->vtable)
+		ro->vtable = getenv("KCC_VALENCE_TABLE");
+	if (!ro->vtable && asprintf(&tab, "%s.valence", ro->vexe) < 0)
+		return -ENOMEM;
+	f = fopen(ro->vtable ? ro->vtable : tab, "r");
+	if (!f) {
+		ret = -errno;
+		fprintf(stderr, "kcc: %s: %s (the table of kcc valence annotate: --valence-table)\n",
+			ro->vtable ? ro->vtable : tab, strerror(errno));
+		free(tab);
+		return ret;
+	}
+	ret = valence_prog__read(&ro->vprog, f, err, sizeof(err));
+	fclose(f);
+	if (ret)
+		fprintf(stderr, "kcc: %s: %s\n", ro->vtable ? ro->vtable : tab,
+			err);
+	else if (setenv("KCC_VALENCE_TABLE", ro->vtable ? ro->vtable : tab, 1))
+		ret = -errno;
+	free(tab);
+	return ret;
+}
+
+/* The snapshot's Valence records, decoded into its trees. */
+static int record_valence_decode(struct record_opts *ro, void **buf,
+				 size_t *len)
+{
+	struct valence_stream_stats st;
+	char err[256];
+	void *nb;
+	size_t nl;
+	int ret;
+
+	ret = valence_stream__decode(*buf, *len, &ro->vprog, ro->vexe, &nb,
+				     &nl, &st, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "kcc: %s: valence records: %s\n", ro->device,
+			ret == -EINVAL ? err : strerror(-ret));
+		return ret;
+	}
+	if (*len >= sizeof(struct kcc_stream_header)) {
+		const struct kcc_status *ks =
+			&((const struct kcc_stream_header *)*buf)->status;
+
+		fprintf(stderr, "kcc.ko: valence samples %llu, fallback %llu, torn %llu, bad %llu, fault %llu, overflow %llu, not kept %llu\n",
+			(unsigned long long)ks->valence_samples,
+			(unsigned long long)ks->valence_fallback,
+			(unsigned long long)ks->valence_torn,
+			(unsigned long long)ks->valence_bad,
+			(unsigned long long)ks->valence_fault,
+			(unsigned long long)ks->valence_overflow,
+			(unsigned long long)ks->valence_table_full);
+	}
+	free(*buf);
+	*buf = nb;
+	*len = nl;
+	valence_stream__print(&st, stderr);
+	return 0;
 }
 
 static int record_trace(const struct record_opts *ro)
@@ -395,6 +497,8 @@ static int record_device(struct record_opts *ro)
 		goto cleanup;
 	}
 	ret = kccdev__snapshot(fd, ro->device, false, &buf, &len);
+	if (!ret && ro->cfg.source == KCC_SOURCE_VALENCE)
+		ret = record_valence_decode(ro, &buf, &len);
 	if (ret)
 		goto cleanup;
 	ret = profile__add_stream(&p, buf, len, ro->device);
@@ -444,6 +548,7 @@ int cmd_record(int argc, char **argv)
 		{ "stream", no_argument, NULL, OPT_STREAM },
 		{ "calls-event", required_argument, NULL, OPT_CALLS_EVENT },
 		{ "calls-period", required_argument, NULL, OPT_CALLS_PERIOD },
+		{ "valence-table", required_argument, NULL, OPT_VALENCE_TABLE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -506,8 +611,10 @@ int cmd_record(int argc, char **argv)
 				ro.cfg.source = KCC_SOURCE_LBR;
 			else if (!strcmp(optarg, "fp"))
 				ro.cfg.source = KCC_SOURCE_FP;
+			else if (!strcmp(optarg, "valence"))
+				ro.cfg.source = KCC_SOURCE_VALENCE;
 			else
-				return usage_error(CMD, "bad --source '%s': expected auto, lbr or fp",
+				return usage_error(CMD, "bad --source '%s': expected auto, lbr, fp or valence",
 						   optarg);
 			break;
 		case 'p':
@@ -543,6 +650,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_STREAM:
 			ro.stream = true;
+			break;
+		case OPT_VALENCE_TABLE:
+			ro.vtable = optarg;
 			break;
 		case 'h':
 			record_usage();
@@ -582,7 +692,26 @@ int cmd_record(int argc, char **argv)
 		if (ret)
 			return ret;
 	}
+	if (ro.vtable && ro.cfg.source != KCC_SOURCE_VALENCE)
+		return usage_error(CMD, "--valence-table needs --source valence");
+	if (ro.cfg.source == KCC_SOURCE_VALENCE) {
+		if (have_a)
+			return usage_error(CMD, "--source valence profiles one program: -p PID or -- CMD");
+		if (ro.cfg.calls_flags & KCC_CALLS_EVENT)
+			return usage_error(CMD, "--calls-event needs branch records: not with --source valence");
+		/* Full contexts: kcc report gives every k from them. */
+		ro.cfg.k = KCC_K_INF;
+		if (record_valence_setup(&ro)) {
+			valence_prog__exit(&ro.vprog);
+			free(ro.vexe);
+			return KCC_EXIT_ERROR;
+		}
+	}
 	ret = record_device(&ro);
+	if (ro.cfg.source == KCC_SOURCE_VALENCE) {
+		valence_prog__exit(&ro.vprog);
+		free(ro.vexe);
+	}
 	if (ro.exec_errno)
 		return ro.exec_errno == ENOENT ? KCC_EXIT_NOTFOUND : KCC_EXIT_NOEXEC;
 	return ret ? KCC_EXIT_ERROR : KCC_EXIT_OK;

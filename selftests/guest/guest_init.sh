@@ -245,6 +245,12 @@ else
 		. /demo/lbr_e2e.sh
 	fi
 
+	# The valence source end to end, when packed
+	# (selftests/guest/valence/valence_e2e.sh, selftests/kcc/guest.sh).
+	if [ -x /demo/kcc ] && [ -f /demo/valence_e2e.sh ]; then
+		. /demo/valence_e2e.sh
+	fi
+
 	# rmmod while a session runs: refused, nothing breaks.
 	/t/kcc_hold >/tmp/hold.out 2>&1 &
 	hold=$!

@@ -134,6 +134,30 @@ if [ -n "$record" ] && [ -f "$top/selftests/lbrpmu/kcc_lbrpmu.c" ]; then
 	fi
 fi
 
+# The valence source end to end (selftests/guest/valence/): vwork, built
+# without frame pointers with kcc's Valence runtime, under kcc record
+# --source valence and --source fp; judged by selftests/guest/valence/
+# judge.sh against the true paths each run writes.
+valence=
+if [ -n "$record" ] &&
+   "$KCC" valence annotate --help >/dev/null 2>&1; then
+	if ${CC:-gcc} -std=gnu11 -O2 -fPIC \
+		-I"$top/include/uapi" -I"$top/user/util" -c -o "$tmp/vrt.o" \
+		"$top/tools/kcc-trace/kcc_valence_rt.c" 2>"$tmp/val.err" &&
+	   ${CC:-gcc} -static -O2 -g -fomit-frame-pointer \
+		-finstrument-functions -Wall -Wextra -Werror \
+		-o "$tmp/rec/vwork" "$top/selftests/guest/valence/vwork.c" \
+		"$tmp/vrt.o" -lpthread 2>>"$tmp/val.err" &&
+	   "$KCC" valence annotate -o "$tmp/rec/vwork.valence" \
+		"$tmp/rec/vwork" >/dev/null 2>>"$tmp/val.err" &&
+	   cp "$top/selftests/guest/valence/valence_e2e.sh" "$tmp/rec/"; then
+		valence=1
+		. "$top/selftests/guest/valence/judge.sh"
+	else
+		sed 's/^/# vwork: /' "$tmp/val.err"
+	fi
+fi
+
 # lbr_judge KERNEL RUN [floors]: the figures of kcc eval --profile in the
 # guest (TSV: program k overlap hot@0.1 hot@0.05 calls_profile
 # calls_exact ...) at k = 1, 2, 3, with calls in the profile, and kcc
@@ -271,6 +295,7 @@ for p in /usr/bin/perf /usr/bin/perf_*; do
 	break
 done
 [ -n "$lbr" ] && per=$((per + $(echo $lbr_runs | wc -w)))
+[ -n "$valence" ] && per=$((per + 3))
 plan=$(($(wc -l <"$tmp/kernels") * per))
 echo "1..$plan"
 i=0
@@ -333,6 +358,16 @@ while read -r name vmlinuz kdir; do
 		[ $rc -eq 4 ] ||
 			lbr_table "$name" lbr-wf-calls lbr-wf-misses lbr-wf-2ev \
 				lbr-wf-import lbr-wf-import-2ev
+	fi
+	if [ -n "$valence" ]; then
+		if [ $rc -eq 4 ]; then
+			for x in 1 2 3; do
+				i=$((i + 1))
+				echo "ok $i guest $name: valence # SKIP guest not booted"
+			done
+		else
+			valence_judge "$name"
+		fi
 	fi
 	[ -n "$equal" ] || continue
 

@@ -26,6 +26,16 @@
  * check decodes them.  Ticks that land in a hook are counted, not
  * written: there the true stack and the area are not in step.
  *
+ * KCC_VALENCE_PATHS=file makes the runtime note every distinct true
+ * path (the nodes of the frames it keeps, root first) any thread
+ * entered, and write them to file at exit, one a line, node indices
+ * separated by spaces: the set every decoded context of the run must
+ * belong to (the guest test of kcc.ko's samples, which cannot be paired
+ * with a true stack one by one).
+ *
+ * A child made by fork() registers its copy of the area again: the
+ * registration belongs to a thread, not to its memory.
+ *
  * The runtime also keeps, per thread, the stack pointer, op and node of
  * each frame it encoded (not read by kcc.ko): a call or return that
  * shows frames were skipped by longjmp() undoes their updates first.
@@ -39,6 +49,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -73,9 +84,22 @@ static struct {
 	uint64_t table_id;
 	int dev;			/* /dev/kcc or -1 */
 	int check_fd;
+	int paths_fd;
+	volatile uint64_t paths_lost;
 	volatile uint64_t samples, in_hook, registered, unregistered, unwound;
 	uint64_t inlined;
-} rt = { .dev = -1, .check_fd = -1 };
+} rt = { .dev = -1, .check_fd = -1, .paths_fd = -1 };
+
+/* KCC_VALENCE_PATHS: a lock-free set of path hashes, each with its path. */
+#define PATHS_SLOTS	(1u << 16)
+
+struct rt_path {
+	uint64_t h;			/* 0: free */
+	uint32_t *nodes;		/* set once by the thread that took h */
+	uint32_t n;
+};
+
+static struct rt_path *paths;
 
 /* initial-exec: the hooks reach these without a __tls_get_addr() call. */
 #define TLS	__thread __attribute__((tls_model("initial-exec")))
@@ -99,6 +123,7 @@ static TLS struct rt_frame frames[MAX_FRAMES];
 static TLS struct check_frame truth[MAX_FRAMES];
 static TLS uint32_t depth;		/* frames[] in use */
 static TLS uint32_t tdepth;		/* truth[]: the encoded ones */
+static TLS uint64_t phash[MAX_FRAMES];	/* hash of truth[0..i] */
 
 NOTRACE static int64_t rt__node(uint64_t addr)
 {
@@ -161,6 +186,50 @@ NOTRACE static int64_t rt__callee(const struct valence_op *op, uint64_t fn)
 	if (op && rt.node_addr[op->callee] == fn)
 		return op->callee;
 	return rt__node(fn);
+}
+
+NOTRACE static void rt__path_note(void)
+{
+	uint64_t h = tdepth > 1 ? phash[tdepth - 2] : 0x243f6a8885a308d3ull;
+	const struct check_frame *f = &truth[tdepth - 1];
+	uint32_t i, j;
+
+	h = (h ^ ((uint64_t)f->node << 32 | f->escaped)) * 0x9e3779b97f4a7c15ull;
+	h = (h ^ f->site ^ (h >> 29)) * 0xbf58476d1ce4e5b9ull;
+	h |= 1;
+	phash[tdepth - 1] = h;
+	for (i = 0; i < PATHS_SLOTS; i++) {
+		struct rt_path *p = &paths[(h + i) & (PATHS_SLOTS - 1)];
+		uint64_t zero = 0;
+
+		if (__atomic_load_n(&p->h, __ATOMIC_ACQUIRE) == h)
+			return;
+		if (!__atomic_compare_exchange_n(&p->h, &zero, h, 0,
+						 __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE)) {
+			if (zero == h)
+				return;
+			continue;
+		}
+		p->n = tdepth;
+		p->nodes = malloc(tdepth * sizeof(*p->nodes));
+		for (j = 0; p->nodes && j < tdepth; j++)
+			p->nodes[j] = truth[j].node;
+		return;
+	}
+	__atomic_add_fetch(&rt.paths_lost, 1, __ATOMIC_RELAXED);
+}
+
+NOTRACE static void rt__child(void)
+{
+	struct kcc_valence_reg reg = {
+		.size = sizeof(reg),
+		.area_size = sizeof(area),
+		.area = (uintptr_t)&area,
+	};
+
+	if (thread_ready && rt.dev >= 0)
+		ioctl(rt.dev, KCC_IOC_VALENCE_REGISTER, &reg);
 }
 
 NOTRACE static void rt__thread_init(void)
@@ -254,10 +323,12 @@ void __cyg_profile_func_enter(void *fn, void *call_site)
 				.node = (uint32_t)node };
 	f->esc = valence__enter(&area, &spill, op, (uint32_t)node, site,
 				rt.rec_len);
-	if (rt.check_fd >= 0)
+	if (rt.check_fd >= 0 || paths)
 		truth[tdepth] = (struct check_frame){ (uint32_t)node, f->esc,
 						      site };
 	tdepth++;
+	if (paths)
+		rt__path_note();
 	depth++;
 	in_hook = 0;
 }
@@ -388,6 +459,7 @@ NOTRACE __attribute__((constructor)) static void rt__init(void)
 {
 	const char *table = getenv("KCC_VALENCE_TABLE");
 	const char *check = getenv("KCC_VALENCE_CHECK");
+	const char *pathf = getenv("KCC_VALENCE_PATHS");
 	int err;
 
 	if (!table)
@@ -399,7 +471,19 @@ NOTRACE __attribute__((constructor)) static void rt__init(void)
 		return;
 	}
 	dl_iterate_phdr(rt__base, &rt.base);
+	/* Absent or refused: the program runs, its samples are fp ones. */
 	rt.dev = open("/dev/kcc", O_RDONLY | O_CLOEXEC);
+	pthread_atfork(NULL, NULL, rt__child);
+	if (pathf) {
+		rt.paths_fd = open(pathf, O_WRONLY | O_CREAT | O_TRUNC |
+				   O_CLOEXEC, 0644);
+		paths = calloc(PATHS_SLOTS, sizeof(*paths));
+		if (rt.paths_fd < 0 || !paths) {
+			fprintf(stderr, "kcc_valence_rt: %s: %s\n", pathf,
+				strerror(errno));
+			return;
+		}
+	}
 	if (check) {
 		const char *hz = getenv("KCC_VALENCE_HZ");
 		long us = 1000000 / (hz ? atol(hz) : 1000);
@@ -421,10 +505,38 @@ NOTRACE __attribute__((constructor)) static void rt__init(void)
 	rt.on = 1;
 }
 
+NOTRACE static void rt__paths_write(void)
+{
+	FILE *f = fdopen(rt.paths_fd, "w");
+	uint32_t i, j, n = 0;
+
+	rt.on = 0;
+	for (i = 0; f && i < PATHS_SLOTS; i++) {
+		const struct rt_path *p = &paths[i];
+
+		if (!p->h)
+			continue;
+		if (!p->nodes) {
+			rt.paths_lost++;
+			continue;
+		}
+		for (j = 0; j < p->n; j++)
+			fprintf(f, j ? " %u" : "%u", p->nodes[j]);
+		fputc('\n', f);
+		n++;
+	}
+	if (f)
+		fclose(f);
+	fprintf(stderr, "kcc_valence_rt: %u true paths written, %lu lost\n",
+		n, (unsigned long)rt.paths_lost);
+}
+
 NOTRACE __attribute__((destructor)) static void rt__fini(void)
 {
 	struct itimerval off = { { 0, 0 }, { 0, 0 } };
 
+	if (paths && rt.paths_fd >= 0)
+		rt__paths_write();
 	if (rt.check_fd < 0)
 		return;
 	setitimer(ITIMER_PROF, &off, NULL);

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kcc_valence - the Valence source against hostile and broken areas.
+ *
+ * KCC_IOC_VALENCE_REGISTER checks its sizes, alignment and range; then,
+ * in a KCC_SOURCE_VALENCE session of this process on cpu-clock, the
+ * thread spins with one area after another registered, each until the
+ * status counter it must move has moved (bounded by work, not time):
+ * no area (fp fallback), a wrong size field, huge acyc_words and
+ * rec_bits, an odd seq (torn), rec_over set, an area munmap()ed after
+ * registration (fault), a valid area (read, exported as KCC_REC_VALENCE
+ * with the bits above rec_bits cleared).  None of it may put anything
+ * in the kernel log (guest_init.sh checks after every program) or break
+ * the accounting identity.  A thread that registered and exits leaves
+ * no registration behind for a later thread (the exit hook).
+ *
+ * Output: TAP.  Exit 0 pass, 1 fail, 4 no device.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "kcc_guest.h"
+
+#define SPIN_ROUNDS	200000u	/* status checks before giving up */
+
+static int reg(int fd, struct kcc_valence_area *a, uint32_t area_size)
+{
+	struct kcc_valence_reg r = {
+		.size = sizeof(r), .area_size = area_size,
+		.area = (uintptr_t)a,
+	};
+
+	return kcc_ioc(fd, KCC_IOC_VALENCE_REGISTER, &r);
+}
+
+static uint64_t field(int fd, size_t off)
+{
+	struct kcc_status st;
+
+	if (kcc_status_get(fd, &st))
+		return 0;
+	return *(uint64_t *)((char *)&st + off);
+}
+
+/* Spin until the status field at @off moves: 1 if it did. */
+static int spin_until(int fd, size_t off)
+{
+	uint64_t before = field(fd, off);
+	volatile uint64_t x = 0;
+	uint32_t i, j;
+
+	for (i = 0; i < SPIN_ROUNDS; i++) {
+		for (j = 0; j < 20000; j++)
+			x += j;
+		if (field(fd, off) != before)
+			return 1;
+	}
+	return 0;
+}
+
+#define SF(f)	offsetof(struct kcc_status, f)
+
+static void valid_area(struct kcc_valence_area *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->cur = 3;
+	a->root = 1;
+	a->acyc_words = 1;
+	a->acyc[0] = 0x5;
+	a->rec_bits = 3;
+	a->rec[0] = ~0ull << 3 | 0x6;	/* stale bits above rec_bits */
+	a->table_id = 0x1234abcd;
+	a->root_site = 0x401000;
+}
+
+/* The KCC_REC_VALENCE entry of thread @tid with table_id 0x1234abcd. */
+static int find_entry(const char *buf, size_t len, uint32_t tid)
+{
+	const struct kcc_stream_header *h = (const void *)buf;
+	size_t off = h->header_size;
+	int found = 0;
+
+	while (off + sizeof(struct kcc_rec) <= len) {
+		const struct kcc_rec *r = (const void *)(buf + off);
+		const struct kcc_rec_valence *rv = (const void *)r;
+		size_t eo = sizeof(*rv);
+		uint32_t i;
+
+		if (r->type == KCC_REC_END || r->size < sizeof(*r))
+			break;
+		if (r->type == KCC_REC_VALENCE && rv->pid == tid) {
+			for (i = 0; i < rv->nr_entries && eo < r->size; i++) {
+				const struct kcc_valence_ent *e =
+					(const void *)((const char *)r + eo);
+				const uint64_t *w = (const uint64_t *)(e + 1);
+
+				if (e->table_id == 0x1234abcd && e->cur == 3 &&
+				    e->root == 1 && e->rec_bits == 3 &&
+				    e->acyc_words == 1 && e->rec_words == 1 &&
+				    w[0] == 0x5 && w[1] == 0x6 && e->samples &&
+				    e->root_site == 0x401000)
+					found = 1;
+				eo += e->size;
+			}
+		}
+		off += r->size;
+	}
+	return found;
+}
+
+static int exit_fd;
+
+static void *registered_thread(void *arg)
+{
+	return (void *)(long)reg(exit_fd, arg, sizeof(struct kcc_valence_area));
+}
+
+int main(int argc, char **argv)
+{
+	struct kcc_valence_area *a, *page;
+	struct kcc_config c;
+	struct kcc_version v = { .size = sizeof(v) };
+	struct kcc_status st;
+	pthread_t th;
+	void *ret;
+	char *buf = NULL;
+	long len;
+	int fd, rc;
+
+	kcc_prog_args(argc, argv, "kcc_valence: the Valence source against hostile areas");
+	kcc_config_default(&c);
+	c.source = KCC_SOURCE_VALENCE;
+	c.k = KCC_K_INF;
+	c.sample_period = 20000;
+	fd = kcc_session_start(&c);
+	tap_plan(19);
+
+	tap_result(!kcc_ioc(fd, KCC_IOC_VERSION, &v) &&
+		   (v.sources & 1u << KCC_SOURCE_VALENCE),
+		   "KCC_IOC_VERSION lists the valence source (sources 0x%x)",
+		   v.sources);
+	a = aligned_alloc(64, sizeof(*a));
+	valid_area(a);
+	tap_result(reg(fd, a, sizeof(*a) - 8) == -EINVAL,
+		   "register: a wrong area_size is -EINVAL");
+	tap_result(reg(fd, (void *)((char *)a + 4), sizeof(*a)) == -EINVAL,
+		   "register: an area not 8-byte aligned is -EINVAL");
+	tap_result(reg(fd, (void *)0xffff888000000000ull, sizeof(*a)) == -EFAULT,
+		   "register: a kernel address is -EFAULT");
+	tap_result(reg(fd, NULL, 0) == 0, "unregister without a registration: 0");
+
+	tap_result(spin_until(fd, SF(valence_fallback)),
+		   "no area: samples fall back to the fp walk (valence_fallback)");
+
+	tap_result(reg(fd, a, sizeof(*a)) == 0, "register a valid area");
+	a->size = 12;
+	tap_result(spin_until(fd, SF(valence_bad)),
+		   "area size field 12: counted in valence_bad");
+	a->size = sizeof(*a);
+	a->acyc_words = 1000;
+	tap_result(spin_until(fd, SF(valence_bad)),
+		   "acyc_words 1000: counted in valence_bad");
+	a->acyc_words = 1;
+	a->rec_bits = 0xffffffffu;
+	tap_result(spin_until(fd, SF(valence_bad)),
+		   "rec_bits 2^32 - 1: counted in valence_bad");
+	a->rec_bits = 3;
+	a->seq = 1;
+	tap_result(spin_until(fd, SF(valence_torn)),
+		   "odd seq: counted in valence_torn, not read");
+	a->seq = 2;
+	a->rec_over = 1;
+	tap_result(spin_until(fd, SF(valence_overflow)),
+		   "rec_over set: counted in valence_overflow");
+	a->rec_over = 0;
+	tap_result(spin_until(fd, SF(valence_samples)),
+		   "a valid area is read (valence_samples)");
+
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	valid_area(page);
+	rc = reg(fd, page, sizeof(*page));
+	munmap(page, 4096);
+	tap_result(!rc && spin_until(fd, SF(valence_fault)),
+		   "area munmap()ed after registration: counted in valence_fault");
+
+	/* Back to the valid area, then its record in the stream. */
+	reg(fd, a, sizeof(*a));
+	spin_until(fd, SF(valence_samples));
+	len = kcc_read_stream(fd, &buf, 0);
+	tap_result(len > 0 && find_entry(buf, len, gettid()),
+		   "the stream has the thread's KCC_REC_VALENCE entry, bits above rec_bits cleared");
+	free(buf);
+
+	/* A thread registers and exits: its slot is cleared by the exit. */
+	exit_fd = fd;
+	rc = pthread_create(&th, NULL, registered_thread, a) ||
+	     pthread_join(th, &ret);
+	tap_result(!rc && !ret, "a thread registers and exits");
+	tap_result(reg(fd, NULL, 0) == 0, "unregister");
+
+	if (ioctl(fd, KCC_IOC_STOP, 0))
+		tap_diag("KCC_IOC_STOP: %s", strerror(errno));
+	rc = kcc_accounting_settles(fd, &st, 10000);
+	kcc_status_diag(&st);
+	tap_diag("valence: samples %llu fallback %llu torn %llu bad %llu fault %llu overflow %llu table_full %llu entries %llu",
+		 (unsigned long long)st.valence_samples,
+		 (unsigned long long)st.valence_fallback,
+		 (unsigned long long)st.valence_torn,
+		 (unsigned long long)st.valence_bad,
+		 (unsigned long long)st.valence_fault,
+		 (unsigned long long)st.valence_overflow,
+		 (unsigned long long)st.valence_table_full,
+		 (unsigned long long)st.valence_entries);
+	tap_result(rc == 0, "samples = processed + sum(dropped)");
+	tap_result(st.valence_entries >= 1 && st.valence_table_full == 0,
+		   "one task table holds the encodings, nothing lost");
+	close(fd);
+	free(a);
+	return tap_exit();
+}
