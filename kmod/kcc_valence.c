@@ -49,7 +49,7 @@
 /* ---- registrations ------------------------------------------------------ */
 
 #define KCC_VREG_BITS		12
-#define KCC_VREG_SLOTS		(1u << KCC_VREG_BITS)
+#define KCC_VREG_SLOTS		BIT(KCC_VREG_BITS)
 #define KCC_VREG_PROBE		32
 
 struct kcc_vreg {
@@ -73,6 +73,7 @@ static void kcc_vreg_set(struct kcc_vreg *e, struct task_struct *t, u64 area)
 	smp_wmb();	/* pairs with the reader's smp_rmb() */
 	WRITE_ONCE(e->task, t);
 	WRITE_ONCE(e->area, area);
+	/* The slot's fields before its seq goes even: see kcc_vreg_find(). */
 	smp_wmb();
 	WRITE_ONCE(e->seq, e->seq + 1);
 }
@@ -135,9 +136,11 @@ static u64 kcc_vreg_find(const struct task_struct *t)
 
 		if (seq & 1)
 			continue;
+		/* Pairs with kcc_vreg_set(): the fields after the seq. */
 		smp_rmb();
 		et = READ_ONCE(e->task);
 		area = READ_ONCE(e->area);
+		/* The fields before the seq is read again. */
 		smp_rmb();
 		if (READ_ONCE(e->seq) != seq)
 			continue;
@@ -309,8 +312,9 @@ void kcc_valence_apply(struct kcc_session *s, struct kcc_task *t,
 	u64 hash;
 
 	if (!vt) {
-		if (s->bytes + sizeof(*vt) > s->cfg.max_bytes ||
-		    !(vt = kvzalloc(sizeof(*vt), GFP_KERNEL))) {
+		if (s->bytes + sizeof(*vt) <= s->cfg.max_bytes)
+			vt = kvzalloc(sizeof(*vt), GFP_KERNEL);
+		if (!vt) {
 			kcc_vfull_retired++;
 			return;
 		}

@@ -16,7 +16,7 @@ ktap_begin
 CC=${CC:-gcc}
 command -v "$CC" >/dev/null 2>&1 || ktap_skip_all "no C compiler"
 ktap_tmpdir valence
-plan 5
+plan 6
 
 src=selftests/kcc/data/valence_prog.c
 $CC -std=gnu11 -O2 -fPIC -Iinclude/uapi -Iuser/util -c -o "$tmp/rt.o" \
@@ -50,5 +50,19 @@ result $? "every sample decodes to the true stack (${2:-?} of ${1:-?})"
 rc=$?
 [ $rc -eq 1 ]
 result $? "the table of another build does not pass those samples"
+
+# kcc record --source valence refuses what it cannot do, before any
+# device is opened: no table, a table for another source, system-wide.
+"$KCC" record --valence-table "$tmp/prog.valence" -- "$tmp/prog" 1 \
+	>"$tmp/out" 2>&1 && echo "accepted" >>"$tmp/out"
+grep -q -- "--valence-table needs --source valence" "$tmp/out" &&
+	! "$KCC" record --source valence -a >>"$tmp/out" 2>&1 &&
+	grep -q "profiles one program" "$tmp/out" &&
+	! "$KCC" record --source valence --valence-table "$tmp/none" \
+		-- "$tmp/prog" 1 >>"$tmp/out" 2>&1 &&
+	grep -q "$tmp/none: No such file" "$tmp/out"
+rc=$?
+[ $rc -ne 0 ] && diag "$tmp/out"
+result $rc "kcc record --source valence: usage errors and a missing table, before any device"
 
 ktap_exit
