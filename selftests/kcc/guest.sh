@@ -150,7 +150,9 @@ if [ -n "$record" ] &&
 		"$tmp/vrt.o" -lpthread 2>>"$tmp/val.err" &&
 	   "$KCC" valence annotate -o "$tmp/rec/vwork.valence" \
 		"$tmp/rec/vwork" >/dev/null 2>>"$tmp/val.err" &&
-	   cp "$top/selftests/guest/valence/valence_e2e.sh" "$tmp/rec/"; then
+	   cp "$top/selftests/guest/valence/valence_e2e.sh" "$tmp/rec/" &&
+	   chmod +x "$tmp/rec/valence_e2e.sh" "$tmp/rec/vwork.valence"; then
+		# (mkinitramfs.sh packs the executable files of /demo only)
 		valence=1
 		. "$top/selftests/guest/valence/judge.sh"
 	else

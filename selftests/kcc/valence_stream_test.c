@@ -163,9 +163,10 @@ static int make_stream(struct sbuf *b, const char *exe, uint64_t first_vaddr,
 	struct kcc_metric_desc desc[KCC_NR_CTRS];
 	struct stream_task t = { .pid = TID, .tgid = TID,
 				 .start_time_ns = START_NS };
-	struct stream_map m = { .tgid = TID, .start = BASE + first_vaddr,
+	/* Not at file offset 0: the base comes from the segment. */
+	struct stream_map m = { .tgid = TID, .start = BASE + 0x1000 + first_vaddr,
 				.end = BASE + first_vaddr + 0x10000,
-				.path = (char *)exe };
+				.pgoff = 0x1000, .path = (char *)exe };
 	struct kcc_rec_valence rv = { .hdr.type = KCC_REC_VALENCE };
 	size_t at, i, j;
 	uint32_t fp;

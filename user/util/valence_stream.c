@@ -29,8 +29,14 @@ static int vs__fail(char *err, size_t errlen, const char *fmt, ...)
 	return -EINVAL;
 }
 
-/* Lowest PT_LOAD address of @path, page aligned: the image offset 0. */
-static int vs__first_vaddr(const char *path, uint64_t *vaddr)
+#define VS_MAX_SEGS	16
+
+/* The PT_LOAD segments of the program: file offset to address. */
+struct vs_seg {
+	uint64_t off, vaddr, filesz;
+};
+
+static int vs__segs(const char *path, struct vs_seg *seg, uint32_t *nr)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = -EINVAL;
 	size_t n, i;
@@ -40,16 +46,19 @@ static int vs__first_vaddr(const char *path, uint64_t *vaddr)
 		return -errno;
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ, NULL);
-	*vaddr = UINT64_MAX;
+	*nr = 0;
 	if (elf && !elf_getphdrnum(elf, &n)) {
-		for (i = 0; i < n; i++) {
+		for (i = 0; i < n && *nr < VS_MAX_SEGS; i++) {
 			GElf_Phdr ph;
 
-			if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD &&
-			    ph.p_vaddr < *vaddr)
-				*vaddr = ph.p_vaddr & ~0xfffull;
+			if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+				continue;
+			seg[*nr].off = ph.p_offset;
+			seg[*nr].vaddr = ph.p_vaddr;
+			seg[*nr].filesz = ph.p_filesz;
+			(*nr)++;
 		}
-		if (*vaddr != UINT64_MAX)
+		if (*nr)
 			ret = 0;
 	}
 	elf_end(elf);
@@ -57,18 +66,31 @@ static int vs__first_vaddr(const char *path, uint64_t *vaddr)
 	return ret;
 }
 
-/* Load base of @exe in process @tgid (its mapping at file offset 0). */
+/*
+ * Load bias of @exe in process @tgid: from any executable mapping of it
+ * (kcc.ko records those only; a static binary's offset-0 page is not
+ * one), through the segment holding the mapping's file offset.
+ */
 static int vs__base(const struct stream *s, uint32_t tgid, const char *exe,
-		    uint64_t first_vaddr, uint64_t *base)
+		    const struct vs_seg *seg, uint32_t nseg, uint64_t *base)
 {
-	uint32_t i;
+	uint32_t i, j;
 
 	for (i = 0; i < s->nr_maps; i++) {
 		const struct stream_map *m = &s->maps[i];
 
-		if (m->tgid == tgid && m->pgoff == 0 && !strcmp(m->path, exe)) {
-			*base = m->start - first_vaddr;
-			return 0;
+		if (m->tgid != tgid || strcmp(m->path, exe))
+			continue;
+		for (j = 0; j < nseg; j++) {
+			/* Segments start mid-page: compare by page. */
+			uint64_t o = seg[j].off & ~0xfffull;
+
+			if (m->pgoff >= o &&
+			    m->pgoff < seg[j].off + seg[j].filesz) {
+				*base = m->start -
+					((seg[j].vaddr & ~0xfffull) + m->pgoff - o);
+				return 0;
+			}
 		}
 	}
 	return -ENOENT;
@@ -122,7 +144,8 @@ struct vs_ctx {
 	struct stream *s;
 	const struct valence_prog *p;
 	const char *exe;
-	uint64_t first_vaddr;
+	struct vs_seg seg[VS_MAX_SEGS];
+	uint32_t nseg;
 	struct valence_stream_stats *st;
 	struct valence_frame *fr;
 };
@@ -153,7 +176,7 @@ static int vs__entry(struct vs_ctx *c, struct stream_task *t,
 	if (e->table_id != c->p->table_id) {
 		c->st->other_table += e->samples;
 		n = -EINVAL;
-	} else if (vs__base(c->s, t->tgid, c->exe, c->first_vaddr, &base)) {
+	} else if (vs__base(c->s, t->tgid, c->exe, c->seg, c->nseg, &base)) {
 		c->st->no_base += e->samples;
 		n = -EINVAL;
 	} else {
@@ -266,7 +289,7 @@ int valence_stream__decode(const void *raw, size_t len,
 			       s.hdr.k);
 		goto out;
 	}
-	if (vs__first_vaddr(exe, &c.first_vaddr)) {
+	if (vs__segs(exe, c.seg, &c.nseg)) {
 		ret = vs__fail(err, errlen, "%s: not a readable ELF file", exe);
 		goto out;
 	}

@@ -11,8 +11,10 @@
  * registration (fault), a valid area (read, exported as KCC_REC_VALENCE
  * with the bits above rec_bits cleared).  None of it may put anything
  * in the kernel log (guest_init.sh checks after every program) or break
- * the accounting identity.  A thread that registered and exits leaves
- * no registration behind for a later thread (the exit hook).
+ * the accounting identity.  Then the seq rule: the thread rewrites its
+ * area in a tight loop between two encodings A and B word by word,
+ * under an odd seq; samples land in the middle of the rewrite, and the
+ * stream must hold A and B only, never a mix, with torn reads counted.
  *
  * Output: TAP.  Exit 0 pass, 1 fail, 4 no device.
  */
@@ -116,6 +118,98 @@ static int find_entry(const char *buf, size_t len, uint32_t tid)
 	return found;
 }
 
+#define TORN_ID		0x70707070ull
+
+/* Rewrite @a to encoding @x (all words x, cur 1 or 2) under an odd seq. */
+static void torn_write(struct kcc_valence_area *a, uint64_t x)
+{
+	volatile __u64 *w = a->acyc;
+	uint32_t i;
+
+	*(volatile uint32_t *)&a->seq = a->seq + 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	*(volatile uint32_t *)&a->cur = x & 1 ? 1 : 2;
+	for (i = 0; i < KCC_VALENCE_ACYC_WORDS + KCC_VALENCE_REC_WORDS; i++)
+		w[i] = x;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	*(volatile uint32_t *)&a->seq = a->seq + 1;
+}
+
+/*
+ * Entries of thread @tid with TORN_ID: *pure those that are A or B
+ * whole, *mixed the others.
+ */
+static void torn_entries(const char *buf, size_t len, uint32_t tid,
+			 uint32_t *pure, uint32_t *mixed)
+{
+	const struct kcc_stream_header *h = (const void *)buf;
+	size_t off = h->header_size;
+
+	*pure = *mixed = 0;
+	while (off + sizeof(struct kcc_rec) <= len) {
+		const struct kcc_rec *r = (const void *)(buf + off);
+		const struct kcc_rec_valence *rv = (const void *)r;
+		size_t eo = sizeof(*rv);
+		uint32_t i, j;
+
+		if (r->type == KCC_REC_END || r->size < sizeof(*r))
+			break;
+		for (i = 0; r->type == KCC_REC_VALENCE && rv->pid == tid &&
+		     i < rv->nr_entries && eo < r->size; i++) {
+			const struct kcc_valence_ent *e =
+				(const void *)((const char *)r + eo);
+			const uint64_t *w = (const uint64_t *)(e + 1);
+			uint64_t x = e->cur == 1 ? 0x5555555555555555ull :
+						   0xaaaaaaaaaaaaaaaaull;
+			int ok = e->acyc_words == KCC_VALENCE_ACYC_WORDS &&
+				 e->rec_words == KCC_VALENCE_REC_WORDS;
+
+			eo += e->size;
+			if (e->table_id != TORN_ID)
+				continue;
+			for (j = 0; ok && j < e->acyc_words + e->rec_words; j++)
+				ok = w[j] == x;
+			if (ok)
+				(*pure)++;
+			else
+				(*mixed)++;
+		}
+		off += r->size;
+	}
+}
+
+static void test_torn(int fd, struct kcc_valence_area *a)
+{
+	uint64_t torn0 = field(fd, SF(valence_torn));
+	uint64_t read0 = field(fd, SF(valence_samples));
+	uint32_t i, pure, mixed;
+	char *buf = NULL;
+	long len;
+
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->acyc_words = KCC_VALENCE_ACYC_WORDS;
+	a->rec_bits = 64 * KCC_VALENCE_REC_WORDS;
+	a->table_id = TORN_ID;
+	torn_write(a, 0x5555555555555555ull);
+	reg(fd, a, sizeof(*a));
+	for (i = 0; i < 50 * SPIN_ROUNDS; i++) {
+		torn_write(a, i & 1 ? 0xaaaaaaaaaaaaaaaaull :
+				      0x5555555555555555ull);
+		if (!(i % 4096) && field(fd, SF(valence_torn)) >= torn0 + 20 &&
+		    field(fd, SF(valence_samples)) >= read0 + 4)
+			break;
+	}
+	len = kcc_read_stream(fd, &buf, 0);
+	torn_entries(buf, len > 0 ? len : 0, gettid(), &pure, &mixed);
+	tap_result(len > 0 && pure >= 1 && !mixed &&
+		   field(fd, SF(valence_torn)) >= torn0 + 20,
+		   "area rewritten in a tight loop: %u whole encodings, %u mixed, %llu torn reads counted",
+		   pure, mixed,
+		   (unsigned long long)(field(fd, SF(valence_torn)) - torn0));
+	free(buf);
+}
+
 static int exit_fd;
 
 static void *registered_thread(void *arg)
@@ -141,10 +235,10 @@ int main(int argc, char **argv)
 	c.k = KCC_K_INF;
 	c.sample_period = 20000;
 	fd = kcc_session_start(&c);
-	tap_plan(19);
+	tap_plan(20);
 
-	tap_result(!kcc_ioc(fd, KCC_IOC_VERSION, &v) &&
-		   (v.sources & 1u << KCC_SOURCE_VALENCE),
+	rc = kcc_ioc(fd, KCC_IOC_VERSION, &v);
+	tap_result(!rc && (v.sources & 1u << KCC_SOURCE_VALENCE),
 		   "KCC_IOC_VERSION lists the valence source (sources 0x%x)",
 		   v.sources);
 	a = aligned_alloc(64, sizeof(*a));
@@ -199,6 +293,8 @@ int main(int argc, char **argv)
 	tap_result(len > 0 && find_entry(buf, len, gettid()),
 		   "the stream has the thread's KCC_REC_VALENCE entry, bits above rec_bits cleared");
 	free(buf);
+
+	test_torn(fd, a);
 
 	/* A thread registers and exits: its slot is cleared by the exit. */
 	exit_fd = fd;

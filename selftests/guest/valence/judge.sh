@@ -53,12 +53,13 @@ vj_score() {
 		END { printf "%d %d %d\n", exact, total, unk }' "$1" "$2"
 }
 
+# (run.sh writes blob NAME to $tmp/blobs/NAME.stream.)
 # vj_run RUN: score line of RUN's profile against its own truth.
 vj_run() {
 	b=$tmp/blobs
-	[ -s "$b/$1" ] && [ -s "$b/$1-paths" ] || return 1
-	vj_truth "$tmp/rec/vwork.valence" "$b/$1-paths" >"$tmp/$1.truth"
-	"$KCC" report --format folded --sort samples "$b/$1" \
+	[ -s "$b/$1.stream" ] && [ -s "$b/$1-paths.stream" ] || return 1
+	vj_truth "$tmp/rec/vwork.valence" "$b/$1-paths.stream" >"$tmp/$1.truth"
+	"$KCC" report --format folded --sort samples "$b/$1.stream" \
 		>"$tmp/$1.folded" 2>"$tmp/$1.rerr" || return 1
 	vj_score "$tmp/$1.truth" "$tmp/$1.folded"
 }
@@ -75,16 +76,16 @@ valence_judge() {
 	what="guest $kern: kcc record --source valence of vwork (no frame pointers, threads, recursion): every sampled context is a true path of the run, check-mode samples decode exactly"
 	set -- $(vj_run valence-work)
 	vw_exact=${1:-0} vw_total=${2:-0}
-	sed -n 's/^/# valence-work: /p' "$tmp/blobs/valence-work-err" 2>/dev/null
+	sed -n 's/^/# valence-work: /p' "$tmp/blobs/valence-work-err.stream" 2>/dev/null
 	"$KCC" valence check "$tmp/rec/vwork.valence" \
-		"$tmp/blobs/valence-work-chk" >"$tmp/vw.check" 2>&1
+		"$tmp/blobs/valence-work-chk.stream" >"$tmp/vw.check" 2>&1
 	vc=$?
 	sed 's/^/# valence-work check mode: /' "$tmp/vw.check"
 	set -- $(sed -n 's/^samples \([0-9]*\) exact \([0-9]*\) wrong \([0-9]*\).*/\1 \2 \3/p' "$tmp/vw.check")
 	echo "# valence-work: $vw_exact of $vw_total sampled contexts true"
 	if [ "$vw_total" -ge 100 ] && [ "$vw_exact" = "$vw_total" ] &&
-	   grep -q ' 0 undecodable' "$tmp/blobs/valence-work-err" &&
-	   grep -q ' 0 of another table' "$tmp/blobs/valence-work-err" &&
+	   grep -q ' 0 undecodable' "$tmp/blobs/valence-work-err.stream" &&
+	   grep -q ' 0 of another table' "$tmp/blobs/valence-work-err.stream" &&
 	   [ $vc -eq 0 ] && [ "${1:-0}" -ge 1 ] && [ "$1" = "$2" ] &&
 	   [ "$3" = 0 ]; then
 		echo "ok $i $what"
@@ -97,12 +98,12 @@ valence_judge() {
 	i=$((i + 1))
 	what="guest $kern: kcc record --source valence of vwork torn (samples inside the area's updates): torn reads counted, every sampled context true"
 	set -- $(vj_run valence-torn)
-	sed -n 's/^/# valence-torn: /p' "$tmp/blobs/valence-torn-err" 2>/dev/null
+	sed -n 's/^/# valence-torn: /p' "$tmp/blobs/valence-torn-err.stream" 2>/dev/null
 	torn=$(sed -n 's/^kcc.ko: .* torn \([0-9]*\),.*/\1/p' \
-		"$tmp/blobs/valence-torn-err" 2>/dev/null)
+		"$tmp/blobs/valence-torn-err.stream" 2>/dev/null)
 	echo "# valence-torn: ${1:-0} of ${2:-0} sampled contexts true, ${torn:-?} torn reads"
 	if [ "${2:-0}" -ge 50 ] && [ "$1" = "$2" ] && [ "${torn:-0}" -ge 1 ] &&
-	   grep -q ' 0 undecodable' "$tmp/blobs/valence-torn-err"; then
+	   grep -q ' 0 undecodable' "$tmp/blobs/valence-torn-err.stream"; then
 		echo "ok $i $what"
 	else
 		head -n 20 "$tmp/valence-torn.folded" 2>/dev/null | sed 's/^/# /'
