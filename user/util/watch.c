@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kcc_forest.h"
+#include "profile.h"
 #include "watch.h"
 
 static int watch_err(const struct watch *w, uint32_t line, const char *fmt,
@@ -251,4 +252,76 @@ int watch__put(FILE *out, const char *path)
 	if (n > KCC_PPP_MAX_K + 1 || *path == '#' || strchr(path, '\n'))
 		return -EINVAL;
 	return fprintf(out, "%s\n", path) < 0 ? -EIO : 0;
+}
+
+int watch__report(const struct profile *p, FILE *out)
+{
+	const char *list = profile__info_get(p, "watch"), *l;
+	uint64_t tot[KCC_NR_CTRS] = { 0 }, res[KCC_NR_CTRS] = { 0 };
+	uint64_t *sum, aliased = 0, drops = 0;
+	uint32_t n = 0, range = 0, ntasks = 0, r, i, c, j;
+	const char *evname = "events";
+
+	for (r = 0; r < p->nr_runs; r++) {
+		const struct stream *s = &p->runs[r].s;
+
+		for (i = 0; i < s->nr_watch; i++) {
+			if (n && s->watch[i].nr_contexts != n)
+				return -EINVAL;
+			n = s->watch[i].nr_contexts;
+			range = s->watch[i].range;
+		}
+	}
+	if (!n)
+		return -ENOENT;
+	/* The list must name exactly n contexts. */
+	for (l = list, c = 0; l && *l; c++) {
+		l = strchr(l, '\n');
+		l = l ? l + 1 : NULL;
+	}
+	if (!list || c != n) {
+		fprintf(stderr, "kcc: the profile's watch records count %u contexts, its watch list %u\n",
+			n, list ? c : 0);
+		return -EINVAL;
+	}
+	sum = calloc((size_t)n * KCC_NR_CTRS, sizeof(*sum));
+	if (!sum)
+		return -ENOMEM;
+	for (r = 0; r < p->nr_runs; r++) {
+		const struct stream *s = &p->runs[r].s;
+
+		if (s->nr_ctrs > KCC_CTR_EVENTS)
+			evname = p->runs[0].s.desc[KCC_CTR_EVENTS].name;
+		for (i = 0; i < s->nr_watch; i++) {
+			const struct stream_watch *w = &s->watch[i];
+
+			for (c = 0; c < (size_t)n * KCC_NR_CTRS; c++)
+				sum[c] += w->counts[c];
+			for (j = 0; j < KCC_NR_CTRS; j++) {
+				tot[j] += w->totals[j];
+				res[j] += w->residual[j];
+			}
+			aliased += w->aliased;
+			drops += w->stack_drops;
+			ntasks++;
+		}
+	}
+	fprintf(out, "# watched contexts: %u in %u numbers (delta %.3f), exact counts of kcc.ko's arrays, %u tasks\n",
+		n, range, (double)range / n, ntasks);
+	fprintf(out, "# calls\t%s\tsamples\tcontext\n", evname);
+	for (l = list, c = 0; c < n; c++) {
+		const char *e = strchr(l, '\n');
+		int len = e ? (int)(e - l) : (int)strlen(l);
+
+		fprintf(out, "%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%.*s\n",
+			sum[c * KCC_NR_CTRS], sum[c * KCC_NR_CTRS + 1],
+			sum[c * KCC_NR_CTRS + 2], len, l);
+		l = e ? e + 1 : l + len;
+	}
+	fprintf(out, "# total: calls=%" PRIu64 " %s=%" PRIu64 " samples=%" PRIu64 "\n",
+		tot[0], evname, tot[1], tot[2]);
+	fprintf(out, "# residual: calls=%" PRIu64 " %s=%" PRIu64 " samples=%" PRIu64 " aliases=%" PRIu64 " stack_drops=%" PRIu64 "\n",
+		res[0], evname, res[1], res[2], aliased, drops);
+	free(sum);
+	return 0;
 }

@@ -67,6 +67,16 @@ int watch__count_trace(const struct watch *w, const struct trace *t,
 void watch__print(const struct watch *w, const struct watch_counts *wc,
 		  FILE *out);
 
+/*
+ * kcc report: the exact counts of the watched contexts that kcc.ko kept
+ * (KCC_REC_WATCH, summed over the tasks of every run), named by the
+ * profile's INFO key "watch" (the contexts, one a line, in upload
+ * order, as kcc record --watch stores them).  -ENOENT when the profile
+ * has none, -EINVAL when the two disagree.
+ */
+struct profile;
+int watch__report(const struct profile *p, FILE *out);
+
 /* A watch file line for a path, with a check of what fits one. */
 int watch__put(FILE *out, const char *path);
 

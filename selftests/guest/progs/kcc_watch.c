@@ -48,9 +48,16 @@ static uint64_t entry(uint32_t r)
 	return BASE + r * RSPAN;
 }
 
-static uint64_t call_site(uint32_t caller, uint32_t callee)
+/*
+ * The call instruction of @caller, at stack index @depth, calling
+ * @callee.  Two sites per pair, by the parity of the depth: with one,
+ * a sample right after a direct recursion returned would be the
+ * stitcher's documented ambiguity (kcc_stitch_skid(): the newest record
+ * returns to the sampled frame's own return address), read as skid.
+ */
+static uint64_t call_site(uint32_t caller, uint32_t callee, uint32_t depth)
 {
-	return entry(caller) + 0x100 + callee * 0x10;
+	return entry(caller) + 0x100 + callee * 0x20 + (depth & 1) * 0x10;
 }
 
 /* A watched set: contexts of routine ids, outermost first. */
@@ -147,7 +154,8 @@ static void take_sample(struct model *m, const struct wset *w)
 	/* The sampled ip, then the return address into each caller. */
 	stack[0] = entry(m->st[m->d - 1]) + 0x800;
 	for (i = 1; i < m->d; i++)
-		stack[i] = call_site(m->st[m->d - 1 - i], m->st[m->d - i]) + 5;
+		stack[i] = call_site(m->st[m->d - 1 - i], m->st[m->d - i],
+				     m->d - 1 - i) + 5;
 	br = (struct kcc_branch *)(stack + m->d);
 	for (i = 0; i < m->npend; i++)
 		br[i] = m->pend[m->npend - 1 - i];
@@ -170,13 +178,14 @@ static void step(struct model *m, const struct wset *w)
 	if (call) {
 		uint32_t e = rnd_below(&m->rnd, R);
 
-		put_branch(m, call_site(top, e), entry(e), KCC_BR_CALL);
+		put_branch(m, call_site(top, e, m->d - 1), entry(e), KCC_BR_CALL);
 		m->st[m->d++] = e;
 		bf_count(m, w, KCC_CTR_CALLS, 1);
 		kcc_ppp_call(&m->run, e);
 	} else {
 		put_branch(m, entry(top) + 0xf00,
-			   call_site(m->st[m->d - 2], top) + 5, KCC_BR_RET);
+			   call_site(m->st[m->d - 2], top, m->d - 2) + 5,
+			   KCC_BR_RET);
 		m->d--;
 		kcc_ppp_return(&m->run);
 	}
@@ -457,7 +466,7 @@ static uint32_t ctx_of(int fd)
 {
 	const struct kcc_rec_watch *rw;
 	uint32_t nrec, pid = syscall(SYS_gettid);
-	uint64_t stack[2] = { entry(1) + 0x800, call_site(0, 1) + 5 };
+	uint64_t stack[2] = { entry(1) + 0x800, call_site(0, 1, 0) + 5 };
 	char smp[sizeof(struct kcc_sample) + 16];
 	struct kcc_sample *s = (struct kcc_sample *)smp;
 	struct kcc_inject in;
