@@ -131,7 +131,8 @@ int watch__read(struct watch *w, const char *path)
 	return ret;
 }
 
-int watch__resolve(struct watch *w, struct symtab *st)
+/* Labels: ids of @st, new names added; @warn: say which were new. */
+static int watch_intern(struct watch *w, struct symtab *st, bool warn)
 {
 	uint32_t i, j = 0, id, nr = symtab__nr(st);
 	int ret;
@@ -149,7 +150,7 @@ int watch__resolve(struct watch *w, struct symtab *st)
 			ret = symtab__intern(st, p, l, &id);
 			if (ret)
 				return ret;
-			if (id >= nr)
+			if (warn && id >= nr)
 				fprintf(stderr, "kcc: %s:%u: warning: the trace never calls '%.*s': its contexts count 0\n",
 					w->name, w->line[i], (int)l, p);
 			w->labels[j++] = id;
@@ -159,6 +160,11 @@ int watch__resolve(struct watch *w, struct symtab *st)
 		}
 	}
 	return 0;
+}
+
+int watch__resolve(struct watch *w, struct symtab *st)
+{
+	return watch_intern(w, st, true);
 }
 
 int watch__build(struct watch *w)
@@ -324,4 +330,204 @@ int watch__report(const struct profile *p, FILE *out)
 		res[0], evname, res[1], res[2], aliased, drops);
 	free(sum);
 	return 0;
+}
+
+/* ---- kcc record --watch: routine names to address ranges ------------ */
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct kcc_watch_range *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->end != y->end)
+		return x->end < y->end ? -1 : 1;
+	return (x->routine > y->routine) - (x->routine < y->routine);
+}
+
+static int add_range(struct watch_upload *u, uint64_t start, uint64_t end,
+		     uint32_t routine)
+{
+	struct kcc_watch_range *r;
+
+	if (u->nr_ranges == u->cap_ranges) {
+		uint32_t cap = u->cap_ranges ? 2 * u->cap_ranges : 64;
+
+		r = realloc(u->ranges, cap * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		u->ranges = r;
+		u->cap_ranges = cap;
+	}
+	r = &u->ranges[u->nr_ranges++];
+	memset(r, 0, sizeof(*r));
+	r->start = start;
+	r->end = end;
+	r->routine = routine;
+	return 0;
+}
+
+/* The ranges of the watched routines defined in @so, mapped at @m. */
+static int object_ranges(struct watch_upload *u, const struct symtab *names,
+			 const struct symobj *so, uint64_t start, uint64_t end,
+			 uint64_t pgoff)
+{
+	uint32_t i, id;
+	int ret;
+
+	for (i = 0; i < so->nr_syms; i++) {
+		const struct sym *s = &so->syms[i];
+		const char *name = sym__name(so, s);
+		uint64_t off_end = s->size ? s->off + s->size :
+				   i + 1 < so->nr_syms ? so->syms[i + 1].off : s->off + 1;
+		char *dm = NULL;
+
+		if (symtab__find(names, name, strlen(name), &id)) {
+			dm = sym__demangle(name);
+			if (!dm)
+				return -ENOMEM;
+			ret = symtab__find(names, dm, strlen(dm), &id);
+			free(dm);
+			if (ret)
+				continue;
+		}
+		/* The part of the routine this mapping holds. */
+		if (off_end <= pgoff || s->off >= pgoff + (end - start))
+			continue;
+		ret = add_range(u, start + (s->off > pgoff ? s->off - pgoff : 0),
+				start + (off_end - pgoff < end - start ?
+					 off_end - pgoff : end - start), id);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int watch__upload_pid(struct watch *w, int pid, struct watch_upload *u)
+{
+	struct symtab names;
+	char path[64], *line = NULL, *seen = NULL;
+	size_t lcap = 0;
+	uint32_t i, j, nr;
+	FILE *f;
+	int ret;
+
+	memset(u, 0, sizeof(*u));
+	ret = symtab__init(&names);
+	if (ret)
+		return ret;
+	ret = watch_intern(w, &names, false);
+	if (ret)
+		goto out;
+	nr = symtab__nr(&names);
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "r");
+	if (!f) {
+		ret = -errno;
+		fprintf(stderr, "kcc: %s: %s\n", path, strerror(errno));
+		goto out;
+	}
+	while (getline(&line, &lcap, f) != -1 && !ret) {
+		unsigned long long start, end, pgoff;
+		char perm[8], file[4096];
+		struct symobj so;
+
+		file[0] = '\0';
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095s", &start,
+			   &end, perm, &pgoff, file) < 4 ||
+		    perm[2] != 'x' || file[0] != '/')
+			continue;
+		if (symobj__load(&so, file) == -ENOMEM)
+			ret = -ENOMEM;
+		else
+			ret = object_ranges(u, &names, &so, start, end, pgoff);
+		symobj__exit(&so);
+	}
+	free(line);
+	fclose(f);
+	if (ret)
+		goto out;
+
+	/* Sorted; a routine found twice at the same place once. */
+	qsort(u->ranges, u->nr_ranges, sizeof(*u->ranges), range_cmp);
+	for (i = 0, j = 0; i < u->nr_ranges; i++) {
+		if (j && !range_cmp(&u->ranges[j - 1], &u->ranges[i]))
+			continue;
+		if (j && u->ranges[i].start < u->ranges[j - 1].end) {
+			fprintf(stderr, "kcc: %s: routines '%s' and '%s' share addresses in process %d: watch one of them\n",
+				w->name, symtab__name(&names, u->ranges[j - 1].routine),
+				symtab__name(&names, u->ranges[i].routine), pid);
+			ret = -EINVAL;
+			goto out;
+		}
+		u->ranges[j++] = u->ranges[i];
+	}
+	u->nr_ranges = j;
+	seen = calloc(nr ? nr : 1, 1);
+	if (!seen) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < u->nr_ranges; i++)
+		seen[u->ranges[i].routine] = 1;
+	for (i = 0; i < nr; i++) {
+		if (!seen[i]) {
+			fprintf(stderr, "kcc: %s: unknown routine '%s': not in process %d's executable or libraries\n",
+				w->name, symtab__name(&names, i), pid);
+			ret = -ENOENT;
+		}
+	}
+	if (ret)
+		goto out;
+	ret = watch__build(w);
+	if (ret)
+		goto out;
+	u->paths = calloc(w->nlabels, sizeof(*u->paths));
+	if (!u->paths) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < w->nlabels; i++)
+		u->paths[i] = (uint32_t)w->labels[i];
+	memset(&u->arg, 0, sizeof(u->arg));
+	u->arg.size = sizeof(u->arg);
+	u->arg.k = w->p.kmax ? w->p.kmax : 1;
+	u->arg.range = w->p.range;
+	u->arg.nr_routines = nr;
+	u->arg.nr_ranges = u->nr_ranges;
+	u->arg.nr_contexts = w->n;
+	u->arg.nr_labels = w->nlabels;
+	u->arg.ranges = (uintptr_t)u->ranges;
+	u->arg.lens = (uintptr_t)w->lens;
+	u->arg.paths = (uintptr_t)u->paths;
+out:
+	free(seen);
+	symtab__exit(&names);
+	if (ret)
+		watch__upload_exit(u);
+	return ret;
+}
+
+void watch__upload_exit(struct watch_upload *u)
+{
+	free(u->ranges);
+	free(u->paths);
+	memset(u, 0, sizeof(*u));
+}
+
+char *watch__list(const struct watch *w)
+{
+	size_t len = 0, at = 0;
+	uint32_t i;
+	char *s;
+
+	for (i = 0; i < w->n; i++)
+		len += strlen(w->paths[i]) + 1;
+	s = malloc(len + 1);
+	if (!s)
+		return NULL;
+	for (i = 0; i < w->n; i++)
+		at += sprintf(s + at, "%s%s", i ? "\n" : "", w->paths[i]);
+	s[at] = '\0';
+	return s;
 }
