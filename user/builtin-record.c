@@ -71,6 +71,10 @@ static void record_usage(void)
 "  --trace TRACE     no module: the stream of call trace TRACE\n"
 "  --threads N       with --trace: spread top-level calls over N threads\n"
 "  --stream          with --trace: write the bare stream /dev/kcc would give\n"
+"  --join MODE       none (default), unique or longest: join the bursts\n"
+"                    of one thread whose LBR windows overlap (samples\n"
+"                    fewer branches apart than the LBR holds), so that\n"
+"                    no call is counted twice (Documentation/stitching.rst)\n"
 "  --watch FILE      also count the k-contexts of the watch FILE exactly,\n"
 "                    in kcc.ko's arrays beside the forests (kcc report\n"
 "                    shows them): 'a;b;c' lines, routines outermost first,\n"
@@ -101,6 +105,7 @@ static void on_signal(int sig)
 enum {
 	OPT_SOURCE = 256, OPT_DURATION, OPT_BURST_RR, OPT_DEVICE, OPT_TRACE,
 	OPT_THREADS, OPT_STREAM, OPT_CALLS_EVENT, OPT_CALLS_PERIOD, OPT_WATCH,
+	OPT_JOIN,
 };
 
 struct record_opts {
@@ -587,6 +592,7 @@ int cmd_record(int argc, char **argv)
 		{ "calls-event", required_argument, NULL, OPT_CALLS_EVENT },
 		{ "calls-period", required_argument, NULL, OPT_CALLS_PERIOD },
 		{ "watch", required_argument, NULL, OPT_WATCH },
+		{ "join", required_argument, NULL, OPT_JOIN },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -689,6 +695,15 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_WATCH:
 			ro.watch_file = optarg;
+			break;
+		case OPT_JOIN:
+			ro.cfg.flags &= ~(KCC_CFG_JOIN_UNIQUE | KCC_CFG_JOIN_LONGEST);
+			if (!strcmp(optarg, "unique"))
+				ro.cfg.flags |= KCC_CFG_JOIN_UNIQUE;
+			else if (!strcmp(optarg, "longest"))
+				ro.cfg.flags |= KCC_CFG_JOIN_LONGEST;
+			else if (strcmp(optarg, "none"))
+				return usage_error(CMD, "bad --join '%s': expected none, unique or longest", optarg);
 			break;
 		case 'h':
 			record_usage();
