@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 
@@ -355,6 +356,39 @@ static char *snapshot(int fd, long *len)
 	return buf;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/*
+ * The same samples without a watched set: the session's bytes and the
+ * time from the first injection to STOP (the worker has applied all of
+ * it then), for the figures; nothing is asserted on them.
+ */
+static void run_plain(struct model *m, uint32_t fk, uint64_t *ns,
+		      struct kcc_status *st)
+{
+	int fd = kcc_open(O_RDWR);
+	uint64_t t0;
+
+	*ns = 0;
+	memset(st, 0, sizeof(*st));
+	if (fd < 0 || session(fd, fk) || kcc_ioc(fd, KCC_IOC_START, NULL)) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	t0 = now_ns();
+	if (!inject_all(fd, m) && !kcc_ioc(fd, KCC_IOC_STOP, NULL))
+		*ns = now_ns() - t0;
+	kcc_status_get(fd, st);
+	close(fd);
+}
+
 /* One run: model, upload, inject, three-way comparison. */
 static void test_exact(uint64_t seed, uint32_t k, uint32_t fk)
 {
@@ -365,6 +399,8 @@ static void test_exact(uint64_t seed, uint32_t k, uint32_t fk)
 	struct kcc_watch u;
 	const uint64_t *kc;
 	uint64_t matched = 0;
+	struct kcc_status st0, st1;
+	uint64_t ns0, ns1 = 0, t0;
 	char *buf;
 	long len;
 	int fd, r;
@@ -391,6 +427,7 @@ static void test_exact(uint64_t seed, uint32_t k, uint32_t fk)
 	if (m->npend)
 		take_sample(m, &w);
 
+	run_plain(m, fk, &ns0, &st0);
 	fd = kcc_open(O_RDWR);
 	upload_init(&u, &w);
 	r = fd < 0 ? -errno : session(fd, fk);
@@ -398,10 +435,23 @@ static void test_exact(uint64_t seed, uint32_t k, uint32_t fk)
 		r = kcc_ioc(fd, KCC_IOC_WATCH, &u);
 	if (!r)
 		r = kcc_ioc(fd, KCC_IOC_START, NULL);
+	t0 = now_ns();
 	if (!r)
 		r = inject_all(fd, m);
 	if (!r)
 		r = kcc_ioc(fd, KCC_IOC_STOP, NULL);
+	if (!r)
+		ns1 = now_ns() - t0;
+	memset(&st1, 0, sizeof(st1));
+	if (fd >= 0)
+		kcc_status_get(fd, &st1);
+	/* Figures: worker time per replayed call, session memory. */
+	tap_diag("figures k %u forest k %u: %.0f ns per replayed call without watch, %.0f with; session bytes %llu without, %llu with (+%llu: the numbering and one task's %u x 3 counters and shadow stack); forest %llu nodes",
+		 k, fk, st0.branches ? (double)ns0 / m->bf_total[0] : 0,
+		 (double)ns1 / m->bf_total[0],
+		 (unsigned long long)st0.bytes, (unsigned long long)st1.bytes,
+		 (unsigned long long)(st1.bytes - st0.bytes), w.p.range,
+		 (unsigned long long)st1.nodes);
 	tap_result(!r, "watch uploaded, %u samples (%llu calls) injected: %d",
 		   m->nsamples, (unsigned long long)m->bf_total[0], r);
 	buf = r ? NULL : snapshot(fd, &len);
