@@ -20,7 +20,7 @@
 #
 # -C DIR checks the tree DIR instead of this repository: its Kbuild,
 # kmod/, lbr/ and include/ (those present) for sparse and checkpatch,
-# its user/*.c and user/util/*.c for cppcheck and clang-tidy, with this
+# its user/*.c and user/{lib,report,harness}/*.c for cppcheck and clang-tidy, with this
 # repository's suppressions.  selftests/kcc/static.sh plants known bugs
 # in such a tree to show that every check reports them.
 #
@@ -97,7 +97,8 @@ need() {	# need TOOL PACKAGE
 }
 
 user_sources() {	# the C files of user/ in $src, relative to it
-	for f in "$src"/user/*.c "$src"/user/util/*.c; do
+	for f in "$src"/user/*.c "$src"/user/lib/*.c "$src"/user/report/*.c \
+	    "$src"/user/harness/*.c; do
 		[ -f "$f" ] && echo "${f#"$src"/}"
 	done
 }
@@ -204,7 +205,7 @@ check_cppcheck() {
 			--inline-suppr \
 			--suppressions-list="$top/scripts/cppcheck.supp" \
 			-D__linux__ -D__x86_64__ -D_GNU_SOURCE \
-			-Iinclude/uapi -Ilbr -Iuser/util -Iuser \
+			-Iinclude/uapi -Ilbr -Iuser/lib -Iuser/report -Iuser/harness -Iuser \
 			--template='{file}:{line}: {severity}: {message} [{id}]' \
 			$files) >"$tmp/cppcheck.out" 2>&1
 	fi
@@ -224,7 +225,7 @@ check_clang_tidy() {
 		(cd "$src" && xargs -P 2 -I{} clang-tidy --quiet \
 			--checks="-*,clang-analyzer-*,bugprone-*,$TIDY_OFF" \
 			{} -- -std=gnu11 -D_GNU_SOURCE -Iinclude/uapi -Ilbr \
-			-Iuser/util -Iuser) >"$tmp/tidy.out" 2>/dev/null
+			-Iuser/lib -Iuser/report -Iuser/harness -Iuser) >"$tmp/tidy.out" 2>/dev/null
 	grep -E '^[^ ]+:[0-9]+:[0-9]+: (warning|error):' "$tmp/tidy.out" |
 		sed "s|^$src/||" | sort -u >"$tmp/tidy.f"
 	cat "$tmp/tidy.f"
