@@ -26,7 +26,7 @@
 #include "kcc_hcct.h"
 #include "kcc_stitch.h"
 #include "lbrsim.h"
-#include "trace.h"
+#include "trace_file.h"
 
 #define EV_RET		0xffffffffu	/* trace event: return */
 #define MAX_DEG		12		/* callees per routine */

@@ -18,6 +18,7 @@
 #include "accuracy.h"
 #include "ccf.h"
 #include "ktap.h"
+#include "trace_file.h"
 
 #define CAP	64
 
