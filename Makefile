@@ -10,7 +10,7 @@
 #   make eval       k-CCF accuracy of sampled profiles on real programs
 #   make module     kcc.ko against KDIR (default: the installed headers)
 #   make demo       the main job (see README.md)
-#   make static     sparse, checkpatch --strict, cppcheck, clang-tidy
+#   make static     sparse, checkpatch --strict, cppcheck, clang-tidy, layers
 #   make fuzz       parser fuzzers, FUZZ_SECONDS each (default 20)
 #   make fuzz-guest /dev/kcc fuzzer on the debug kernel (FUZZ_ITERS, FUZZ_SEED)
 #

@@ -14,15 +14,23 @@
 #               portability) with scripts/cppcheck.supp
 #   clang-tidy  clang-analyzer-* and bugprone-* on user/, with the checks
 #               listed above TIDY_OFF below turned off
+#   layers      the layers of user/ (scripts/layers.py,
+#               Documentation/layout.rst): the library (user/lib) below the
+#               report (user/report) below the harness (user/harness)
+#               below the commands; a module depending on a higher layer,
+#               or an import circle (by #include and by the symbols each
+#               file, compiled alone with $CC, takes from another), is a
+#               finding
 #   all         all of the above (the default)
 #
 # Usage: static-checks.sh [-K KDIR] [-C DIR] [CHECK...]
 #
 # -C DIR checks the tree DIR instead of this repository: its Kbuild,
 # kmod/, lbr/ and include/ (those present) for sparse and checkpatch,
-# its user/*.c and user/{lib,report,harness}/*.c for cppcheck and clang-tidy, with this
-# repository's suppressions.  selftests/kcc/static.sh plants known bugs
-# in such a tree to show that every check reports them.
+# its user/*.c and user/{lib,report,harness}/*.c for cppcheck, clang-tidy
+# and layers, with this repository's suppressions.
+# selftests/kcc/static.sh plants known bugs in such a tree to show that
+# every check reports them.
 #
 # Findings are printed as "file:line: message", then one summary line per
 # check on stderr with its time.  Exit status: 0 clean, 1 findings,
@@ -74,8 +82,8 @@ while getopts K:C:h opt; do
 		echo "static-checks.sh: -C $OPTARG: no such directory" >&2
 		exit 2
 	   } ;;
-	h) sed -n '4,32s/^# \{0,1\}//p' "$0"; exit 0 ;;
-	*) echo "usage: $0 [-K KDIR] [-C DIR] [sparse|checkpatch|cppcheck|clang-tidy|all]..." >&2
+	h) sed -n '4,40s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	*) echo "usage: $0 [-K KDIR] [-C DIR] [sparse|checkpatch|cppcheck|clang-tidy|layers|all]..." >&2
 	   exit 2 ;;
 	esac
 done
@@ -232,17 +240,30 @@ check_clang_tidy() {
 	summary clang-tidy "$(wc -l <"$tmp/tidy.f")" "$start"
 }
 
+check_layers() {
+	start=$(date +%s)
+	need python3 python3 || return
+	need nm binutils || return
+	mkdir -p "$tmp/layers"
+	python3 "$top/scripts/layers.py" "$src" "$tmp/layers" "${CC:-cc}" \
+		>"$tmp/layers.f"
+	cat "$tmp/layers.f"
+	summary layers "$(wc -l <"$tmp/layers.f")" "$start"
+}
+
 for c in "$@"; do
 	case $c in
 	sparse) check_sparse ;;
 	checkpatch) check_checkpatch ;;
 	cppcheck) check_cppcheck ;;
 	clang-tidy) check_clang_tidy ;;
+	layers) check_layers ;;
 	all)
 		check_sparse
 		check_checkpatch
 		check_cppcheck
 		check_clang_tidy
+		check_layers
 		;;
 	*) echo "static-checks.sh: unknown check '$c'" >&2; exit 2 ;;
 	esac
