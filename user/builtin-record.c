@@ -31,7 +31,7 @@
 #include "builtin.h"
 #include "evspec.h"
 #include "profile.h"
-#include "trace.h"
+#include "trace_file.h"
 #include "watch.h"
 
 #define CMD "kcc record"
