@@ -609,7 +609,7 @@ static __always_inline u32 ppp_walk(struct kcc_ppp_run *r, u32 want,
 	const struct kcc_ppp *p = r->p;
 	const struct kcc_ppp_frame *top, *f;
 	u32 d = r->depth, m, c, hits = 0, prev = KCC_NIL;
-	bool count = arr != NULL;
+	bool count = !!arr;
 	s64 n, num;
 	s32 w;
 

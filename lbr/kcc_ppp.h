@@ -197,6 +197,7 @@ static inline void kcc_ppp_clear_stack(struct kcc_ppp_run *r)
 {
 	r->depth = 0;
 }
+
 /*
  * The number of the suffix of @len routines of the current stack when it
  * is a watched context, else KCC_NIL (the counting uses the same walk).

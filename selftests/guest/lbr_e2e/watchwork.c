@@ -15,12 +15,12 @@
  * Built like wordfreq: frame pointers, no inlining, no sibling calls,
  * traced by kcc's runtime.
  *
- * Usage: watchwork [SPIN]	(iterations per spin, default 400000)
+ * Usage: watchwork [SPIN]	(iterations per spin, default 100000)
  */
 #include <stdio.h>
 #include <stdlib.h>
 
-static unsigned long spin_n = 400000;
+static unsigned long spin_n = 100000;
 static volatile unsigned long sink;
 static unsigned long state = 12345;
 static int budget = 300;
@@ -107,7 +107,7 @@ void r3(int d)
 		step(d, 3);
 }
 
-void r4(int d)
+void r4(int d __attribute__((unused)))
 {
 	spin();
 }
