@@ -348,6 +348,15 @@ static long kcc_ioc_valence_register(void __user *u, unsigned int cmd)
 	return kcc_valence_register(&reg);
 }
 
+static long kcc_ioc_watch(struct file *file, void __user *u, unsigned int cmd)
+{
+	struct kcc_watch w;
+	int ret;
+
+	ret = kcc_copy_in(&w, sizeof(w), sizeof(w), u, cmd);
+	return ret < 0 ? ret : kcc_watch_upload(file, &w);
+}
+
 #define KCC_CMD(c)	((c) & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT))
 
 static long kcc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -369,6 +378,8 @@ static long kcc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return kcc_ioc_inject(file, u, cmd);
 	case KCC_CMD(KCC_IOC_VALENCE_REGISTER):
 		return kcc_ioc_valence_register(u, cmd);
+	case KCC_CMD(KCC_IOC_WATCH):
+		return kcc_ioc_watch(file, u, cmd);
 	default:
 		return -ENOTTY;
 	}

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * valence_stream_test.c - KCC_REC_VALENCE records decoded into calling
- * context trees (user/util/valence_stream.c), as kcc record does with
+ * context trees (user/lib/valence_stream.c), as kcc record does with
  * kcc.ko's snapshot, against the true stacks they were taken at.
  *
  * A call graph with recursion (a self loop and a cycle through three
