@@ -24,7 +24,9 @@
  * (struct valence_check_hdr of
  * user/lib/valence_prog.h), as a sample would read them; kcc valence
  * check decodes them.  Ticks that land in a hook are counted, not
- * written: there the true stack and the area are not in step.
+ * written: there the true stack and the area are not in step; so are
+ * ticks outside every routine (before main, after the thread's outermost
+ * routine returned).
  *
  * KCC_VALENCE_PATHS=file makes the runtime note every distinct true
  * path (the nodes of the frames it keeps, root first) any thread
@@ -385,7 +387,8 @@ NOTRACE static void rt__sample(int sig)
 
 	(void)sig;
 	rt.samples++;
-	if (in_hook || !thread_ready || depth > MAX_FRAMES) {
+	/* No routine entered (yet, or any more): nothing to check. */
+	if (in_hook || !thread_ready || depth > MAX_FRAMES || !tdepth) {
 		rt.in_hook++;
 		errno = saved;
 		return;
@@ -546,7 +549,7 @@ NOTRACE __attribute__((destructor)) static void rt__fini(void)
 	if (rt.check_fd < 0)
 		return;
 	setitimer(ITIMER_PROF, &off, NULL);
-	fprintf(stderr, "kcc_valence_rt: %lu ticks, %lu in a hook (not written), %lu frames undone after longjmp, %lu inlined calls, %lu threads registered, %lu not\n",
+	fprintf(stderr, "kcc_valence_rt: %lu ticks, %lu in a hook or outside every routine (not written), %lu frames undone after longjmp, %lu inlined calls, %lu threads registered, %lu not\n",
 		(unsigned long)rt.samples, (unsigned long)rt.in_hook,
 		(unsigned long)rt.unwound, (unsigned long)rt.inlined,
 		(unsigned long)rt.registered, (unsigned long)rt.unregistered);
