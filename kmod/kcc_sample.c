@@ -6,9 +6,19 @@
  * The handler runs in NMI (hardware events) or hardirq (cpu-clock) and
  * does a bounded amount of work: a user frame-pointer walk of at most
  * stack_depth frames with copy_from_user_nmi(), a copy of at most
- * KCC_INJECT_MAX_BRANCHES branch records, one ring commit and one
- * irq_work_queue().  It never allocates, sleeps, locks or prints; a full
- * ring is a counted drop.
+ * KCC_INJECT_MAX_BRANCHES branch records and one ring commit.  It never
+ * allocates, sleeps, locks or prints; a full ring is a counted drop.
+ *
+ * The batched hand-off: the handler does not wake the worker per sample.
+ * It raises this CPU's irq_work only when a ring passes its watermark
+ * (half full; the irq_work then queues the worker at once) or when the
+ * flush timer is idle (the irq_work arms it: the worker runs flush_ms
+ * later and empties every ring).  So while samples keep coming, the
+ * handler's only extra work is a test of two bits, one irq_work per
+ * flush_ms and one per half ring.  Both bits are set with atomic
+ * test-and-set, which is NMI-safe, and cleared by the worker before it
+ * drains.  batch=0 restores one irq_work and one queue_work() per sample
+ * (for comparisons: make bench-guest).
  *
  * Each CPU has one ring per context level (task, irq, nmi), so a ring
  * never has two writers at once: NMIs have their own ring, everybody else
@@ -35,9 +45,60 @@ static DEFINE_PER_CPU(struct kcc_cpu, kcc_cpus);
 
 /* ---- rings ------------------------------------------------------------- */
 
+/*
+ * Hardirq context, on the CPU whose handler raised it.  A ring past its
+ * watermark (or batch=0) wakes the worker now; a handler that found the
+ * flush timer idle and took it has it armed.  One irq_work may stand for
+ * both (irq_work_queue() of a pending one does nothing), so both are
+ * looked at; arming an armed timer does nothing.
+ */
 static void kcc_irq_work(struct irq_work *iw)
 {
-	queue_work(kcc_g.wq, &kcc_g.work);
+	struct kcc_cpu *c = container_of(iw, struct kcc_cpu, iw);
+	unsigned int ms = clamp(READ_ONCE(kcc_param_flush_ms), 1u, 10000u);
+
+	if (test_bit(0, &c->full) || !READ_ONCE(kcc_param_batch)) {
+		if (queue_work(kcc_g.wq, &kcc_g.work))
+			atomic64_inc(&kcc_g.wakeups);
+	}
+	if (test_bit(0, &kcc_g.flush_armed))
+		queue_delayed_work(kcc_g.wq, &kcc_g.flush,
+				   msecs_to_jiffies(ms));
+}
+
+/*
+ * The flush timer expired: empty the rings.  The bit is released first,
+ * so that a sample taken during the drain arms the timer again.
+ */
+void kcc_flush_fn(struct work_struct *work)
+{
+	clear_bit(0, &kcc_g.flush_armed);
+	/* Orders the clear before the drain's reads of the rings' heads. */
+	smp_mb__after_atomic();
+	atomic64_inc(&kcc_g.wakeups);
+	kcc_work_fn(work);
+}
+
+/*
+ * Handler side, after a commit: wake the worker when @r is at least half
+ * full, else make sure the flush timer runs.  NMI-safe: atomic bit
+ * operations and irq_work_queue() only; at most one irq_work per CPU is
+ * pending.
+ */
+static void kcc_handoff(struct kcc_cpu *c, struct kcc_ring *r)
+{
+	if (!READ_ONCE(kcc_param_batch)) {
+		irq_work_queue(&c->iw);
+		return;
+	}
+	if (r->head - READ_ONCE(r->tail) >= r->size / 2) {
+		if (!test_and_set_bit(0, &c->full))
+			irq_work_queue(&c->iw);
+		return;
+	}
+	if (!test_bit(0, &kcc_g.flush_armed) &&
+	    !test_and_set_bit(0, &kcc_g.flush_armed))
+		irq_work_queue(&c->iw);
 }
 
 int kcc_rings_init(void)
@@ -63,13 +124,18 @@ err_alloc:
 	return -ENOMEM;
 }
 
-/* No irq_work of ours runs or is pending after this. */
+/*
+ * No irq_work of ours runs or is pending after this, and the flush timer
+ * is neither armed nor running (the irq_works, which arm it, are done
+ * first).  No handler may run any more.
+ */
 void kcc_rings_sync(void)
 {
 	int cpu;
 
 	for_each_possible_cpu(cpu)
 		irq_work_sync(&per_cpu_ptr(&kcc_cpus, cpu)->iw);
+	cancel_delayed_work_sync(&kcc_g.flush);
 }
 
 /* After kcc_rings_sync() and the workqueue's destruction. */
@@ -200,6 +266,7 @@ static void __kcc_overflow(struct perf_event *event,
 {
 	const struct perf_branch_stack *br = kcc_sample_br_stack(data);
 	u32 depth = READ_ONCE(kcc_g.stack_depth);
+	struct kcc_cpu *cpu;
 	struct kcc_ring *ring;
 	struct kcc_rrec *rec;
 	struct kcc_branch *b;
@@ -214,7 +281,8 @@ static void __kcc_overflow(struct perf_event *event,
 	lvl = kcc_level();
 	if (lvl != KCC_LVL_NMI)
 		local_irq_save(irqf);
-	ring = &this_cpu_ptr(&kcc_cpus)->ring[lvl];
+	cpu = this_cpu_ptr(&kcc_cpus);
+	ring = &cpu->ring[lvl];
 	/* The sample is still taken; the event is off until the next tick. */
 	if (kcc_event_throttled(event))
 		ring->throttles++;
@@ -256,7 +324,7 @@ static void __kcc_overflow(struct perf_event *event,
 		      nbr * sizeof(struct kcc_branch);
 	rec->size = offsetof(struct kcc_rrec, s) + rec->s.size;
 	kcc_ring_commit(ring, base, rec);
-	irq_work_queue(this_cpu_ptr(&kcc_cpus.iw));
+	kcc_handoff(cpu, ring);
 out:
 	if (lvl != KCC_LVL_NMI)
 		local_irq_restore(irqf);
@@ -336,6 +404,11 @@ void kcc_drain_rings(struct kcc_session *s)
 	for_each_possible_cpu(cpu) {
 		struct kcc_cpu *c = per_cpu_ptr(&kcc_cpus, cpu);
 
+		/* A ring filling again during the drain wakes it again. */
+		if (test_bit(0, &c->full)) {
+			clear_bit(0, &c->full);
+			smp_mb__after_atomic();
+		}
 		for (l = 0; l < KCC_NR_LVL; l++) {
 			struct kcc_ring *r = &c->ring[l];
 			u64 tail = r->tail;
