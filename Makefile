@@ -252,9 +252,10 @@ $(O)/module/kcc.ko: $(KMOD_SRCS)
 all: $(if $(wildcard $(KDIR)/Makefile),module)
 
 # Guest suite figures: per-sample processing cost of kcc.ko under TCG.
+# kcc against perf in one QEMU TCG boot (Documentation/benchmark.rst).
 .PHONY: bench-guest
-bench-guest:
-	$(Q)sh selftests/guest/bench.sh
+bench-guest: $(O)/static/kcc $(TRACE_RT)
+	$(Q)KCC_STATIC=$(O)/static/kcc KCC_TRACE_RT=$(TRACE_RT) sh selftests/guest/bench.sh
 
 # ---- reliability: kernel flavours, debug kernel, guest fuzzing, static --
 # (Documentation/testing.rst)
