@@ -10,8 +10,9 @@
  *        v                                        v
  *   per-CPU ring, one per context level (task, irq, nmi): one writer
  *        |  batched hand-off: irq_work_queue() when the ring passes half
- *        |  full (-> queue_work()) or when the flush timer is idle (->
- *        |  queue_delayed_work(), flush_ms); batch=0: one per sample
+ *        |  full or a process new to it is sampled (-> queue_work()), or
+ *        |  when the flush timer is idle (-> queue_delayed_work(),
+ *        |  flush_ms); batch=0: one per sample
  *        v
  *   kcc_work (process context, kcc_g.lock held): per-task k-SF updates
  *        |
@@ -79,6 +80,8 @@ struct kcc_rrec {
 	struct kcc_sample s;	/* then the stack and branch arrays */
 };
 
+#define KCC_RING_RECENT		8
+
 struct kcc_ring {
 	u8 *buf;
 	u32 size;		/* power of two */
@@ -86,13 +89,19 @@ struct kcc_ring {
 	u64 tail;		/* bytes consumed: consumer, release */
 	u64 drops[KCC_DROP_NR];	/* handler-side drops, producer only */
 	u64 throttles;		/* overflows that throttled their event */
+	/* Processes of the last samples (tgid, leader start): producer only */
+	u64 recent[KCC_RING_RECENT];
+	u32 recent_next;
 };
 
 struct kcc_cpu {
 	struct kcc_ring ring[KCC_NR_LVL];
 	struct irq_work iw;
-	/* A ring passed its watermark: the worker is woken, not timed. */
-	unsigned long full;	/* bit 0; set by handlers, cleared by the drain */
+	/*
+	 * Wake the worker now, not at the flush timer: a ring passed its
+	 * watermark or a process new to it was sampled.
+	 */
+	unsigned long wake;	/* bit 0; set by handlers, cleared by the drain */
 };
 
 /* ---- task events from the sched tracepoints (kcc_task.c) --------------- */

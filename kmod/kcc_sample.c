@@ -10,15 +10,19 @@
  * allocates, sleeps, locks or prints; a full ring is a counted drop.
  *
  * The batched hand-off: the handler does not wake the worker per sample.
- * It raises this CPU's irq_work only when a ring passes its watermark
- * (half full; the irq_work then queues the worker at once) or when the
- * flush timer is idle (the irq_work arms it: the worker runs flush_ms
- * later and empties every ring).  So while samples keep coming, the
- * handler's only extra work is a test of two bits, one irq_work per
- * flush_ms and one per half ring.  Both bits are set with atomic
- * test-and-set, which is NMI-safe, and cleared by the worker before it
- * drains.  batch=0 restores one irq_work and one queue_work() per sample
- * (for comparisons: make bench-guest).
+ * It raises this CPU's irq_work only when the worker is needed at once
+ * (the irq_work then queues it) or when the flush timer is idle (the
+ * irq_work arms it: the worker runs flush_ms later and empties every
+ * ring).  At once means: the ring is half full, or the sample is of a
+ * process none of the ring's last KCC_RING_RECENT processes was, whose
+ * mappings the worker reads from the live process (one that lives less
+ * than flush_ms after its first sample would otherwise go unnamed).  So
+ * while one program is sampled, the handler's only extra work is a few
+ * compares, a test of two bits, one irq_work per flush_ms and one per
+ * half ring.  Both bits are set with atomic test-and-set, which is
+ * NMI-safe, and cleared by the worker before it drains.  batch=0
+ * restores one irq_work and one queue_work() per sample (for
+ * comparisons: make bench-guest).
  *
  * Each CPU has one ring per context level (task, irq, nmi), so a ring
  * never has two writers at once: NMIs have their own ring, everybody else
@@ -46,9 +50,9 @@ static DEFINE_PER_CPU(struct kcc_cpu, kcc_cpus);
 /* ---- rings ------------------------------------------------------------- */
 
 /*
- * Hardirq context, on the CPU whose handler raised it.  A ring past its
- * watermark (or batch=0) wakes the worker now; a handler that found the
- * flush timer idle and took it has it armed.  One irq_work may stand for
+ * Hardirq context, on the CPU whose handler raised it.  A wake request
+ * (or batch=0) wakes the worker now; a handler that found the flush
+ * timer idle and took it has it armed.  One irq_work may stand for
  * both (irq_work_queue() of a pending one does nothing), so both are
  * looked at; arming an armed timer does nothing.
  */
@@ -57,7 +61,7 @@ static void kcc_irq_work(struct irq_work *iw)
 	struct kcc_cpu *c = container_of(iw, struct kcc_cpu, iw);
 	unsigned int ms = clamp(READ_ONCE(kcc_param_flush_ms), 1u, 10000u);
 
-	if (test_bit(0, &c->full) || !READ_ONCE(kcc_param_batch)) {
+	if (test_bit(0, &c->wake) || !READ_ONCE(kcc_param_batch)) {
 		if (queue_work(kcc_g.wq, &kcc_g.work))
 			atomic64_inc(&kcc_g.wakeups);
 	}
@@ -80,19 +84,40 @@ void kcc_flush_fn(struct work_struct *work)
 }
 
 /*
- * Handler side, after a commit: wake the worker when @r is at least half
- * full, else make sure the flush timer runs.  NMI-safe: atomic bit
+ * Whether none of the last KCC_RING_RECENT samples of @r was of process
+ * @key; @key is remembered.  Producer side only.
+ */
+static bool kcc_ring_new_proc(struct kcc_ring *r, u64 key)
+{
+	u32 i;
+
+	for (i = 0; i < KCC_RING_RECENT; i++)
+		if (r->recent[i] == key)
+			return false;
+	r->recent[r->recent_next] = key;
+	r->recent_next = (r->recent_next + 1) % KCC_RING_RECENT;
+	return true;
+}
+
+/*
+ * Handler side, after the commit of a sample of the current task: wake
+ * the worker when @r is at least half full or the task's process is new
+ * to it, else make sure the flush timer runs.  NMI-safe: atomic bit
  * operations and irq_work_queue() only; at most one irq_work per CPU is
  * pending.
  */
 static void kcc_handoff(struct kcc_cpu *c, struct kcc_ring *r)
 {
+	u64 key = (u64)current->tgid << 32 ^
+		  (u32)current->group_leader->start_boottime;
+
 	if (!READ_ONCE(kcc_param_batch)) {
 		irq_work_queue(&c->iw);
 		return;
 	}
-	if (r->head - READ_ONCE(r->tail) >= r->size / 2) {
-		if (!test_and_set_bit(0, &c->full))
+	if (kcc_ring_new_proc(r, key) ||
+	    r->head - READ_ONCE(r->tail) >= r->size / 2) {
+		if (!test_and_set_bit(0, &c->wake))
 			irq_work_queue(&c->iw);
 		return;
 	}
@@ -405,8 +430,9 @@ void kcc_drain_rings(struct kcc_session *s)
 		struct kcc_cpu *c = per_cpu_ptr(&kcc_cpus, cpu);
 
 		/* A ring filling again during the drain wakes it again. */
-		if (test_bit(0, &c->full)) {
-			clear_bit(0, &c->full);
+		if (test_bit(0, &c->wake)) {
+			clear_bit(0, &c->wake);
+			/* The clear before the reads of the heads below. */
 			smp_mb__after_atomic();
 		}
 		for (l = 0; l < KCC_NR_LVL; l++) {
@@ -726,4 +752,12 @@ void kcc_events_stop(struct kcc_session *s)
 	kvfree(s->cevents);
 	s->cevents = NULL;
 	s->nr_cevents = 0;
+	/*
+	 * No handler runs any more: a pending flush has nothing to wait
+	 * for (the caller drains).  Cancelled, its bit is released, or no
+	 * sample of the next session would arm it; one running or about to
+	 * be armed by an irq_work keeps it and releases it itself.
+	 */
+	if (cancel_delayed_work(&kcc_g.flush))
+		clear_bit(0, &kcc_g.flush_armed);
 }

@@ -131,27 +131,30 @@ function cmp(g, s, k, p,    a, b) {
 		ratio(kv[a], kv[b], "%.2fx")
 }
 
+# Group G at scale 1: the rows of CFGS, then the ratios of the PAIRS
+# ("kcc:perf" each).
+function group(g, title, cfgs, pairs,    c, p, n, i, kp) {
+	if (!cnt[g SUBSEP 1 SUBSEP "plain"])
+		return
+	header(title)
+	n = split(cfgs, c, " ")
+	for (i = 1; i <= n; i++)
+		row(g, 1, c[i])
+	print "  ratios (kcc / perf; report: how many times faster kcc's is):"
+	n = split(pairs, p, " ")
+	for (i = 1; i <= n; i++) {
+		split(p[i], kp, ":")
+		cmp(g, 1, kp[1], kp[2])
+	}
+}
+
 END {
-	if (cnt["fp" SUBSEP 1 SUBSEP "plain"]) {
-		header("fp: cpu-clock, same period; slowdown = wall / unprofiled wall (median [min-max]); hndl ns = __perf_event_overflow per sample (function_graph)")
-		split("plain perf-g perf-dwarf kcc-fp kcc-fp-b0", cf, " ")
-		for (i = 1; i <= 5; i++)
-			row("fp", 1, cf[i])
-		print "  ratios (kcc / perf; report: how many times faster kcc's is):"
-		cmp("fp", 1, "kcc-fp", "perf-g")
-		cmp("fp", 1, "kcc-fp", "perf-dwarf")
-		cmp("fp", 1, "kcc-fp-b0", "perf-g")
-	}
-	if (cnt["lbr" SUBSEP 1 SUBSEP "plain"]) {
-		header("lbr: software LBR PMU kcc_lbr, program traced with KCC_TRACE_LBR=1 (its own unprofiled baseline)")
-		split("plain perf-j kcc-lbr kcc-lbr-b0 perf-j-2ev kcc-2ev", cl, " ")
-		for (i = 1; i <= 6; i++)
-			row("lbr", 1, cl[i])
-		print "  ratios (kcc / perf; report: how many times faster kcc's is):"
-		cmp("lbr", 1, "kcc-lbr", "perf-j")
-		cmp("lbr", 1, "kcc-lbr-b0", "perf-j")
-		cmp("lbr", 1, "kcc-2ev", "perf-j-2ev")
-	}
+	group("fp", "fp: cpu-clock, same period; slowdown = wall / unprofiled wall (median [min-max]); hndl ns = __perf_event_overflow per sample (function_graph)",
+	      "plain perf-g perf-dwarf kcc-fp kcc-fp-b0",
+	      "kcc-fp:perf-g kcc-fp:perf-dwarf kcc-fp-b0:perf-g")
+	group("lbr", "lbr: software LBR PMU kcc_lbr, program traced with KCC_TRACE_LBR=1 (its own unprofiled baseline)",
+	      "plain perf-j kcc-lbr kcc-lbr-b0 perf-j-2ev kcc-2ev",
+	      "kcc-lbr:perf-j kcc-lbr-b0:perf-j kcc-2ev:perf-j-2ev")
 	a = "fp" SUBSEP 1 SUBSEP "kcc-fp"
 	b = "fp" SUBSEP 1 SUBSEP "kcc-fp-b0"
 	if (cnt[a] && cnt[b]) {

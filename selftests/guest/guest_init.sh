@@ -107,6 +107,17 @@ run() {	# run NAME [ARGS...]: one program, then the log check
 	dmesg_clean "$name"
 }
 
+# The batched hand-off with rings of 16 KiB, so that a short burst fills
+# one (kcc_handoff sets flush_ms itself); kcc.ko unloaded before and after.
+handoff_test() {
+	if insmod /kcc.ko ring_kb=16; then
+		run kcc_handoff
+		rmmod kcc
+	else
+		not_ok "insmod kcc.ko ring_kb=16"
+	fi
+}
+
 if [ -f /kmemleak.sh ]; then
 	. /kmemleak.sh
 	kmemleak_begin
@@ -166,12 +177,7 @@ elif [ "$mode" = handoff ]; then
 	# sources' tests that go through it: a short boot for the debug
 	# kernel.
 	rmmod kcc
-	if insmod /kcc.ko ring_kb=16; then
-		run kcc_handoff
-		rmmod kcc
-	else
-		not_ok "insmod kcc.ko ring_kb=16"
-	fi
+	handoff_test
 	insmod /kcc.ko inject=1
 	check $? "insmod kcc.ko inject=1"
 	run kcc_fp
@@ -266,14 +272,7 @@ else
 	else
 		not_ok "insmod kcc.ko inject=1 fixed_seed=1 task_budget_us=1"
 	fi
-	# The batched hand-off with rings of 16 KiB: a short burst fills
-	# one (kcc_handoff sets flush_ms itself).
-	if insmod /kcc.ko ring_kb=16; then
-		run kcc_handoff
-		rmmod kcc
-	else
-		not_ok "insmod kcc.ko ring_kb=16"
-	fi
+	handoff_test
 	insmod /kcc.ko inject=1
 	check $? "insmod kcc.ko inject=1 again"
 

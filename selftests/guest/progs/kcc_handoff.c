@@ -5,18 +5,20 @@
  * of a forked child on cpu-clock.  Run with kcc.ko loaded ring_kb=16 (a
  * ring of about 128 samples), so that a short burst fills one.
  *
- * The handler wakes the worker when a ring is half full, or arms the
- * flush timer (module parameter flush_ms), never per sample.  What is
- * checked, without timing anything:
+ * The handler wakes the worker when a ring is half full or a process
+ * new to the ring is sampled, or arms the flush timer (module parameter
+ * flush_ms), never per sample.  What is checked, reading the sysfs
+ * counters (STATUS would drain the rings), without timing anything:
  *
- *  1. timer: a low-rate event whose few samples never reach the
- *     watermark; with flush_ms=5 they are applied while the session runs
- *     and nothing else drains the rings (the sysfs counters are read,
- *     not STATUS, which drains).  Without the timer they would wait for
- *     STOP: the wait below is bounded only so that the test ends.
- *  2. stop: flush_ms at its maximum (10 s), a few samples, STOP: every
- *     sample was applied by STOP's drain before it returned.
- *  3. burst: flush_ms at 10 s, a burst of many rings' worth of samples:
+ *  1. new process: the first sample of a new process is applied while
+ *     the session runs, with the flush timer at 10 s.
+ *  2. timer: with flush_ms=5, the later samples of that process (the
+ *     same ring, too few for the watermark) are applied while the
+ *     session runs.  Without the timer they would wait for STOP: the
+ *     wait below is bounded only so that the test ends.
+ *  3. stop: flush_ms at its maximum (10 s), a few samples after the
+ *     first, STOP: every sample was applied by STOP's drain.
+ *  4. burst: flush_ms at 10 s, a burst of many rings' worth of samples:
  *     samples = processed + counted drops, more samples were applied
  *     than one ring holds (the watermark woke the worker during the
  *     burst), and at least 8 samples per wakeup.
@@ -27,6 +29,7 @@
  * Usage: kcc_handoff		Output: TAP.  Exit 0 pass, 1 fail, 4 skip.
  */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -116,14 +119,16 @@ __attribute__((noinline)) static void spin_cpu(unsigned int ms)
 }
 
 /*
- * A child that waits for a byte on @go, burns @ms of its own CPU time,
- * writes a byte on @done and sleeps until killed.
+ * A child on CPU 0 (so that all its samples go to one ring) that, for
+ * each byte on @go, burns that many tens of ms of its own CPU time and
+ * writes a byte on @done; it sleeps between the phases until killed.
  */
-static pid_t child_start(unsigned int ms, int *go, int *done)
+static pid_t child_start(int *go, int *done)
 {
 	int a[2], b[2];
+	cpu_set_t cpus;
+	unsigned char c;
 	pid_t pid;
-	char c;
 
 	if (pipe(a) || pipe(b))
 		return -1;
@@ -133,19 +138,28 @@ static pid_t child_start(unsigned int ms, int *go, int *done)
 	if (!pid) {
 		close(a[1]);
 		close(b[0]);
-		if (read(a[0], &c, 1) != 1)
-			_exit(1);
-		spin_cpu(ms);
-		if (write(b[1], "d", 1) != 1)
-			_exit(1);
-		for (;;)
-			pause();
+		CPU_ZERO(&cpus);
+		CPU_SET(0, &cpus);
+		sched_setaffinity(0, sizeof(cpus), &cpus);
+		while (read(a[0], &c, 1) == 1) {
+			spin_cpu(c * 10u);
+			if (write(b[1], "d", 1) != 1)
+				_exit(1);
+		}
+		_exit(0);
 	}
 	close(a[0]);
 	close(b[1]);
 	*go = a[1];
 	*done = b[0];
 	return pid;
+}
+
+static int child_burn(int go, int done, unsigned int tens_of_ms)
+{
+	unsigned char c = tens_of_ms;
+
+	return write(go, &c, 1) == 1 && read(done, &c, 1) == 1 ? 0 : -1;
 }
 
 static void child_end(pid_t pid, int go, int done)
@@ -157,33 +171,35 @@ static void child_end(pid_t pid, int go, int done)
 }
 
 /*
- * Configure and start a session on a new child burning @ms of CPU at
- * @period ns of cpu-clock; returns once the child is done.  -1: setup
- * failed (*why says what).
+ * Configure and start a session on a new child sampled every @period ns
+ * of cpu-clock.  -1: setup failed.
  */
-static int burn(int fd, uint64_t period, unsigned int ms, pid_t *pid,
-		int *go, int *done, const char **why)
+static int session(int fd, uint64_t period, pid_t *pid, int *go, int *done)
 {
 	struct kcc_config c;
-	char ch;
 
-	*pid = child_start(ms, go, done);
-	if (*pid < 0) {
-		*why = "fork";
+	*pid = child_start(go, done);
+	if (*pid < 0)
 		return -1;
-	}
 	kcc_cfg_init(&c, KCC_SOURCE_FP, KCC_TARGET_PID, *pid, 3);
 	c.sample_period = period;
 	if (kcc_ioc(fd, KCC_IOC_CONFIGURE, &c) ||
 	    kcc_ioc(fd, KCC_IOC_START, NULL)) {
-		*why = "configure/start";
-		return -1;
-	}
-	if (write(*go, "g", 1) != 1 || read(*done, &ch, 1) != 1) {
-		*why = "child";
+		child_end(*pid, *go, *done);
 		return -1;
 	}
 	return 0;
+}
+
+/* Poll the sysfs count of processed samples until it passes @above. */
+static uint64_t wait_processed(uint64_t above, uint64_t limit_ms)
+{
+	uint64_t t0 = wall_ms(), p;
+
+	while ((p = sys_counter("processed")) <= above &&
+	       wall_ms() - t0 < limit_ms)
+		usleep(20000);
+	return p;
 }
 
 static uint64_t sys_dropped(void)
@@ -202,42 +218,97 @@ static uint64_t sys_dropped(void)
 	return sum;
 }
 
-static void test_timer(int fd)
+/*
+ * The first sample of the new child wakes the worker at once: with the
+ * flush timer at 10 s, it is applied before the timer could have run
+ * (a run slower than that is skipped, not failed).  Then, with
+ * flush_ms=5, samples of the same process on the same ring, too few for
+ * the watermark, are applied while the session runs: nothing but the
+ * timer wakes the worker for them.
+ */
+static void test_new_and_timer(int fd)
 {
-	const char *why = NULL;
-	uint64_t t0, p = 0, w0 = 0, w1 = 0;
+	uint64_t t0, p1, p2, w0 = 0, w1 = 0;
 	int go, done;
 	pid_t pid;
 
-	write_param("flush_ms", "5");
-	read_u64(SYS_KCC "wakeups", &w0);
-	/* About 10 samples at 20 ms: far below the half of 128. */
-	if (burn(fd, 20000000, 200, &pid, &go, &done, &why)) {
-		tap_result(0, "timer: %s", why);
+	write_param("flush_ms", "10000");
+	if (session(fd, 20000000, &pid, &go, &done)) {
+		tap_result(0, "new process: session");
 		return;
 	}
 	t0 = wall_ms();
-	while (!(p = sys_counter("processed")) && wall_ms() - t0 < 60000)
-		usleep(20000);
+	/* About 5 samples at 20 ms. */
+	if (child_burn(go, done, 10)) {
+		tap_result(0, "new process: child");
+		child_end(pid, go, done);
+		return;
+	}
+	p1 = wait_processed(0, 60000);
+	if (wall_ms() - t0 >= 10000)
+		tap_skip("new process: its first sample is applied at once # the run took %llu ms, the timer may have run",
+			 (unsigned long long)(wall_ms() - t0));
+	else
+		tap_result(p1 > 0,
+			   "new process: its first sample is applied at once, the flush timer at 10 s (processed %llu)",
+			   (unsigned long long)p1);
+	kcc_ioc(fd, KCC_IOC_STOP, NULL);
+	child_end(pid, go, done);
+
+	write_param("flush_ms", "5");
+	if (session(fd, 20000000, &pid, &go, &done)) {
+		tap_result(0, "timer: session");
+		return;
+	}
+	if (child_burn(go, done, 10)) {
+		tap_result(0, "timer: child");
+		child_end(pid, go, done);
+		return;
+	}
+	p1 = wait_processed(0, 60000);
+	read_u64(SYS_KCC "wakeups", &w0);
+	/* About 10 more samples, far below the half of 128. */
+	if (child_burn(go, done, 20)) {
+		tap_result(0, "timer: child");
+		child_end(pid, go, done);
+		return;
+	}
+	p2 = wait_processed(p1, 60000);
 	read_u64(SYS_KCC "wakeups", &w1);
-	tap_result(p > 0 && w1 > w0,
-		   "timer: a low-rate event's samples are applied while the session runs (processed %llu, %llu wakeups, no STATUS, no STOP)",
-		   (unsigned long long)p, (unsigned long long)(w1 - w0));
+	tap_result(p1 > 0 && p2 > p1 && w1 > w0,
+		   "timer: a known process's few samples are applied while the session runs (processed %llu, then %llu; %llu wakeups; no STATUS, no STOP)",
+		   (unsigned long long)p1, (unsigned long long)p2,
+		   (unsigned long long)(w1 - w0));
 	kcc_ioc(fd, KCC_IOC_STOP, NULL);
 	child_end(pid, go, done);
 	kcc_check_accounting(fd, "timer");
 }
 
+/*
+ * With the flush timer at 10 s, the samples taken after the first one's
+ * wakeup stay in the ring until STOP, which applies them all.
+ */
 static void test_stop(int fd)
 {
-	const char *why = NULL;
-	uint64_t p0, p, s, d;
+	uint64_t t0, p0, p, s, d;
 	int go, done;
 	pid_t pid;
 
 	write_param("flush_ms", "10000");
-	if (burn(fd, 20000000, 200, &pid, &go, &done, &why)) {
-		tap_result(0, "stop: %s", why);
+	if (session(fd, 20000000, &pid, &go, &done)) {
+		tap_result(0, "stop: session");
+		return;
+	}
+	if (child_burn(go, done, 10)) {
+		tap_result(0, "stop: child");
+		child_end(pid, go, done);
+		return;
+	}
+	wait_processed(0, 60000);
+	t0 = wall_ms();
+	if (child_burn(go, done, 20)) {
+		tap_result(0, "stop: child");
+		child_end(pid, go, done);
 		return;
 	}
 	p0 = sys_counter("processed");
@@ -250,19 +321,18 @@ static void test_stop(int fd)
 		   "stop: after STOP every sample is applied or a counted drop (samples %llu, processed %llu, dropped %llu)",
 		   (unsigned long long)s, (unsigned long long)p,
 		   (unsigned long long)d);
-	if (p0)
-		tap_skip("stop: STOP applied what the rings held # the flush timer ran first (%llu processed)",
-			 (unsigned long long)p0);
+	if (wall_ms() - t0 >= 10000)
+		tap_skip("stop: STOP applied what the rings held # the run took %llu ms, the timer may have run",
+			 (unsigned long long)(wall_ms() - t0));
 	else
-		tap_result(p > 0,
-			   "stop: STOP applied what the rings held (none before it, %llu after)",
-			   (unsigned long long)p);
+		tap_result(p > p0,
+			   "stop: STOP applied what the rings held (%llu processed before it, %llu after)",
+			   (unsigned long long)p0, (unsigned long long)p);
 	kcc_check_accounting(fd, "stop");
 }
 
 static void test_burst(int fd)
 {
-	const char *why = NULL;
 	struct kcc_status st;
 	uint64_t ring_kb = 0, cap;
 	int go, done;
@@ -272,9 +342,14 @@ static void test_burst(int fd)
 	/* A record has at least its 80-byte header. */
 	cap = ring_kb * 1024 / 80;
 	write_param("flush_ms", "10000");
-	/* 20 us: up to 50,000 samples a CPU second, throttled or not. */
-	if (burn(fd, 20000, 1000, &pid, &go, &done, &why)) {
-		tap_result(0, "burst: %s", why);
+	/* 20 us: up to 50,000 samples a CPU second. */
+	if (session(fd, 20000, &pid, &go, &done)) {
+		tap_result(0, "burst: session");
+		return;
+	}
+	if (child_burn(go, done, 100)) {
+		tap_result(0, "burst: child");
+		child_end(pid, go, done);
 		return;
 	}
 	kcc_ioc(fd, KCC_IOC_STOP, NULL);
@@ -325,7 +400,7 @@ int main(void)
 		strcpy(old, "4");
 	fclose(f);
 	printf("TAP version 13\n");
-	test_timer(fd);
+	test_new_and_timer(fd);
 	test_stop(fd);
 	test_burst(fd);
 	write_param("flush_ms", old);
