@@ -335,6 +335,15 @@ out:
 	return ret;
 }
 
+static long kcc_ioc_watch(struct file *file, void __user *u, unsigned int cmd)
+{
+	struct kcc_watch w;
+	int ret;
+
+	ret = kcc_copy_in(&w, sizeof(w), sizeof(w), u, cmd);
+	return ret < 0 ? ret : kcc_watch_upload(file, &w);
+}
+
 #define KCC_CMD(c)	((c) & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT))
 
 static long kcc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -354,6 +363,8 @@ static long kcc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return kcc_ioc_status(file, u, cmd);
 	case KCC_CMD(KCC_IOC_INJECT):
 		return kcc_ioc_inject(file, u, cmd);
+	case KCC_CMD(KCC_IOC_WATCH):
+		return kcc_ioc_watch(file, u, cmd);
 	default:
 		return -ENOTTY;
 	}

@@ -152,6 +152,7 @@ struct kcc_task {
 	struct kcc_forest forest;
 	struct kcc_burst burst;
 	struct kcc_stitch st;
+	struct kcc_watch_task *watch;	/* watched contexts (kcc_watch.c) */
 };
 
 #define KCC_TASK_HASH_BITS	10
@@ -212,6 +213,9 @@ struct kcc_session {
 	u64 work_batches;
 	u64 last_processed;	/* for poll: processed at the last snapshot */
 	u64 wakeups_base;	/* kcc_g.wakeups at configure/reset */
+	/* Watched contexts (kcc_watch.c): the set, tasks left without arrays. */
+	struct kcc_watch_set *watch;
+	u64 watch_task_drops;
 };
 
 /* ---- module-wide state ------------------------------------------------- */
@@ -282,6 +286,16 @@ void kcc_session_destroy(struct kcc_session *s);
 void kcc_status_fill(struct kcc_session *s, struct kcc_status *st);
 void kcc_drain(struct kcc_session *s);
 void *kcc_snapshot(struct kcc_session *s, size_t *len);
+
+/* kcc_watch.c */
+long kcc_watch_upload(struct file *file, const struct kcc_watch *w);
+void kcc_watch_session_free(struct kcc_session *s);
+void kcc_watch_task_init(struct kcc_session *s, struct kcc_task *t);
+void kcc_watch_task_free(struct kcc_task *t);
+size_t kcc_watch_rec_size(const struct kcc_session *s,
+			  const struct kcc_task *t);
+u8 *kcc_watch_put(const struct kcc_session *s, const struct kcc_task *t,
+		  u8 *p);
 
 /* kcc_dev.c */
 int kcc_dev_init(void);
