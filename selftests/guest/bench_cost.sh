@@ -49,7 +49,7 @@ cost_setup() {
 	tr=/sys/kernel/tracing
 	cost_fn=
 	for f in __perf_event_overflow perf_event_overflow; do
-		if grep -q "^$f\$" $tr/available_filter_functions 2>/dev/null; then
+		if grep -q "^$f\$" "$tr"/available_filter_functions 2>/dev/null; then
 			cost_fn=$f
 			break
 		fi
@@ -63,26 +63,26 @@ cost_setup() {
 			lbr=1
 		else
 			a=$(sed -n 's/^\([0-9a-f]*\) [Tt] perf_event_overflow$/\1/p' /proc/kallsyms)
-			insmod /lbr/kcc_lbrpmu.ko poll_us=250 overflow_addr=0x$a && lbr=1
+			insmod /lbr/kcc_lbrpmu.ko poll_us=250 overflow_addr="0x$a" && lbr=1
 		fi
 	fi
 }
 
 cost_trace_on() {
 	[ -n "$cost_fn" ] || return 0
-	echo 0 >$tr/tracing_on
-	echo nop >$tr/current_tracer
-	echo 16384 >$tr/buffer_size_kb
-	echo "$cost_fn" >$tr/set_ftrace_filter
-	echo >$tr/trace
-	echo function_graph >$tr/current_tracer
-	echo 1 >$tr/tracing_on
+	echo 0 >"$tr"/tracing_on
+	echo nop >"$tr"/current_tracer
+	echo 16384 >"$tr"/buffer_size_kb
+	echo "$cost_fn" >"$tr"/set_ftrace_filter
+	echo >"$tr"/trace
+	echo function_graph >"$tr"/current_tracer
+	echo 1 >"$tr"/tracing_on
 }
 
 # "CALLS TOTAL_NS" of the traced function since cost_trace_on.
 cost_trace_off() {
 	[ -n "$cost_fn" ] || { echo "0 0"; return 0; }
-	echo 0 >$tr/tracing_on
+	echo 0 >"$tr"/tracing_on
 	awk -v fn="$cost_fn();" '
 		index($0, fn) {
 			for (i = 2; i <= NF; i++)
@@ -94,10 +94,10 @@ cost_trace_off() {
 					break
 				}
 		}
-		END { printf "%d %.0f\n", n, t * 1000 }' $tr/trace
-	echo nop >$tr/current_tracer
-	echo >$tr/set_ftrace_filter
-	echo >$tr/trace
+		END { printf "%d %.0f\n", n, t * 1000 }' "$tr"/trace
+	echo nop >"$tr"/current_tracer
+	echo >"$tr"/set_ftrace_filter
+	echo >"$tr"/trace
 }
 
 # cost_run GROUP CFG SCALE REP MODE TOOL...: one run.  MODE t: timed,
