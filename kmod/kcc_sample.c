@@ -707,6 +707,25 @@ static int kcc_events_cpus(struct kcc_session *s, struct perf_event_attr *attr,
 	return ret;
 }
 
+/*
+ * Forget the processes the rings saw in an earlier session, so that
+ * their first samples in this one wake the worker too.  No handler of
+ * ours runs: the events are not created yet.
+ */
+static void kcc_rings_forget(void)
+{
+	int cpu, l;
+
+	for_each_possible_cpu(cpu) {
+		struct kcc_cpu *c = per_cpu_ptr(&kcc_cpus, cpu);
+
+		for (l = 0; l < KCC_NR_LVL; l++) {
+			memset(c->ring[l].recent, 0, sizeof(c->ring[l].recent));
+			c->ring[l].recent_next = 0;
+		}
+	}
+}
+
 int kcc_events_start(struct kcc_session *s)
 {
 	struct perf_event_attr attr, cattr, *ca = NULL;
@@ -714,6 +733,7 @@ int kcc_events_start(struct kcc_session *s)
 
 	if (s->source == KCC_SOURCE_INJECT)
 		return 0;
+	kcc_rings_forget();
 	/* With a calls event, that one takes the branch stacks. */
 	kcc_attr_init(&attr, &s->ev, s->cfg.sample_period,
 		      s->source == KCC_SOURCE_LBR && !s->calls_on);
