@@ -36,12 +36,13 @@ static const struct {
 };
 
 static const char *const source_names[] = {
-	"auto", "lbr", "fp", "inject",
+	"auto", "lbr", "fp", "inject", "valence",
 };
 
 static const char *source_name(uint32_t s)
 {
-	return s < 4 ? source_names[s] : "unknown";
+	return s < sizeof(source_names) / sizeof(source_names[0]) ?
+	       source_names[s] : "unknown";
 }
 
 const char *report__ctr_name(const struct report *r, uint32_t i)
