@@ -190,7 +190,19 @@ struct kcc_vcnt {
 /* this_cpu_inc() is one instruction: safe against NMIs on this CPU. */
 static DEFINE_PER_CPU(struct kcc_vcnt, kcc_vcnt);
 
-#define KCC_VAREA_HDR		offsetof(struct kcc_valence_area, acyc)
+/* The fixed fields of struct kcc_valence_area: all the NMI stack holds. */
+struct kcc_varea_hdr {
+	u32 size;
+	u32 seq;
+	u32 cur;
+	u32 rec_bits;
+	u32 rec_over;
+	u32 acyc_words;
+	u64 table_id;
+	u32 root;
+	u32 __reserved;
+	u64 root_site;
+};
 
 /*
  * Runs in the sample handler for the current task.  Writes the key of
@@ -202,17 +214,20 @@ static DEFINE_PER_CPU(struct kcc_vcnt, kcc_vcnt);
 int kcc_valence_read(u64 *w)
 {
 	u64 area = kcc_vreg_find(current);
-	struct kcc_valence_area hd;
+	struct kcc_varea_hdr hd;
 	void __user *u = u64_to_user_ptr(area);
 	u32 nrec, seq, lim;
 
+	BUILD_BUG_ON(sizeof(hd) != offsetof(struct kcc_valence_area, acyc) ||
+		     offsetof(struct kcc_varea_hdr, root_site) !=
+		     offsetof(struct kcc_valence_area, root_site));
 	if (!area) {
 		this_cpu_inc(kcc_vcnt.c[KCC_VC_FALLBACK]);
 		return 0;
 	}
-	if (copy_from_user_nmi(&hd, u, KCC_VAREA_HDR))
+	if (copy_from_user_nmi(&hd, u, sizeof(hd)))
 		goto fault;
-	if (hd.size != sizeof(hd) || hd.acyc_words > KCC_VALENCE_ACYC_WORDS ||
+	if (hd.size != sizeof(struct kcc_valence_area) || hd.acyc_words > KCC_VALENCE_ACYC_WORDS ||
 	    hd.rec_bits > 64 * KCC_VALENCE_REC_WORDS) {
 		this_cpu_inc(kcc_vcnt.c[KCC_VC_BAD]);
 		return -1;
