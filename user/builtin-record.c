@@ -264,7 +264,7 @@ static int check_command(const char *cmd)
  */
 static int record_valence_setup(struct record_opts *ro)
 {
-	const char *path = getenv("PATH");
+	const char *dirs = getenv("PATH"), *path;
 	char buf[4096], err[256], *tab = NULL;
 	FILE *f;
 	int ret;
@@ -275,38 +275,39 @@ static int record_valence_setup(struct record_opts *ro)
 	} else if (strchr(ro->cmd[0], '/')) {
 		ro->vexe = realpath(ro->cmd[0], NULL);
 	} else {
-		for (path = path ? path : "/bin:/usr/bin"; *path && !ro->vexe;) {
-			size_t n = strcspn(path, ":");
+		for (dirs = dirs ? dirs : "/bin:/usr/bin"; *dirs && !ro->vexe;) {
+			size_t n = strcspn(dirs, ":");
 
 			snprintf(buf, sizeof(buf), "%.*s/%s", (int)n,
-				 n ? path : ".", ro->cmd[0]);
+				 n ? dirs : ".", ro->cmd[0]);
 			if (!access(buf, X_OK))
 				ro->vexe = realpath(buf, NULL);
-			path += n + (path[n] == ':');
+			dirs += n + (dirs[n] == ':');
 		}
 	}
 	if (!ro->vexe) {
 		fprintf(stderr, "kcc: --source valence: cannot find the program's file\n");
 		return -ENOENT;
 	}
-	if (!ro->vtable)
-		ro->vtable = getenv("KCC_VALENCE_TABLE");
-	if (!ro->vtable && asprintf(&tab, "%s.valence", ro->vexe) < 0)
-		return -ENOMEM;
-	f = fopen(ro->vtable ? ro->vtable : tab, "r");
+	path = ro->vtable ? ro->vtable : getenv("KCC_VALENCE_TABLE");
+	if (!path) {
+		if (asprintf(&tab, "%s.valence", ro->vexe) < 0)
+			return -ENOMEM;
+		path = tab;
+	}
+	f = fopen(path, "r");
 	if (!f) {
 		ret = -errno;
 		fprintf(stderr, "kcc: %s: %s (the table of kcc valence annotate: --valence-table)\n",
-			ro->vtable ? ro->vtable : tab, strerror(errno));
+			path, strerror(errno));
 		free(tab);
 		return ret;
 	}
 	ret = valence_prog__read(&ro->vprog, f, err, sizeof(err));
 	fclose(f);
 	if (ret)
-		fprintf(stderr, "kcc: %s: %s\n", ro->vtable ? ro->vtable : tab,
-			err);
-	else if (setenv("KCC_VALENCE_TABLE", ro->vtable ? ro->vtable : tab, 1))
+		fprintf(stderr, "kcc: %s: %s\n", path, err);
+	else if (setenv("KCC_VALENCE_TABLE", path, 1))
 		ret = -errno;
 	free(tab);
 	return ret;
