@@ -319,8 +319,7 @@ u8 *kcc_watch_put(const struct kcc_session *s, const struct kcc_task *t,
 	const struct kcc_ppp_run *r;
 	const struct kcc_ppp *pp;
 	struct kcc_rec_watch *rw;
-	u64 *out;
-	u32 i, m;
+	u32 m;
 
 	if (!s->watch || !t->watch)
 		return p;
@@ -344,13 +343,6 @@ u8 *kcc_watch_put(const struct kcc_session *s, const struct kcc_task *t,
 	}
 	rw->aliased = r->aliased;
 	rw->stack_drops = r->stack_drops;
-	out = (u64 *)(rw + 1);
-	for (i = 0; i < pp->nctx; i++) {
-		u32 n = pp->ctx_num[i];
-
-		*out++ = r->counts[n];
-		for (m = 0; m < KCC_WATCH_NMETRICS; m++)
-			*out++ = r->metrics[(size_t)n * KCC_WATCH_NMETRICS + m];
-	}
-	return (u8 *)out;
+	kcc_ppp_export(r, (u64 *)(rw + 1));
+	return p + rw->hdr.size;
 }

@@ -785,6 +785,20 @@ void kcc_ppp_charge(struct kcc_ppp_run *r, u32 metric, u64 delta)
 		r->resid[metric - 1] += delta;
 }
 
+void kcc_ppp_export(const struct kcc_ppp_run *r, u64 *out)
+{
+	const struct kcc_ppp *p = r->p;
+	u32 i, m;
+
+	for (i = 0; i < p->nctx; i++) {
+		u32 n = p->ctx_num[i];
+
+		*out++ = r->counts[n];
+		for (m = 0; m < r->nmetrics; m++)
+			*out++ = r->metrics[(size_t)n * r->nmetrics + m];
+	}
+}
+
 u32 kcc_ppp_lookup(struct kcc_ppp_run *r, u32 len)
 {
 	if (!len || len > PPP_K1)

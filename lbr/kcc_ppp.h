@@ -192,6 +192,12 @@ void kcc_ppp_call_w(struct kcc_ppp_run *r, u64 label, u64 w);
 int kcc_ppp_run_metrics(struct kcc_ppp_run *r, u64 *metrics, u32 nmetrics);
 /* Add @delta to metric @metric of every watched suffix of the stack. */
 void kcc_ppp_charge(struct kcc_ppp_run *r, u32 metric, u64 delta);
+/*
+ * The counts by context of I, in the order kcc_ppp_build() was given
+ * them: for context i, counts then the metrics, 1 + r->nmetrics u64 at
+ * @out + i * (1 + r->nmetrics) (KCC_REC_WATCH's layout).
+ */
+void kcc_ppp_export(const struct kcc_ppp_run *r, u64 *out);
 /* Forget the pending activations (kcc_ksf_clear_stack()). */
 static inline void kcc_ppp_clear_stack(struct kcc_ppp_run *r)
 {
