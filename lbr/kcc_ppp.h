@@ -144,7 +144,13 @@ struct kcc_ppp_frame {
 	u32 memo;		/* memo_* hold this activation's last callee */
 	u32 memo_rid;
 	u32 memo_eid;
-	u64 memo_label;
+	/*
+	 * Labels in [memo_lo, memo_hi) give memo_rid: one label without
+	 * ranges, else the callee's whole range (or the gap between two),
+	 * so any address inside the routine hits.
+	 */
+	u64 memo_lo;
+	u64 memo_hi;
 };
 
 struct kcc_ppp_run {

@@ -27,6 +27,7 @@
 #
 # Kernel command line: kccmode=bench runs kcc_bench instead of 2-3;
 # kccmode=lbr runs only the software LBR PMU's tests (2b) instead;
+# kccmode=e2e only the lbr end to end (2c, /demo/lbr_e2e.sh);
 # kccmode=demo runs /demo/kcc_demo on /demo/demo_workload instead (the
 # stream comes back as the blob "demo"), then, when packed, kcc record
 # --source lbr of /demo/demo_workload_lbr on the software LBR PMU (the
@@ -141,6 +142,14 @@ elif [ "$mode" = lbr ]; then
 	# Only the software LBR PMU (lbrpmu.sh), with kcc.ko loaded.
 	. /lbrpmu.sh
 	lbrpmu_tests
+	rmmod kcc
+	check $? "rmmod kcc"
+elif [ "$mode" = e2e ]; then
+	# Only the lbr end to end of /demo/lbr_e2e.sh, with kcc.ko loaded.
+	rmmod kcc
+	insmod /kcc.ko
+	check $? "insmod kcc.ko"
+	. /demo/lbr_e2e.sh
 	rmmod kcc
 	check $? "rmmod kcc"
 elif [ "$mode" = demo ]; then

@@ -85,7 +85,7 @@ lbr_import() {
 	lbr_eval "$name"
 }
 
-# lbr_watch: kcc record --watch on watchwork (every call seen: see
+# lbr_watch [SPIN PERIOD]: kcc record --watch on watchwork (every call seen: see
 # watchwork.c), the watch file being every 3-context of a first traced
 # run plus one that never runs.  kcc.ko's watched calls (kcc report
 # --watched) must equal kcc watch on the same run's trace, and the
@@ -97,19 +97,23 @@ lbr_import() {
 # in that time does.  Then a watch file naming a routine the program
 # lacks must fail with a clear error and write no profile.
 lbr_watch() {
+	ww_spin=${1:-1000000}
+	ww_period=${2:-1000000}
 	[ -x /demo/watchwork ] || return 0
 	rm -rf /tmp/w1 /tmp/lbrtr /tmp/w.data
 	mkdir -p /tmp/w1 /tmp/lbrtr
-	KCC_TRACE_DIR=/tmp/w1 /demo/watchwork >/dev/null &&
+	KCC_TRACE_DIR=/tmp/w1 /demo/watchwork $ww_spin >/dev/null &&
 		/demo/kcc ccf -k 3 /tmp/w1 | cut -f2 >/tmp/w.watch &&
 		echo 'r4;r4' >>/tmp/w.watch
 	check $? "lbr-watch: watch file from a traced run ($(wc -l </tmp/w.watch) contexts)"
 	KCC_TRACE_LBR=1 KCC_TRACE_DIR=/tmp/lbrtr KCC_TRACE_WATCH=/tmp/w.watch \
-		/demo/kcc record --source lbr -e kcc_lbr/clock/ -c 200000 \
+		/demo/kcc record --source lbr -e kcc_lbr/clock/ -c $ww_period \
 		--join longest -k 3 --watch /tmp/w.watch -o /tmp/w.data -- \
-		/demo/watchwork >/tmp/w.err 2>&1
-	check $? "lbr-watch: kcc record --source lbr -e kcc_lbr/clock/ -c 200000 --join longest --watch FILE -- watchwork"
+		/demo/watchwork $ww_spin >/tmp/w.err 2>&1
+	check $? "lbr-watch: kcc record --source lbr -e kcc_lbr/clock/ -c $ww_period --join longest --watch FILE -- watchwork $ww_spin"
 	sed 's/^/# /' /tmp/w.err
+	/demo/kcc report /tmp/w.data 2>&1 | sed -n '/^# source:/,/^[^#]/p' |
+		sed 's/^/# /'
 	/demo/kcc report --watched /tmp/w.data >/tmp/w.rep 2>&1
 	check $? "lbr-watch: kcc report --watched"
 	grep '^#' /tmp/w.rep | sed 's/^/# /'
