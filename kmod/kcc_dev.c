@@ -506,6 +506,10 @@ static ssize_t kcc_show(char *buf, int what)
 		return sysfs_emit(buf, "%llu\n", st.bytes);
 	case 6:
 		return sysfs_emit(buf, "%llu\n", st.nodes);
+	case 8:
+		/* Module-wide: readable after the session is gone. */
+		return sysfs_emit(buf, "%lld\n",
+				  (long long)atomic64_read(&kcc_g.wakeups));
 	default:
 		return sysfs_emit(buf, "%llu %llu\n", work_ns, batches);
 	}
@@ -527,6 +531,7 @@ KCC_ATTR(tasks, 4);
 KCC_ATTR(bytes, 5);
 KCC_ATTR(nodes, 6);
 KCC_ATTR(work_ns, 7);
+KCC_ATTR(wakeups, 8);
 
 static struct attribute *kcc_attrs[] = {
 	&dev_attr_state.attr,
@@ -537,6 +542,7 @@ static struct attribute *kcc_attrs[] = {
 	&dev_attr_bytes.attr,
 	&dev_attr_nodes.attr,
 	&dev_attr_work_ns.attr,
+	&dev_attr_wakeups.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(kcc);

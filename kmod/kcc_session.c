@@ -315,6 +315,7 @@ static void kcc_counters_zero(struct kcc_session *s)
 	s->work_ns = 0;
 	s->work_batches = 0;
 	s->last_processed = 0;
+	s->wakeups_base = atomic64_read(&kcc_g.wakeups);
 }
 
 /*
@@ -481,6 +482,8 @@ void kcc_status_fill(struct kcc_session *s, struct kcc_status *st)
 	st->bytes = s->bytes;
 	st->tasks = s->nr_tasks;
 	st->tasks_exited = s->nr_exited;
+	st->wakeups = atomic64_read(&kcc_g.wakeups) - s->wakeups_base;
+	st->work_batches = s->work_batches;
 	kcc_events_read(s, st);
 }
 

@@ -200,6 +200,9 @@ struct kcc_status {
 	__u64 stitch_unmatched_return;	/* Out: returns whose frame the older call did not make */
 	__u64 stitch_far_skipped;	/* Out: records not call/return or with kernel addresses */
 	__u64 stitch_below_walk;	/* Out: calls undone below the walk's bottom frame */
+	/* Batched hand-off: how often the handlers woke the worker */
+	__u64 wakeups;		/* Out: worker wakeups (watermark, new process, flush timer) */
+	__u64 work_batches;	/* Out: worker runs that applied samples */
 };
 
 #define KCC_IOC_STATUS		_IOWR(KCC_IOC_MAGIC, 0x05, struct kcc_status)
