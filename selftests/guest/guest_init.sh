@@ -31,7 +31,8 @@
 # stream comes back as the blob "demo"), then, when packed, kcc record
 # --source lbr of /demo/demo_workload_lbr on the software LBR PMU (the
 # profile comes back as the blob "demo-lbr"; scripts/demo.sh);
-# kccinjectk=K sets the k of the sample-file injections (default 3).
+# kccinjectk=K sets the k of the sample-file injections (default 3);
+# kccmode=storm runs only kcc_storm (kccstorm=, kccstormkcc=, below).
 export PATH=/bin
 
 mount -t devtmpfs devtmpfs /dev
@@ -43,10 +44,14 @@ mount -t tmpfs tmpfs /tmp
 
 mode=test
 injk=3
+storms=-n,20
+stormkcc=
 for a in $(cat /proc/cmdline); do
 	case $a in
 	kccmode=*) mode=${a#kccmode=} ;;
 	kccinjectk=*) injk=${a#kccinjectk=} ;;
+	kccstorm=*) storms=${a#kccstorm=} ;;
+	kccstormkcc=*) stormkcc=${a#kccstormkcc=} ;;
 	esac
 done
 
@@ -108,6 +113,38 @@ fi
 # The boot log is not ours to judge: only what follows.
 dmesg -c >/tmp/dmesg.boot
 : >/tmp/dmesg.all
+
+finish() {
+	echo "1..$n"
+	echo "kcc-guest: kernel log:"
+	dmesg -c >>/tmp/dmesg.all
+	cat /tmp/dmesg.all
+	if [ $failed -eq 0 ]; then
+		echo "KCC-GUEST-RESULT: pass"
+	else
+		echo "KCC-GUEST-RESULT: fail"
+	fi
+	poweroff -f
+}
+
+# kccmode=storm: only start/stop storms (kcc_storm), for the
+# multi-threaded TCG study of Documentation/testing.rst.  kccstorm= lists
+# kcc_storm's argument sets, "/" between runs and "," between arguments;
+# kccstormkcc= says how kcc.ko is loaded meanwhile: "none" (not at all),
+# "notp" (tracepoints=0: no sched tracepoint probes) or, by default,
+# plainly.
+if [ "$mode" = storm ]; then
+	case $stormkcc in
+	none) ;;
+	notp) insmod /kcc.ko tracepoints=0; check $? "insmod kcc.ko tracepoints=0" ;;
+	*) insmod /kcc.ko; check $? "insmod kcc.ko" ;;
+	esac
+	for s in $(echo "$storms" | tr / ' '); do
+		# shellcheck disable=SC2046
+		run kcc_storm $(echo "$s" | tr , ' ')
+	done
+	finish
+fi
 
 # The default k stands for a configuration's k = 0: only a k that
 # CONFIGURE accepts loads (KCC_K_INF is 4294967295).
@@ -350,13 +387,4 @@ else
 	check $? "kmemleak: no leak"
 fi
 
-echo "1..$n"
-echo "kcc-guest: kernel log:"
-dmesg -c >>/tmp/dmesg.all
-cat /tmp/dmesg.all
-if [ $failed -eq 0 ]; then
-	echo "KCC-GUEST-RESULT: pass"
-else
-	echo "KCC-GUEST-RESULT: fail"
-fi
-poweroff -f
+finish
