@@ -144,7 +144,7 @@ check: $(O)/san/kcc $(O)/san/kccread $(TEST_BINS) $(STATIC_KCC)
 check-user: export KCC_USER_ONLY := 1
 check-user: check
 
-# ---- fuzzing (clang libFuzzer): the stream and profile parsers ----------
+# ---- fuzzing (clang libFuzzer): the stream, profile, perf.data and watch-file parsers
 FUZZ_CC	     ?= clang
 FUZZ_TIME    ?= 20
 FUZZ_SECONDS ?= $(FUZZ_TIME)
@@ -166,7 +166,7 @@ $(O)/fuzz/%: fuzz/%.c $(LBR_SRCS) $(UTIL_SRCS) $(HDRS)
 # fuzz/corpus/ keeping only inputs that add coverage.
 .PHONY: fuzz fuzz-merge
 fuzz: $(FUZZ_BINS) $(O)/kcc
-	$(Q)mkdir -p $(O)/fuzz/corpus-stream $(O)/fuzz/corpus-profile
+	$(Q)for t in $(FUZZ_TARGETS); do mkdir -p $(O)/fuzz/corpus-$$t || exit 1; done
 	$(Q)for k in 1 2 3; do \
 		$(O)/kcc record --trace selftests/kcc/data/fig2.trace -k $$k \
 			--threads 2 --stream -o $(O)/fuzz/corpus-stream/fig2-k$$k && \
