@@ -15,7 +15,8 @@
 #      fixed_seed=1, and with task_budget_us=1 (-b); kcc record of
 #      /demo/demo_workload when /demo/kcc is packed (blob "record")
 #   2b. the software LBR PMU (lbrpmu.sh, when packed): kcc_lbrpmu.ko,
-#      lbr_check of lbr_workload's branch stacks, perf stat and record
+#      lbr_check of lbr_workload's branch stacks, perf stat and record;
+#      kcc_fuzz with kcc_lbrpmu loaded (two-event sessions)
 #   2c. the lbr source end to end when /demo/lbr_e2e.sh is packed
 #   3. rmmod while a session runs and while the device is merely open:
 #      refused; rmmod once the holder is gone: succeeds
@@ -274,6 +275,13 @@ else
 	if [ -f /lbrpmu.sh ]; then
 		. /lbrpmu.sh
 		lbrpmu_tests
+		# The fuzzer again with an LBR PMU present: LBR-source and
+		# two-event sessions start for real.
+		if insmod /lbr/kcc_lbrpmu.ko poll_us=250; then
+			run kcc_fuzz -s 17 -n 300
+			rmmod kcc_lbrpmu
+			check $? "rmmod kcc_lbrpmu after kcc_fuzz"
+		fi
 	fi
 
 	# The lbr source end to end on the software LBR PMU, when packed
