@@ -13,6 +13,7 @@
 #   make static     sparse, checkpatch --strict, cppcheck, clang-tidy, layers
 #   make fuzz       parser fuzzers, FUZZ_SECONDS each (default 20)
 #   make fuzz-guest /dev/kcc fuzzer on the debug kernel (FUZZ_ITERS, FUZZ_SEED)
+#   make check-kcsan the guest suite and session storms on the KCSAN kernel
 #
 #   make install       kcc, kccread and the man pages (DESTDIR, prefix)
 #   make install-dkms  kcc.ko's sources for DKMS under /usr/src
@@ -269,7 +270,7 @@ FUZZ_ITERS ?= $(FUZZ_ITER)
 # Guest time limit: CI's 5000 iterations fit 1500 s with margin; a long
 # campaign needs about 30 ms per iteration on the debug kernel under TCG.
 FUZZ_GUEST_TIMEOUT ?= $(shell echo $$(( 1500 + $(FUZZ_ITERS) * 30 / 1000 )))
-KERNELS	  ?= 6.1 6.12 6.12-rt debug
+KERNELS	  ?= 6.1 6.12 6.12-rt debug debug-6.12
 
 .PHONY: kernels
 kernels:
@@ -279,6 +280,11 @@ kernels:
 .PHONY: guest-kernels
 guest-kernels:
 	$(Q)KCC_GUEST_KERNELS="$(KERNELS)" sh selftests/kcc/guest.sh
+
+# kcc.ko under KCSAN (nightly, not in .ci/run: Documentation/testing.rst).
+.PHONY: check-kcsan
+check-kcsan:
+	$(Q)sh scripts/check-kcsan.sh
 
 .PHONY: fuzz-guest
 fuzz-guest:

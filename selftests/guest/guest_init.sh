@@ -140,6 +140,15 @@ if [ "$mode" = storm ]; then
 	notp) insmod /kcc.ko tracepoints=0; check $? "insmod kcc.ko tracepoints=0" ;;
 	*) insmod /kcc.ko; check $? "insmod kcc.ko" ;;
 	esac
+	# On a KCSAN kernel, the detector must be live for a clean log to
+	# mean anything: its boot selftest provokes races and counts the
+	# ones it caught.
+	if grep -q 'kcsan: ' /tmp/dmesg.boot; then
+		kt=$(sed -n 's/.*kcsan: selftest: \([0-9]*\)\/\([0-9]*\) tests passed.*/\1 \2/p' /tmp/dmesg.boot)
+		set -- $kt
+		[ $# -eq 2 ] && [ "$1" -gt 0 ] && [ "$1" = "$2" ]
+		check $? "KCSAN's boot selftest passed (${kt:-no result line})"
+	fi
 	for s in $(echo "$storms" | tr / ' '); do
 		# shellcheck disable=SC2046
 		run kcc_storm $(echo "$s" | tr , ' ')

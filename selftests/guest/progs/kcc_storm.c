@@ -23,7 +23,8 @@
  *
  * Default: 20 cycles, no gap, -m kcc -t pid: seconds, for the guest suite.
  * The storms of Documentation/testing.rst ("multi-threaded TCG") use
- * -n 300 -g 1100 and -n 20000 -m perf -e cs.  Output is TAP; the host
+ * -n 100 -g 1100 and -n 2000 -m perf -e cs; every 500 cycles a "#"
+ * line tells how far a storm got.  Output is TAP; the host
  * judges the kernel log.  Exit 0 pass, 1 fail, 4 no device (skip).
  */
 #include <errno.h>
@@ -163,6 +164,9 @@ int main(int argc, char **argv)
 		if (!(use_perf ? perf_cycle(all, cs) : kcc_cycle(fd, all)))
 			break;
 		done++;
+		/* How far a storm got when the kernel dies under it. */
+		if (!(done % 500))
+			tap_diag("%d cycles", done);
 		if (gap_ms)
 			usleep(gap_ms * 1000);
 	}
