@@ -429,6 +429,7 @@ static struct kcc_task *kcc_task_new(struct kcc_session *s,
 	list_add_tail(&t->node, &s->task_list);
 	s->bytes += total;
 	s->nr_tasks++;
+	kcc_watch_task_init(s, t);
 	return t;
 }
 
@@ -450,6 +451,7 @@ void kcc_task_free(struct kcc_session *s, struct kcc_task *t)
 	s->nr_tasks--;
 	s->bytes -= t->bytes;
 	kcc_proc_put(s, t->proc);
+	kcc_watch_task_free(t);
 	kvfree(t);
 }
 
