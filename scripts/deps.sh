@@ -19,6 +19,7 @@ PKGS="$PKGS g++"		# symbols_test's C++ program
 PKGS="$PKGS libdebuginfod-dev"	# debuginfod client (header; the library is dlopen()ed)
 PKGS="$PKGS help2man groff-base"	# man pages from --help; install.sh renders them
 PKGS="$PKGS libcapstone-dev"	# kcc valence annotate: direct calls of a program
+PKGS="$PKGS linux-source-6.12"	# the debug-6.12 and kcsan kernels (scripts/debug-kernel.sh -v 6.12)
 
 missing=""
 for p in $PKGS; do

@@ -16,7 +16,8 @@
 #      batched hand-off) with ring_kb=16; kcc record of
 #      /demo/demo_workload when /demo/kcc is packed (blob "record")
 #   2b. the software LBR PMU (lbrpmu.sh, when packed): kcc_lbrpmu.ko,
-#      lbr_check of lbr_workload's branch stacks, perf stat and record
+#      lbr_check of lbr_workload's branch stacks, perf stat and record;
+#      kcc_fuzz with kcc_lbrpmu loaded (two-event sessions)
 #   2c. the lbr source end to end when /demo/lbr_e2e.sh is packed
 #   3. rmmod while a session runs and while the device is merely open:
 #      refused; rmmod once the holder is gone: succeeds
@@ -37,7 +38,8 @@
 # stream comes back as the blob "demo"), then, when packed, kcc record
 # --source lbr of /demo/demo_workload_lbr on the software LBR PMU (the
 # profile comes back as the blob "demo-lbr"; scripts/demo.sh);
-# kccinjectk=K sets the k of the sample-file injections (default 3).
+# kccinjectk=K sets the k of the sample-file injections (default 3);
+# kccmode=storm runs only kcc_storm (kccstorm=, kccstormkcc=, below).
 export PATH=/bin
 
 mount -t devtmpfs devtmpfs /dev
@@ -49,10 +51,14 @@ mount -t tmpfs tmpfs /tmp
 
 mode=test
 injk=3
+storms=-n,20
+stormkcc=
 for a in $(cat /proc/cmdline); do
 	case $a in
 	kccmode=*) mode=${a#kccmode=} ;;
 	kccinjectk=*) injk=${a#kccinjectk=} ;;
+	kccstorm=*) storms=${a#kccstorm=} ;;
+	kccstormkcc=*) stormkcc=${a#kccstormkcc=} ;;
 	kcccost=*) cost_args=${a#kcccost=} ;;
 	esac
 done
@@ -126,6 +132,47 @@ fi
 # The boot log is not ours to judge: only what follows.
 dmesg -c >/tmp/dmesg.boot
 : >/tmp/dmesg.all
+
+finish() {
+	echo "1..$n"
+	echo "kcc-guest: kernel log:"
+	dmesg -c >>/tmp/dmesg.all
+	cat /tmp/dmesg.all
+	if [ $failed -eq 0 ]; then
+		echo "KCC-GUEST-RESULT: pass"
+	else
+		echo "KCC-GUEST-RESULT: fail"
+	fi
+	poweroff -f
+}
+
+# kccmode=storm: only start/stop storms (kcc_storm), for the
+# multi-threaded TCG study of Documentation/testing.rst.  kccstorm= lists
+# kcc_storm's argument sets, "/" between runs and "," between arguments;
+# kccstormkcc= says how kcc.ko is loaded meanwhile: "none" (not at all),
+# "notp" (tracepoints=0: no sched tracepoint probes) or, by default,
+# plainly.
+if [ "$mode" = storm ]; then
+	case $stormkcc in
+	none) ;;
+	notp) insmod /kcc.ko tracepoints=0; check $? "insmod kcc.ko tracepoints=0" ;;
+	*) insmod /kcc.ko; check $? "insmod kcc.ko" ;;
+	esac
+	# On a KCSAN kernel, the detector must be live for a clean log to
+	# mean anything: its boot selftest provokes races and counts the
+	# ones it caught.
+	if grep -q 'kcsan: ' /tmp/dmesg.boot; then
+		kt=$(sed -n 's/.*kcsan: selftest: \([0-9]*\)\/\([0-9]*\) tests passed.*/\1 \2/p' /tmp/dmesg.boot)
+		set -- $kt
+		[ $# -eq 2 ] && [ "$1" -gt 0 ] && [ "$1" = "$2" ]
+		check $? "KCSAN's boot selftest passed (${kt:-no result line})"
+	fi
+	for s in $(echo "$storms" | tr / ' '); do
+		# shellcheck disable=SC2046
+		run kcc_storm $(echo "$s" | tr , ' ')
+	done
+	finish
+fi
 
 # The default k stands for a configuration's k = 0: only a k that
 # CONFIGURE accepts loads (KCC_K_INF is 4294967295).
@@ -307,6 +354,16 @@ else
 	if [ -f /lbrpmu.sh ]; then
 		. /lbrpmu.sh
 		lbrpmu_tests
+		# The fuzzer again with an LBR PMU present: LBR-source and
+		# two-event sessions start for real.  (Without kprobes, the
+		# debug kernels, the PMU takes perf_event_overflow's address.)
+		ovf=$(sed -n 's/^\([0-9a-f]*\) [Tt] perf_event_overflow$/\1/p' /proc/kallsyms)
+		if insmod /lbr/kcc_lbrpmu.ko poll_us=250 2>/dev/null ||
+		   insmod /lbr/kcc_lbrpmu.ko poll_us=250 overflow_addr=0x$ovf; then
+			run kcc_fuzz -s 17 -n 300
+			rmmod kcc_lbrpmu
+			check $? "rmmod kcc_lbrpmu after kcc_fuzz"
+		fi
 	fi
 
 	# The lbr source end to end on the software LBR PMU, when packed
@@ -420,13 +477,4 @@ else
 	check $? "kmemleak: no leak"
 fi
 
-echo "1..$n"
-echo "kcc-guest: kernel log:"
-dmesg -c >>/tmp/dmesg.all
-cat /tmp/dmesg.all
-if [ $failed -eq 0 ]; then
-	echo "KCC-GUEST-RESULT: pass"
-else
-	echo "KCC-GUEST-RESULT: fail"
-fi
-poweroff -f
+finish

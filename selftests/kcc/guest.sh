@@ -284,10 +284,10 @@ fail=0
 while read -r name vmlinuz kdir; do
 	i=$((i + 1))
 	rm -rf "$tmp/blobs"
-	# KASAN and lockdep under TCG make the debug kernel several times
-	# slower than the others.
+	# KASAN (or KCSAN) and lockdep under TCG make the checker kernels
+	# several times slower than the others.
 	case $name in
-	debug) limit=${KCC_GUEST_DEBUG_LIMIT:-1500} ;;
+	debug | debug-6.12 | kcsan) limit=${KCC_GUEST_DEBUG_LIMIT:-1500} ;;
 	*) limit=${KCC_GUEST_LIMIT:-600} ;;
 	esac
 	sh "$top/selftests/guest/run.sh" -K "$kdir" -k "$vmlinuz" -t "$limit" \
