@@ -156,17 +156,20 @@ static struct kcc_task *kcc_task_find(struct kcc_session *s, u32 pid,
 	return NULL;
 }
 
-/* The live task (pid, start) with a reference, or NULL if it is gone. */
+/*
+ * The live task (pid, start) with a reference, or NULL if it is gone.
+ * Ring records carry pids of the initial namespace, whoever looks them
+ * up (a reader in a container included).
+ */
 static struct task_struct *kcc_task_get_live(u32 pid, u64 start)
 {
-	struct task_struct *p = NULL;
-	struct pid *sp;
+	struct task_struct *p;
 
-	sp = find_get_pid(pid);
-	if (sp) {
-		p = get_pid_task(sp, PIDTYPE_PID);
-		put_pid(sp);
-	}
+	rcu_read_lock();
+	p = pid_task(find_pid_ns(pid, &init_pid_ns), PIDTYPE_PID);
+	if (p)
+		get_task_struct(p);
+	rcu_read_unlock();
 	if (p && (p->start_boottime != start || (p->flags & PF_EXITING))) {
 		put_task_struct(p);
 		p = NULL;
@@ -223,7 +226,7 @@ static int kcc_map_add(struct kcc_session *s, struct kcc_proc *pr,
 		while (cap < pr->maps_len + size)
 			cap *= 2;
 		if (cap > KCC_MAPS_MAX_BYTES ||
-		    s->bytes + cap - pr->maps_cap > s->cfg.max_bytes)
+		    !kcc_mem_room(s, cap - pr->maps_cap))
 			return -ENOSPC;
 		n = kvmalloc(cap, GFP_KERNEL);
 		if (!n)
@@ -231,7 +234,7 @@ static int kcc_map_add(struct kcc_session *s, struct kcc_proc *pr,
 		if (pr->maps_len)
 			memcpy(n, pr->maps, pr->maps_len);
 		kvfree(pr->maps);
-		s->bytes += cap - pr->maps_cap;
+		kcc_mem_add(s, cap - pr->maps_cap);
 		pr->maps = n;
 		pr->maps_cap = cap;
 	}
@@ -301,7 +304,7 @@ static void kcc_proc_put(struct kcc_session *s, struct kcc_proc *pr)
 	if (--pr->nr_tasks)
 		return;
 	list_del(&pr->node);
-	s->bytes -= pr->maps_cap;
+	kcc_mem_add(s, -(ssize_t)pr->maps_cap);
 	kvfree(pr->maps);
 	kfree(pr);
 }
@@ -343,7 +346,7 @@ static struct kcc_task *kcc_task_new(struct kcc_session *s,
 		return NULL;
 	}
 	total = kcc_task_mem(s, &fsz, &ssz, &frsz, &bsz);
-	if (s->bytes + total > s->cfg.max_bytes) {
+	if (!kcc_mem_room(s, total)) {
 		*why = KCC_DROP_MEM_CAP;
 		return NULL;
 	}
@@ -408,11 +411,13 @@ static struct kcc_task *kcc_task_new(struct kcc_session *s,
 		t->flags |= KCC_TASK_EXITED;
 		s->nr_exited++;
 	} else {
+		t->pid_ref = get_task_pid(live, PIDTYPE_PID);
+		t->tgid_ref = get_task_pid(live, PIDTYPE_TGID);
 		put_task_struct(live);
 	}
 	hash_add(s->tasks, &t->hnode, kcc_task_hash(t->pid, t->start));
 	list_add_tail(&t->node, &s->task_list);
-	s->bytes += total;
+	kcc_mem_add(s, total);
 	s->nr_tasks++;
 	return t;
 }
@@ -433,7 +438,9 @@ void kcc_task_free(struct kcc_session *s, struct kcc_task *t)
 	if (t->flags & KCC_TASK_EXITED)
 		s->nr_exited--;
 	s->nr_tasks--;
-	s->bytes -= t->bytes;
+	kcc_mem_add(s, -(ssize_t)t->bytes);
+	put_pid(t->pid_ref);
+	put_pid(t->tgid_ref);
 	kcc_proc_put(s, t->proc);
 	kvfree(t);
 }
@@ -543,7 +550,8 @@ void kcc_task_apply(struct kcc_session *s, const struct kcc_rrec *r)
 	int why;
 
 	s->consumed++;
-	if (r->gen != kcc_g.gen || s->state != KCC_STATE_RUNNING) {
+	/* Injected records (sid 0) serve several sessions: state only. */
+	if ((r->sid && r->gen != s->gen) || s->state != KCC_STATE_RUNNING) {
 		s->dropped[KCC_DROP_STOPPED]++;
 		return;
 	}

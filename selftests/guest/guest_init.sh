@@ -31,7 +31,10 @@
 # stream comes back as the blob "demo"), then, when packed, kcc record
 # --source lbr of /demo/demo_workload_lbr on the software LBR PMU (the
 # profile comes back as the blob "demo-lbr"; scripts/demo.sh);
-# kccinjectk=K sets the k of the sample-file injections (default 3).
+# kccinjectk=K sets the k of the sample-file injections (default 3);
+# kccmode=only kccrun=PROG,PROG:ARG... runs only those programs of /t
+# (with inject=1 and the parameters of kccko=P=V,P=V), then the autostart,
+# unload and log checks: a targeted run.
 export PATH=/bin
 
 mount -t devtmpfs devtmpfs /dev
@@ -42,11 +45,15 @@ mkdir -p /tmp
 mount -t tmpfs tmpfs /tmp
 
 mode=test
+only=
+onlyko=
 injk=3
 for a in $(cat /proc/cmdline); do
 	case $a in
 	kccmode=*) mode=${a#kccmode=} ;;
 	kccinjectk=*) injk=${a#kccinjectk=} ;;
+	kccrun=*) only=$(echo "${a#kccrun=}" | tr , ' ') ;;
+	kccko=*) onlyko=$(echo "${a#kccko=}" | tr , ' ') ;;
 	esac
 done
 
@@ -137,6 +144,17 @@ if [ "$mode" = bench ]; then
 	run kcc_bench
 	rmmod kcc
 	check $? "rmmod kcc"
+elif [ "$mode" = only ]; then
+	rmmod kcc
+	# shellcheck disable=SC2086
+	insmod /kcc.ko inject=1 $onlyko
+	check $? "insmod kcc.ko inject=1 $onlyko"
+	for p in ${only:-}; do
+		# shellcheck disable=SC2086
+		run $(echo "$p" | tr : ' ')
+	done
+	rmmod kcc
+	check $? "rmmod kcc"
 elif [ "$mode" = lbr ]; then
 	# Only the software LBR PMU (lbrpmu.sh), with kcc.ko loaded.
 	. /lbrpmu.sh
@@ -211,6 +229,13 @@ else
 		rmmod kcc
 	else
 		not_ok "insmod kcc.ko inject=1 fixed_seed=1 task_budget_us=1"
+	fi
+	# Two sessions sharing a budget of 1 MiB (kcc_sessions -b).
+	if insmod /kcc.ko inject=1 max_bytes=1048576; then
+		run kcc_sessions -b
+		rmmod kcc
+	else
+		not_ok "insmod kcc.ko inject=1 max_bytes=1048576"
 	fi
 	insmod /kcc.ko inject=1
 	check $? "insmod kcc.ko inject=1 again"
@@ -288,7 +313,7 @@ fi
 # autostart=1: the three-line path (insmod, read /dev/kcc, report).
 if insmod /kcc.ko autostart=1; then
 	ok "insmod kcc.ko autostart=1"
-	dmesg | grep -q "autostart: system-wide session running"
+	dmesg | grep -q 'autostart: system-wide session [0-9]* running'
 	check $? "autostart session running"
 	i=0
 	while [ $i -lt 20000 ]; do i=$((i + 1)); done

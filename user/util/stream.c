@@ -770,8 +770,11 @@ int kccdev__snapshot(int fd, const char *path, bool progress, void **bufp,
 			if (err == EBUSY)
 				fprintf(stderr, "%s: %s: the session belongs to another open file of the device\n",
 					kcc_progname, path);
-			else if (err == EINVAL && !len)
-				fprintf(stderr, "%s: %s: no session to read (configure one first, e.g. kcc record)\n",
+			else if ((err == EINVAL || err == ENODEV) && !len)
+				fprintf(stderr, "%s: %s: no session to read (none started at load with autostart=1 and none attached, or it ended with its owner)\n",
+					kcc_progname, path);
+			else if (err == EACCES && !len)
+				fprintf(stderr, "%s: %s: the session is another user's: reading it needs CAP_PERFMON\n",
 					kcc_progname, path);
 			else
 				fprintf(stderr, "%s: %s: read: %s\n", kcc_progname,
