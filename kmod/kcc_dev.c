@@ -669,6 +669,13 @@ static ssize_t sessions_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(sessions);
 
+static ssize_t maps_hook_show(struct device *dev,
+			      struct device_attribute *attr, char *buf)
+{
+	return kcc_maps_show(buf);
+}
+static DEVICE_ATTR_RO(maps_hook);
+
 #define KCC_ATTR(name, what)						\
 static ssize_t name##_show(struct device *dev,				\
 			   struct device_attribute *attr, char *buf)	\
@@ -696,6 +703,7 @@ static struct attribute *kcc_attrs[] = {
 	&dev_attr_nodes.attr,
 	&dev_attr_work_ns.attr,
 	&dev_attr_sessions.attr,
+	&dev_attr_maps_hook.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(kcc);

@@ -409,6 +409,7 @@ static int __init kcc_init(void)
 	ret = kcc_tp_init();
 	if (ret)
 		goto err_tp;
+	kcc_maps_init();
 	ret = kcc_dev_init();
 	if (ret)
 		goto err_dev;
@@ -447,6 +448,7 @@ static void __exit kcc_exit(void)
 		kcc_session_destroy(s);
 	}
 	mutex_unlock(&kcc_g.lock);
+	kcc_maps_exit();
 	kcc_tp_exit();
 	kcc_rings_sync();
 	destroy_workqueue(kcc_g.wq);

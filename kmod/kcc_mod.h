@@ -77,6 +77,8 @@ struct kcc_rrec {
 	u64 leader_start;	/* its thread group leader's */
 	u32 gen;		/* its session's gen when taken */
 	u32 sid;		/* session id, 0: injected */
+	u32 exec_id;		/* its self_exec_id: which image */
+	u32 __pad;
 	char comm[TASK_COMM_LEN];
 	struct kcc_sample s;	/* then the stack and branch arrays */
 };
@@ -107,6 +109,7 @@ struct kcc_cpu {
 struct kcc_tev {
 	u32 kind;
 	u32 pid;		/* EXIT: thread; EXEC: thread group */
+	u32 exec_id;		/* the image it ends or starts */
 	u64 start;
 };
 
@@ -126,6 +129,8 @@ struct kcc_proc {
 	u32 nr_tasks;		/* task states pointing here */
 	u32 ns_tgid;		/* snapshot scratch: tgid in the reader's ns */
 	u64 start;		/* group leader start_boottime */
+	u32 exec_id;		/* self_exec_id of the image */
+	u32 image;		/* images of (tgid, start) seen before it */
 	u8 *maps;		/* packed struct kcc_rec_map */
 	u32 maps_len;
 	u32 maps_cap;
@@ -138,6 +143,7 @@ struct kcc_task {
 	u32 pid;
 	u32 tgid;
 	u64 start;
+	u32 exec_id;		/* self_exec_id of its image */
 	char comm[TASK_COMM_LEN];
 	u32 flags;		/* KCC_TASK_* */
 	bool delivered;		/* exited and handed to every reader: free it */
@@ -282,10 +288,26 @@ void kcc_task_events(struct kcc_session *s, struct kcc_tev *ev, u32 nr);
 u32 kcc_task_grab_events(struct kcc_tev *ev);
 void kcc_task_apply(struct kcc_session *s, const struct kcc_rrec *r);
 void kcc_task_free(struct kcc_session *s, struct kcc_task *t);
+struct kcc_proc *kcc_proc_find(struct kcc_session *s, u32 tgid, u64 start,
+			       u32 exec_id);
+struct kcc_proc *kcc_proc_get(struct kcc_session *s, u32 tgid, u64 start,
+			      u32 exec_id, struct task_struct *live);
+void kcc_proc_free(struct kcc_session *s, struct kcc_proc *pr);
+void kcc_maps_capture(struct kcc_session *s, struct kcc_proc *pr,
+		      struct task_struct *p);
 void kcc_tasks_free_all(struct kcc_session *s);
 void kcc_tasks_check_alive(struct kcc_session *s);
 void kcc_tasks_reap_delivered(struct kcc_session *s);
 size_t kcc_task_bytes(const struct kcc_session *s);
+
+/* kcc_maps.c */
+void kcc_maps_init(void);
+void kcc_maps_start(void);
+void kcc_maps_stop(void);
+void kcc_maps_exit(void);
+void kcc_maps_free_orphans(struct kcc_session *s, const struct kcc_tev *ev,
+			   u32 nr);
+int kcc_maps_show(char *buf);
 
 /* kcc_session.c */
 bool kcc_mem_room(const struct kcc_session *s, size_t n);

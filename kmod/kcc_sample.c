@@ -137,6 +137,8 @@ static void kcc_rrec_fill_task(struct kcc_rrec *rec, u32 sid, u32 gen)
 	rec->leader_start = t->group_leader->start_boottime;
 	rec->gen = gen;
 	rec->sid = sid;
+	rec->exec_id = (u32)t->self_exec_id;
+	rec->__pad = 0;
 	/* Racy against prctl(PR_SET_NAME): a torn name is harmless. */
 	memcpy(rec->comm, t->comm, TASK_COMM_LEN);
 	rec->comm[TASK_COMM_LEN - 1] = '\0';
@@ -346,6 +348,24 @@ static void kcc_apply_injected(const struct kcc_rrec *rec)
 }
 
 /*
+ * Apply @rec to its session (@last: the previous record's, often the
+ * same); returns the session found, NULL if it is gone.
+ */
+static struct kcc_session *kcc_dispatch(const struct kcc_rrec *rec,
+					struct kcc_session *last)
+{
+	if (!rec->sid) {
+		kcc_apply_injected(rec);
+		return last;
+	}
+	if (!last || last->id != rec->sid)
+		last = kcc_session_find(rec->sid);
+	if (last)
+		kcc_task_apply(last, rec);
+	return last;
+}
+
+/*
  * Empty every ring into the sessions the records name; records of a
  * session that is gone are discarded.  Process context, kcc_g.lock
  * held.
@@ -372,13 +392,8 @@ void kcc_drain_rings(void)
 				const struct kcc_rrec *rec = (const void *)
 					(r->buf + (tail & (r->size - 1)));
 
-				if (rec->kind != KCC_RREC_SAMPLE)
-					;
-				else if (!rec->sid)
-					kcc_apply_injected(rec);
-				else if ((last && last->id == rec->sid) ||
-					 (last = kcc_session_find(rec->sid)))
-					kcc_task_apply(last, rec);
+				if (rec->kind == KCC_RREC_SAMPLE)
+					last = kcc_dispatch(rec, last);
 				tail += rec->size;
 				/* Pairs with kcc_ring_reserve(): space is free. */
 				smp_store_release(&r->tail, tail);

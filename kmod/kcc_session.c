@@ -424,6 +424,7 @@ struct kcc_session *kcc_configure(struct file *file,
 		kcc_g.nr_ev = 0;
 		kcc_g.ev_on = true;
 		raw_spin_unlock_irq(&kcc_g.ev_lock);
+		kcc_maps_start();
 	}
 	list_add_tail(&s->node, &kcc_g.sessions);
 	kcc_g.nr_sessions++;
@@ -468,6 +469,7 @@ void kcc_reset(struct kcc_session *s)
 {
 	kcc_drain();
 	kcc_tasks_free_all(s);
+	kcc_maps_free_orphans(s, NULL, 0);
 	WRITE_ONCE(s->gen, s->gen + 1);
 	kcc_counters_zero(s);
 }
@@ -486,6 +488,7 @@ void kcc_session_destroy(struct kcc_session *s)
 		kcc_g.ev_on = false;
 		kcc_g.nr_ev = 0;
 		raw_spin_unlock_irq(&kcc_g.ev_lock);
+		kcc_maps_stop();
 	}
 	/* Its records still in the rings find no session: discarded. */
 	list_for_each_entry_safe(r, n, &s->readers, node) {
@@ -493,6 +496,7 @@ void kcc_session_destroy(struct kcc_session *s)
 		r->sess = NULL;
 	}
 	kcc_tasks_free_all(s);
+	kcc_maps_free_orphans(s, NULL, 0);
 	put_pid(s->target);
 	free_percpu(s->hc);
 	kvfree(s);
@@ -516,6 +520,7 @@ void kcc_drain(void)
 	kcc_drain_rings();
 	list_for_each_entry(s, &kcc_g.sessions, node) {
 		kcc_task_events(s, ev, nr);
+		kcc_maps_free_orphans(s, ev, nr);
 
 		/* A lost sample may sit between two bursts: do not join them. */
 		kcc_handler_drops(s, hd);
@@ -643,7 +648,7 @@ static u8 *kcc_put_task(u8 *p, const struct kcc_task *t,
 	}
 	rt->start_time_ns = t->start;
 	memcpy(rt->comm, t->comm, sizeof(rt->comm));
-	rt->flags = t->flags;
+	rt->flags = t->flags | t->proc->image << KCC_TASK_IMAGE_SHIFT;
 	rt->nr_nodes = t->forest.count;
 	rt->samples = t->st.samples;
 	rt->node_drops = t->forest.drops;

@@ -254,8 +254,6 @@ static int parse_map(struct stream *s, const uint8_t *rec, uint64_t off,
 		return stream__fail(s, off + 4, "map record too short (%u bytes)",
 				    size);
 	memcpy(&rm, rec, sizeof(rm));
-	if (rm.__reserved)
-		return stream__fail(s, off + 12, "map: reserved field not zero");
 	if (rm.start >= rm.end)
 		return stream__fail(s, off + 16, "map: empty range 0x%" PRIx64 "-0x%" PRIx64,
 				    (uint64_t)rm.start, (uint64_t)rm.end);
@@ -271,6 +269,7 @@ static int parse_map(struct stream *s, const uint8_t *rec, uint64_t off,
 		return -ENOMEM;
 	s->nr_maps++;
 	m->tgid = rm.tgid;
+	m->image = rm.image;
 	m->start = rm.start;
 	m->end = rm.end;
 	m->pgoff = rm.pgoff;
@@ -566,6 +565,7 @@ int stream__write_map(struct sbuf *b, const struct stream_map *m)
 	rm.hdr.type = KCC_REC_MAP;
 	rm.hdr.size = size;
 	rm.tgid = m->tgid;
+	rm.image = m->image;
 	rm.start = m->start;
 	rm.end = m->end;
 	rm.pgoff = m->pgoff;

@@ -340,6 +340,18 @@ struct kcc_rec {
 };
 
 #define KCC_TASK_EXITED		(1u << 0)
+/*
+ * Ended by an exec (exited is set too): the same pid and start go on in
+ * a later image, in a task record of their own.
+ */
+#define KCC_TASK_EXEC		(1u << 1)
+/*
+ * Bits 16-31 of flags: the image of the task's process the record
+ * belongs to, 0 for the first this session saw, one more after each
+ * exec; its map records carry the same number.
+ */
+#define KCC_TASK_IMAGE_SHIFT	16
+#define KCC_TASK_FLAGS_MASK	0xffffu
 
 struct kcc_rec_task {
 	struct kcc_rec hdr;
@@ -375,7 +387,7 @@ struct kcc_rec_node {
 struct kcc_rec_map {
 	struct kcc_rec hdr;
 	__u32 tgid;
-	__u32 __reserved;
+	__u32 image;		/* image of the process (KCC_TASK_IMAGE_SHIFT) */
 	__u64 start;		/* first address */
 	__u64 end;		/* one past the last */
 	__u64 pgoff;		/* file offset of start */
