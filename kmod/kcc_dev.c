@@ -100,15 +100,9 @@ static long kcc_ioc_version(void __user *u, unsigned int cmd)
 	return kcc_copy_out(u, usize, &v, sizeof(v));
 }
 
-/* The session @file owns, or NULL. */
 static struct kcc_session *kcc_owned(struct file *file)
 {
-	struct kcc_session *s;
-
-	list_for_each_entry(s, &kcc_g.sessions, node)
-		if (s->owner == file)
-			return s;
-	return NULL;
+	return kcc_session_owned(file);
 }
 
 /* The session of @file for control, -EINVAL if it owns none. */
@@ -461,6 +455,15 @@ out:
 	return ret;
 }
 
+static long kcc_ioc_watch(struct file *file, void __user *u, unsigned int cmd)
+{
+	struct kcc_watch w;
+	int ret;
+
+	ret = kcc_copy_in(&w, sizeof(w), sizeof(w), u, cmd);
+	return ret < 0 ? ret : kcc_watch_upload(file, &w);
+}
+
 #define KCC_CMD(c)	((c) & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT))
 
 static long kcc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -482,6 +485,8 @@ static long kcc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return kcc_ioc_inject(file, u, cmd);
 	case KCC_CMD(KCC_IOC_ATTACH):
 		return kcc_ioc_attach(file, u, cmd);
+	case KCC_CMD(KCC_IOC_WATCH):
+		return kcc_ioc_watch(file, u, cmd);
 	default:
 		return -ENOTTY;
 	}
@@ -641,6 +646,10 @@ static ssize_t kcc_show(char *buf, int what)
 		return sysfs_emit(buf, "%llu\n", st.bytes);
 	case 6:
 		return sysfs_emit(buf, "%llu\n", st.nodes);
+	case 8:
+		/* Module-wide: readable after the session is gone. */
+		return sysfs_emit(buf, "%lld\n",
+				  (long long)atomic64_read(&kcc_g.wakeups));
 	default:
 		return sysfs_emit(buf, "%llu %llu\n", work_ns, batches);
 	}
@@ -692,6 +701,7 @@ KCC_ATTR(tasks, 4);
 KCC_ATTR(bytes, 5);
 KCC_ATTR(nodes, 6);
 KCC_ATTR(work_ns, 7);
+KCC_ATTR(wakeups, 8);
 
 static struct attribute *kcc_attrs[] = {
 	&dev_attr_state.attr,
@@ -704,6 +714,7 @@ static struct attribute *kcc_attrs[] = {
 	&dev_attr_work_ns.attr,
 	&dev_attr_sessions.attr,
 	&dev_attr_maps_hook.attr,
+	&dev_attr_wakeups.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(kcc);

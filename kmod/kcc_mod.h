@@ -11,7 +11,10 @@
  *        v                                        v
  *   per-CPU ring, one per context level (task, irq, nmi): one writer,
  *   shared by every session
- *        |  irq_work_queue() -> queue_work()
+ *        |  batched hand-off: irq_work_queue() when the ring passes half
+ *        |  full or a process new to it is sampled (-> queue_work()), or
+ *        |  when the flush timer is idle (-> queue_delayed_work(),
+ *        |  flush_ms); batch=0: one per sample
  *        v
  *   kcc_work (process context, kcc_g.lock held): per-task k-SF updates
  *   of the session the record names (injected ones: every running inject
@@ -52,6 +55,8 @@ extern unsigned int kcc_param_burst_sig_depth;
 extern unsigned int kcc_param_task_budget_us;
 extern unsigned int kcc_param_max_sessions;
 extern bool kcc_param_fixed_seed;
+extern unsigned int kcc_param_flush_ms;
+extern bool kcc_param_batch;
 
 /* Seed of the adaptive-bursting generator of every task (documented ABI). */
 #define KCC_BURST_SEED		0x9e3779b97f4a7c15ull
@@ -83,11 +88,16 @@ struct kcc_rrec {
 	struct kcc_sample s;	/* then the stack and branch arrays */
 };
 
+#define KCC_RING_RECENT		8
+
 struct kcc_ring {
 	u8 *buf;
 	u32 size;		/* power of two */
 	u64 head;		/* bytes committed: producer, release */
 	u64 tail;		/* bytes consumed: consumer, release */
+	/* Processes of the last samples (tgid, leader start): producer only */
+	u64 recent[KCC_RING_RECENT];
+	u32 recent_next;
 };
 
 /* Handler-side counters of one session on one CPU (this_cpu_inc()). */
@@ -99,6 +109,11 @@ struct kcc_hcount {
 struct kcc_cpu {
 	struct kcc_ring ring[KCC_NR_LVL];
 	struct irq_work iw;
+	/*
+	 * Wake the worker now, not at the flush timer: a ring passed its
+	 * watermark or a process new to it was sampled.
+	 */
+	unsigned long wake;	/* bit 0; set by handlers, cleared by the drain */
 };
 
 /* ---- task events from the sched tracepoints (kcc_task.c) --------------- */
@@ -157,6 +172,7 @@ struct kcc_task {
 	struct kcc_forest forest;
 	struct kcc_burst burst;
 	struct kcc_stitch st;
+	struct kcc_watch_task *watch;	/* watched contexts (kcc_watch.c) */
 };
 
 #define KCC_TASK_HASH_BITS	10
@@ -238,6 +254,10 @@ struct kcc_session {
 	u64 work_ns;		/* time spent applying samples */
 	u64 work_batches;
 	u64 work_n0;		/* consumed at the start of a drain */
+	u64 wakeups_base;	/* kcc_g.wakeups at configure/reset */
+	/* Watched contexts (kcc_watch.c): the set, tasks left without arrays. */
+	struct kcc_watch_set *watch;
+	u64 watch_task_drops;
 };
 
 /* ---- module-wide state ------------------------------------------------- */
@@ -250,6 +270,10 @@ struct kcc_global {
 	u64 bytes;			/* every session's: the shared budget */
 	struct workqueue_struct *wq;
 	struct work_struct work;
+	/* The flush timer of the batched hand-off (kcc_sample.c). */
+	struct delayed_work flush;
+	unsigned long flush_armed;	/* bit 0: flush queued or being armed */
+	atomic64_t wakeups;		/* worker wakeups by the handlers */
 	wait_queue_head_t wait;
 
 	bool lbr;			/* an LBR event could be created */
@@ -280,6 +304,7 @@ void kcc_drain_rings(void);
 void kcc_handler_drops(const struct kcc_session *s, u64 *out);
 u64 kcc_handler_throttles(const struct kcc_session *s);
 void kcc_work_fn(struct work_struct *work);
+void kcc_flush_fn(struct work_struct *work);
 
 /* kcc_task.c */
 int kcc_tp_init(void);
@@ -313,6 +338,7 @@ int kcc_maps_show(char *buf);
 bool kcc_mem_room(const struct kcc_session *s, size_t n);
 void kcc_mem_add(struct kcc_session *s, ssize_t n);
 struct kcc_session *kcc_session_find(u32 id);
+struct kcc_session *kcc_session_owned(struct file *file);
 struct kcc_session *kcc_configure(struct file *file,
 				  const struct kcc_config *cfg);
 int kcc_start(struct kcc_session *s);
@@ -324,6 +350,16 @@ void kcc_drain(void);
 void kcc_reader_attach(struct kcc_reader *r, struct kcc_session *s);
 void kcc_reader_detach(struct kcc_reader *r);
 void *kcc_snapshot(struct kcc_reader *r, size_t *len);
+
+/* kcc_watch.c */
+long kcc_watch_upload(struct file *file, const struct kcc_watch *w);
+void kcc_watch_session_free(struct kcc_session *s);
+void kcc_watch_task_init(struct kcc_session *s, struct kcc_task *t);
+void kcc_watch_task_free(struct kcc_task *t);
+size_t kcc_watch_rec_size(const struct kcc_session *s,
+			  const struct kcc_task *t);
+u8 *kcc_watch_put(const struct kcc_session *s, const struct kcc_task *t,
+		  u8 *p);
 
 /* kcc_dev.c */
 int kcc_dev_init(void);

@@ -326,6 +326,7 @@ static void kcc_counters_zero(struct kcc_session *s)
 	s->map_drops = 0;
 	s->work_ns = 0;
 	s->work_batches = 0;
+	s->wakeups_base = atomic64_read(&kcc_g.wakeups);
 }
 
 /* ---- the shared memory budget ------------------------------------------ */
@@ -355,6 +356,17 @@ struct kcc_session *kcc_session_find(u32 id)
 
 	list_for_each_entry(s, &kcc_g.sessions, node)
 		if (s->id == id)
+			return s;
+	return NULL;
+}
+
+/* The session @file owns, or NULL. */
+struct kcc_session *kcc_session_owned(struct file *file)
+{
+	struct kcc_session *s;
+
+	list_for_each_entry(s, &kcc_g.sessions, node)
+		if (s->owner == file)
 			return s;
 	return NULL;
 }
@@ -497,6 +509,7 @@ void kcc_session_destroy(struct kcc_session *s)
 	}
 	kcc_tasks_free_all(s);
 	kcc_maps_free_orphans(s, NULL, 0);
+	kcc_watch_session_free(s);
 	put_pid(s->target);
 	free_percpu(s->hc);
 	kvfree(s);
@@ -616,6 +629,8 @@ void kcc_status_fill(struct kcc_session *s, struct kcc_status *st)
 	st->bytes = s->bytes;
 	st->tasks = s->nr_tasks;
 	st->tasks_exited = s->nr_exited;
+	st->wakeups = atomic64_read(&kcc_g.wakeups) - s->wakeups_base;
+	st->work_batches = s->work_batches;
 	st->session_id = s->id;
 	st->nr_readers = s->nr_readers;
 	st->bytes_all = kcc_g.bytes;
@@ -736,7 +751,7 @@ void *kcc_snapshot(struct kcc_reader *r, size_t *len)
 
 	size = sizeof(*h) + KCC_NR_CTRS * sizeof(*d);
 	list_for_each_entry(t, &s->task_list, node)
-		size += kcc_task_rec_size(t);
+		size += kcc_task_rec_size(t) + kcc_watch_rec_size(s, t);
 	list_for_each_entry(pr, &s->procs, node)
 		size += pr->maps_len;
 	size += sizeof(struct kcc_rec);
@@ -775,8 +790,18 @@ void *kcc_snapshot(struct kcc_reader *r, size_t *len)
 	kcc_put_desc(&d[KCC_CTR_SAMPLES], ~0u, 0, "samples");
 	p = (u8 *)(d + KCC_NR_CTRS);
 
-	list_for_each_entry(t, &s->task_list, node)
+	list_for_each_entry(t, &s->task_list, node) {
+		struct kcc_rec_watch *w;
+
 		p = kcc_put_task(p, t, ns);
+		w = (struct kcc_rec_watch *)p;
+		p = kcc_watch_put(s, t, p);
+		/* Its pids as the task record has them. */
+		if (p != (u8 *)w && ns != &init_pid_ns) {
+			w->pid = pid_nr_ns(t->pid_ref, ns);
+			w->tgid = pid_nr_ns(t->tgid_ref, ns);
+		}
+	}
 	list_for_each_entry(pr, &s->procs, node)
 		p = kcc_put_maps(p, pr, ns);
 	end = (struct kcc_rec *)p;

@@ -476,6 +476,7 @@ static struct kcc_task *kcc_task_new(struct kcc_session *s,
 	list_add_tail(&t->node, &s->task_list);
 	kcc_mem_add(s, total);
 	s->nr_tasks++;
+	kcc_watch_task_init(s, t);
 	return t;
 }
 
@@ -499,6 +500,7 @@ void kcc_task_free(struct kcc_session *s, struct kcc_task *t)
 	put_pid(t->pid_ref);
 	put_pid(t->tgid_ref);
 	kcc_proc_put(s, t->proc);
+	kcc_watch_task_free(t);
 	kvfree(t);
 }
 

@@ -12,7 +12,8 @@
 #   2. reload with inject=1: kcc_abi -i, kcc_inject, kcc_fp, kcc_inject
 #      over /data/*.smp (streams as blobs), every other program in /t
 #      that is not a helper (kcc_hold, kcc_bench); kcc_flood again with
-#      fixed_seed=1, and with task_budget_us=1 (-b); kcc record of
+#      fixed_seed=1, and with task_budget_us=1 (-b); kcc_handoff (the
+#      batched hand-off) with ring_kb=16; kcc record of
 #      /demo/demo_workload when /demo/kcc is packed (blob "record")
 #   2b. the software LBR PMU (lbrpmu.sh, when packed): kcc_lbrpmu.ko,
 #      lbr_check of lbr_workload's branch stacks, perf stat and record
@@ -26,6 +27,10 @@
 # free of BUG, WARNING, Oops, KASAN, lockdep, UBSAN and leak reports.
 #
 # Kernel command line: kccmode=bench runs kcc_bench instead of 2-3;
+# kccmode=cost runs make bench-guest's comparison with perf
+# (/demo/bench_cost.sh; kcccost=... its sizes) and kcc_bench instead;
+# kccmode=handoff runs only kcc_handoff, kcc_fp and, when packed, the lbr
+# end-to-end steps (2c) instead;
 # kccmode=lbr runs only the software LBR PMU's tests (2b) instead;
 # kccmode=demo runs /demo/kcc_demo on /demo/demo_workload instead (the
 # stream comes back as the blob "demo"), then, when packed, kcc record
@@ -54,6 +59,7 @@ for a in $(cat /proc/cmdline); do
 	kccinjectk=*) injk=${a#kccinjectk=} ;;
 	kccrun=*) only=$(echo "${a#kccrun=}" | tr , ' ') ;;
 	kccko=*) onlyko=$(echo "${a#kccko=}" | tr , ' ') ;;
+	kcccost=*) cost_args=${a#kcccost=} ;;
 	esac
 done
 
@@ -108,6 +114,17 @@ run() {	# run NAME [ARGS...]: one program, then the log check
 	dmesg_clean "$name"
 }
 
+# The batched hand-off with rings of 16 KiB, so that a short burst fills
+# one (kcc_handoff sets flush_ms itself); kcc.ko unloaded before and after.
+handoff_test() {
+	if insmod /kcc.ko ring_kb=16; then
+		run kcc_handoff
+		rmmod kcc
+	else
+		not_ok "insmod kcc.ko ring_kb=16"
+	fi
+}
+
 if [ -f /kmemleak.sh ]; then
 	. /kmemleak.sh
 	kmemleak_begin
@@ -153,6 +170,48 @@ elif [ "$mode" = only ]; then
 		# shellcheck disable=SC2086
 		run $(echo "$p" | tr : ' ')
 	done
+	rmmod kcc
+	check $? "rmmod kcc"
+elif [ "$mode" = cost ]; then
+	# make bench-guest: kcc against perf (bench_cost.sh, packed in
+	# /demo by selftests/guest/bench.sh), then kcc_bench.
+	rmmod kcc
+	insmod /kcc.ko
+	check $? "insmod kcc.ko"
+	if [ -f /demo/bench_cost.sh ]; then
+		. /demo/bench_cost.sh
+		cost_main
+		ok "bench_cost.sh ran"
+	else
+		not_ok "bench_cost.sh not packed in /demo"
+	fi
+	rmmod kcc
+	insmod /kcc.ko inject=1
+	run kcc_bench -n 20000
+	rmmod kcc
+	check $? "rmmod kcc"
+elif [ "$mode" = handoff ]; then
+	# The batched hand-off's test, then the fp and (when packed) lbr
+	# sources' tests that go through it: a short boot for the debug
+	# kernel.
+	rmmod kcc
+	handoff_test
+	insmod /kcc.ko inject=1
+	check $? "insmod kcc.ko inject=1"
+	run kcc_fp
+	if [ -x /demo/kcc ] && [ -f /demo/lbr_e2e.sh ]; then
+		# The debug kernel has no kprobes: kcc_lbrpmu is then given
+		# perf_event_overflow's address, which it checks.
+		ovf=$(sed -n 's/^\([0-9a-f]*\) [Tt] perf_event_overflow$/\1/p' /proc/kallsyms)
+		insmod() {
+			case $1 in
+			/lbr/kcc_lbrpmu.ko) command insmod "$@" overflow_addr=0x$ovf ;;
+			*) command insmod "$@" ;;
+			esac
+		}
+		. /demo/lbr_e2e.sh
+		unset -f insmod
+	fi
 	rmmod kcc
 	check $? "rmmod kcc"
 elif [ "$mode" = lbr ]; then
@@ -210,7 +269,8 @@ else
 	for p in /t/*; do
 		p=${p#/t/}
 		case $p in
-		kcc_abi | kcc_inject | kcc_fp | kcc_hold | kcc_bench | *.so) continue ;;
+		kcc_abi | kcc_inject | kcc_fp | kcc_hold | kcc_bench | \
+		kcc_handoff | kcc_cost | *.so) continue ;;
 		esac
 		run "$p"
 	done
@@ -237,6 +297,7 @@ else
 	else
 		not_ok "insmod kcc.ko inject=1 max_bytes=1048576"
 	fi
+	handoff_test
 	insmod /kcc.ko inject=1
 	check $? "insmod kcc.ko inject=1 again"
 

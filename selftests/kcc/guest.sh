@@ -136,6 +136,12 @@ if [ -n "$record" ] && [ -f "$top/selftests/lbrpmu/kcc_lbrpmu.c" ]; then
 		-o "$tmp/rec/wordfreq" \
 		"$top/selftests/guest/lbr_e2e/wordfreq.c" "$tmp/rt.o" \
 		-lpthread 2>>"$tmp/lbr.err" &&
+	   ${CC:-gcc} -static -O1 -g -fno-omit-frame-pointer \
+		-mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls \
+		-fno-inline -finstrument-functions -Wall -Wextra -Werror \
+		-o "$tmp/rec/watchwork" \
+		"$top/selftests/guest/lbr_e2e/watchwork.c" "$tmp/rt.o" \
+		-lpthread 2>>"$tmp/lbr.err" &&
 	   cp "$top/selftests/guest/lbr_e2e/lbr_e2e.sh" "$tmp/rec/" &&
 	   chmod +x "$tmp/rec/lbr_e2e.sh"; then
 		lbr=1

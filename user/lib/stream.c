@@ -70,10 +70,15 @@ void stream__exit(struct stream *s)
 		pool__exit(&s->tasks[i].ksf);
 	for (i = 0; i < s->nr_maps; i++)
 		free(s->maps[i].path);
+	for (i = 0; i < s->nr_watch; i++)
+		free(s->watch[i].counts);
 	free(s->tasks);
 	free(s->maps);
+	free(s->watch);
 	s->tasks = NULL;
 	s->maps = NULL;
+	s->watch = NULL;
+	s->nr_watch = 0;
 	s->nr_tasks = 0;
 	s->nr_maps = 0;
 }
@@ -277,6 +282,56 @@ static int parse_map(struct stream *s, const uint8_t *rec, uint64_t off,
 	return 0;
 }
 
+/*
+ * A KCC_REC_WATCH: its counters must be the stream's (KCC_NR_CTRS, in
+ * the same order) and all records of a stream the same set.
+ */
+static int parse_watch(struct stream *s, const uint8_t *rec, uint64_t off,
+		       uint32_t size)
+{
+	struct kcc_rec_watch rw;
+	struct stream_watch *w;
+	size_t n;
+
+	if (size < sizeof(rw))
+		return stream__fail(s, off + 4, "watch record too short (%u bytes)",
+				    size);
+	memcpy(&rw, rec, sizeof(rw));
+	if (rw.__reserved)
+		return stream__fail(s, off + 36, "watch: reserved field not zero");
+	if (rw.nr_ctrs != KCC_NR_CTRS || rw.nr_ctrs != s->nr_ctrs)
+		return stream__fail(s, off + 28, "watch: %u counters, the stream has %u",
+				    rw.nr_ctrs, s->nr_ctrs);
+	n = (size_t)rw.nr_contexts * rw.nr_ctrs;
+	if (!rw.nr_contexts || rw.nr_contexts > KCC_WATCH_MAX_CONTEXTS ||
+	    size != sizeof(rw) + n * 8)
+		return stream__fail(s, off + 24, "watch: %u contexts do not fill %u bytes",
+				    rw.nr_contexts, size);
+	if (s->nr_watch && (s->watch[0].nr_contexts != rw.nr_contexts ||
+			    s->watch[0].range != rw.range))
+		return stream__fail(s, off + 24, "watch: not the set of the first watch record");
+	if (grow((void **)&s->watch, s->nr_watch, sizeof(*s->watch)))
+		return -ENOMEM;
+	w = &s->watch[s->nr_watch];
+	memset(w, 0, sizeof(*w));
+	w->counts = malloc(n * 8);
+	if (!w->counts)
+		return -ENOMEM;
+	s->nr_watch++;
+	memcpy(w->counts, rec + sizeof(rw), n * 8);
+	w->pid = rw.pid;
+	w->tgid = rw.tgid;
+	w->start_time_ns = rw.start_time_ns;
+	w->nr_contexts = rw.nr_contexts;
+	w->nr_ctrs = rw.nr_ctrs;
+	w->range = rw.range;
+	memcpy(w->totals, rw.totals, sizeof(w->totals));
+	memcpy(w->residual, rw.residual, sizeof(w->residual));
+	w->aliased = rw.aliased;
+	w->stack_drops = rw.stack_drops;
+	return 0;
+}
+
 int stream__parse(struct stream *s, const void *data, size_t len)
 {
 	const uint8_t *buf = data;
@@ -307,6 +362,9 @@ int stream__parse(struct stream *s, const void *data, size_t len)
 			break;
 		case KCC_REC_MAP:
 			ret = parse_map(s, buf + off, off, r.size);
+			break;
+		case KCC_REC_WATCH:
+			ret = parse_watch(s, buf + off, off, r.size);
 			break;
 		case KCC_REC_END:
 			if (r.size != sizeof(r))

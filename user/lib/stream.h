@@ -64,6 +64,21 @@ struct stream_map {
 	char *path;
 };
 
+/* A KCC_REC_WATCH: a task's exact counts of the watched contexts. */
+struct stream_watch {
+	uint32_t pid;
+	uint32_t tgid;
+	uint64_t start_time_ns;
+	uint32_t nr_contexts;
+	uint32_t nr_ctrs;
+	uint32_t range;
+	uint64_t totals[KCC_NR_CTRS];
+	uint64_t residual[KCC_NR_CTRS];
+	uint64_t aliased;
+	uint64_t stack_drops;
+	uint64_t *counts;		/* [nr_contexts * nr_ctrs] */
+};
+
 struct stream {
 	struct kcc_stream_header hdr;	/* as read; status included */
 	struct kcc_metric_desc desc[STREAM_MAX_CTRS];
@@ -72,6 +87,8 @@ struct stream {
 	uint32_t nr_tasks;
 	struct stream_map *maps;
 	uint32_t nr_maps;
+	struct stream_watch *watch;	/* KCC_REC_WATCH records */
+	uint32_t nr_watch;
 	uint64_t unknown_recs;		/* records of unknown types skipped */
 	uint64_t size;			/* bytes up to and including END */
 	/* Why the last parse failed, and where. */

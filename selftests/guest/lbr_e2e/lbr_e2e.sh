@@ -85,6 +85,61 @@ lbr_import() {
 	lbr_eval "$name"
 }
 
+# lbr_watch: kcc record --watch on watchwork (every call seen: see
+# watchwork.c), the watch file being every 3-context of a first traced
+# run plus one that never runs.  kcc.ko's watched calls (kcc report
+# --watched) must equal kcc watch on the same run's trace, and the
+# tracing runtime's own counts (KCC_TRACE_WATCH); the blob
+# lbr-watch-report hands the report back.  Period 1 of kcc_lbr/calls/
+# is not possible: kcc.ko refuses periods under 1000 events, and the PMU
+# samples by polling, so no period of calls sees every call; the clock
+# event every 200 us with a program making far fewer than 32 branches
+# in that time does.  Then a watch file naming a routine the program
+# lacks must fail with a clear error and write no profile.
+lbr_watch() {
+	[ -x /demo/watchwork ] || return 0
+	rm -rf /tmp/w1 /tmp/lbrtr /tmp/w.data
+	mkdir -p /tmp/w1 /tmp/lbrtr
+	KCC_TRACE_DIR=/tmp/w1 /demo/watchwork >/dev/null &&
+		/demo/kcc ccf -k 3 /tmp/w1 | cut -f2 >/tmp/w.watch &&
+		echo 'r4;r4' >>/tmp/w.watch
+	check $? "lbr-watch: watch file from a traced run ($(wc -l </tmp/w.watch) contexts)"
+	KCC_TRACE_LBR=1 KCC_TRACE_DIR=/tmp/lbrtr KCC_TRACE_WATCH=/tmp/w.watch \
+		/demo/kcc record --source lbr -e kcc_lbr/clock/ -c 200000 \
+		--join longest -k 3 --watch /tmp/w.watch -o /tmp/w.data -- \
+		/demo/watchwork >/tmp/w.err 2>&1
+	check $? "lbr-watch: kcc record --source lbr -e kcc_lbr/clock/ -c 200000 --join longest --watch FILE -- watchwork"
+	sed 's/^/# /' /tmp/w.err
+	/demo/kcc report --watched /tmp/w.data >/tmp/w.rep 2>&1
+	check $? "lbr-watch: kcc report --watched"
+	grep '^#' /tmp/w.rep | sed 's/^/# /'
+	grep -v '^#' /tmp/w.rep | cut -f1,4 >/tmp/w.kern
+	set -- /tmp/lbrtr/*.kft
+	/demo/kcc watch -w /tmp/w.watch "$1" >/tmp/w.trace 2>&1
+	grep '^#' /tmp/w.trace | sed 's/^/# trace: /'
+	grep -v '^#' /tmp/w.trace | cmp -s - /tmp/w.kern
+	check $? "lbr-watch: kcc.ko's watched calls = kcc watch on the run's trace ($(wc -l </tmp/w.kern) contexts)"
+	if ! grep -v '^#' /tmp/w.trace | cmp -s - /tmp/w.kern; then
+		grep -v '^#' /tmp/w.trace | diff - /tmp/w.kern | head -n 20 |
+			sed 's/^/# /'
+	fi
+	grep -v '^#' "${1%.kft}.watch" | cmp -s - /tmp/w.kern
+	check $? "lbr-watch: = the tracing runtime's own watched counts"
+	lbr_blob lbr-watch-report /tmp/w.rep
+	echo 'r0;no_such_routine' >/tmp/bad.watch
+	rm -f /tmp/bad.data
+	/demo/kcc record --source lbr -e kcc_lbr/clock/ -c 200000 \
+		--watch /tmp/bad.watch -o /tmp/bad.data -- /demo/watchwork 1 \
+		>/tmp/bad.err 2>&1
+	rc=$?
+	sed 's/^/# /' /tmp/bad.err
+	[ $rc -ne 0 ] && [ ! -e /tmp/bad.data ] &&
+		grep -q "unknown routine 'no_such_routine'" /tmp/bad.err
+	check $? "lbr-watch: an unknown routine is refused (exit $rc), no profile"
+	rm -rf /tmp/w1 /tmp/lbrtr /tmp/w.* /tmp/bad.*
+	dmesg_clean lbr-watch
+}
+
 if [ ! -f /lbr/kcc_lbrpmu.ko ]; then
 	not_ok "lbr end to end: kcc_lbrpmu.ko not packed in /lbr"
 elif insmod /lbr/kcc_lbrpmu.ko poll_us=250; then
@@ -96,6 +151,7 @@ elif insmod /lbr/kcc_lbrpmu.ko poll_us=250; then
 	lbr_run lbr-wf-2ev misses /demo/wordfreq 24
 	lbr_calls=
 	lbr_run lbr-adv-calls calls /lbr/lbr_workload 1000
+	lbr_watch
 	if [ -x /lbr/perf ]; then
 		lbr_import lbr-wf-import "" -e kcc_lbr/calls/
 		lbr_import lbr-wf-import-2ev kcc_lbr/calls/ \
