@@ -13,6 +13,7 @@
 #   make static     sparse, checkpatch --strict, cppcheck, clang-tidy, layers
 #   make fuzz       parser fuzzers, FUZZ_SECONDS each (default 20)
 #   make fuzz-guest /dev/kcc fuzzer on the debug kernel (FUZZ_ITERS, FUZZ_SEED)
+#   make check-kcsan the guest suite and session storms on the KCSAN kernel
 #
 #   make install       kcc, kccread and the man pages (DESTDIR, prefix)
 #   make install-dkms  kcc.ko's sources for DKMS under /usr/src
@@ -160,7 +161,7 @@ check: $(O)/san/kcc $(O)/san/kccread $(TEST_BINS) $(STATIC_KCC)
 check-user: export KCC_USER_ONLY := 1
 check-user: check
 
-# ---- fuzzing (clang libFuzzer): the stream and profile parsers ----------
+# ---- fuzzing (clang libFuzzer): the stream, profile, perf.data and watch-file parsers
 FUZZ_CC	     ?= clang
 FUZZ_TIME    ?= 20
 FUZZ_SECONDS ?= $(FUZZ_TIME)
@@ -182,7 +183,7 @@ $(O)/fuzz/%: fuzz/%.c $(LBR_SRCS) $(UTIL_SRCS) $(HDRS)
 # fuzz/corpus/ keeping only inputs that add coverage.
 .PHONY: fuzz fuzz-merge
 fuzz: $(FUZZ_BINS) $(O)/kcc
-	$(Q)mkdir -p $(O)/fuzz/corpus-stream $(O)/fuzz/corpus-profile
+	$(Q)for t in $(FUZZ_TARGETS); do mkdir -p $(O)/fuzz/corpus-$$t || exit 1; done
 	$(Q)for k in 1 2 3; do \
 		$(O)/kcc record --trace selftests/kcc/data/fig2.trace -k $$k \
 			--threads 2 --stream -o $(O)/fuzz/corpus-stream/fig2-k$$k && \
@@ -273,9 +274,10 @@ $(O)/module/kcc.ko: $(KMOD_SRCS)
 all: $(if $(wildcard $(KDIR)/Makefile),module)
 
 # Guest suite figures: per-sample processing cost of kcc.ko under TCG.
+# kcc against perf in one QEMU TCG boot (Documentation/benchmark.rst).
 .PHONY: bench-guest
-bench-guest:
-	$(Q)sh selftests/guest/bench.sh
+bench-guest: $(O)/static/kcc $(TRACE_RT)
+	$(Q)KCC_STATIC=$(O)/static/kcc KCC_TRACE_RT=$(TRACE_RT) sh selftests/guest/bench.sh
 
 # ---- reliability: kernel flavours, debug kernel, guest fuzzing, static --
 # (Documentation/testing.rst)
@@ -285,7 +287,7 @@ FUZZ_ITERS ?= $(FUZZ_ITER)
 # Guest time limit: CI's 5000 iterations fit 1500 s with margin; a long
 # campaign needs about 30 ms per iteration on the debug kernel under TCG.
 FUZZ_GUEST_TIMEOUT ?= $(shell echo $$(( 1500 + $(FUZZ_ITERS) * 30 / 1000 )))
-KERNELS	  ?= 6.1 6.12 6.12-rt debug
+KERNELS	  ?= 6.1 6.12 6.12-rt debug debug-6.12
 
 .PHONY: kernels
 kernels:
@@ -295,6 +297,11 @@ kernels:
 .PHONY: guest-kernels
 guest-kernels:
 	$(Q)KCC_GUEST_KERNELS="$(KERNELS)" sh selftests/kcc/guest.sh
+
+# kcc.ko under KCSAN (nightly, not in .ci/run: Documentation/testing.rst).
+.PHONY: check-kcsan
+check-kcsan:
+	$(Q)sh scripts/check-kcsan.sh
 
 .PHONY: fuzz-guest
 fuzz-guest:

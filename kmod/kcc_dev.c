@@ -335,6 +335,15 @@ out:
 	return ret;
 }
 
+static long kcc_ioc_watch(struct file *file, void __user *u, unsigned int cmd)
+{
+	struct kcc_watch w;
+	int ret;
+
+	ret = kcc_copy_in(&w, sizeof(w), sizeof(w), u, cmd);
+	return ret < 0 ? ret : kcc_watch_upload(file, &w);
+}
+
 #define KCC_CMD(c)	((c) & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT))
 
 static long kcc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -354,6 +363,8 @@ static long kcc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return kcc_ioc_status(file, u, cmd);
 	case KCC_CMD(KCC_IOC_INJECT):
 		return kcc_ioc_inject(file, u, cmd);
+	case KCC_CMD(KCC_IOC_WATCH):
+		return kcc_ioc_watch(file, u, cmd);
 	default:
 		return -ENOTTY;
 	}
@@ -495,6 +506,10 @@ static ssize_t kcc_show(char *buf, int what)
 		return sysfs_emit(buf, "%llu\n", st.bytes);
 	case 6:
 		return sysfs_emit(buf, "%llu\n", st.nodes);
+	case 8:
+		/* Module-wide: readable after the session is gone. */
+		return sysfs_emit(buf, "%lld\n",
+				  (long long)atomic64_read(&kcc_g.wakeups));
 	default:
 		return sysfs_emit(buf, "%llu %llu\n", work_ns, batches);
 	}
@@ -516,6 +531,7 @@ KCC_ATTR(tasks, 4);
 KCC_ATTR(bytes, 5);
 KCC_ATTR(nodes, 6);
 KCC_ATTR(work_ns, 7);
+KCC_ATTR(wakeups, 8);
 
 static struct attribute *kcc_attrs[] = {
 	&dev_attr_state.attr,
@@ -526,6 +542,7 @@ static struct attribute *kcc_attrs[] = {
 	&dev_attr_bytes.attr,
 	&dev_attr_nodes.attr,
 	&dev_attr_work_ns.attr,
+	&dev_attr_wakeups.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(kcc);

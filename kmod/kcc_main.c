@@ -6,8 +6,8 @@
  * probe, the sched tracepoints, then /dev/kcc.  Unload (only possible
  * with /dev/kcc closed, which has already destroyed any session) goes
  * the other way: the device, the tracepoint probes (unregistered and
- * synchronized), the irq_works (synced), the workqueue (drained and
- * destroyed), the rings.
+ * synchronized), the irq_works (synced) and the flush timer they arm
+ * (cancelled, synced), the workqueue (drained and destroyed), the rings.
  *
  * With selftest=1 the module first checks the portable lbr/ core
  * against the running example of the k-CCF paper (Figure 2): the code
@@ -73,6 +73,21 @@ MODULE_PARM_DESC(k, "default k when a configuration says 0: 1..64 or 4294967295 
 unsigned int kcc_param_task_budget_us = 250000;
 module_param_named(task_budget_us, kcc_param_task_budget_us, uint, 0444);
 MODULE_PARM_DESC(task_budget_us, "worker time one task may use per drain, in us; 0: no bound (default 250000)");
+
+/*
+ * The batched hand-off (kcc_sample.c): the handlers wake the worker when
+ * a ring is half full or a process is new to it, else a timer does
+ * flush_ms after the first sample it has not seen.  4 ms: a ring of the default 256 KiB holds about 1,300
+ * samples of 20 frames, a thousand times what a 1 ms period gives in that
+ * time, and a reader's poll() sees new samples within a few ms.
+ */
+unsigned int kcc_param_flush_ms = 4;
+module_param_named(flush_ms, kcc_param_flush_ms, uint, 0644);
+MODULE_PARM_DESC(flush_ms, "ms after a sample before the worker applies it, unless its ring is half full or its process new; 1..10000 (default 4)");
+
+bool kcc_param_batch = true;
+module_param_named(batch, kcc_param_batch, bool, 0644);
+MODULE_PARM_DESC(batch, "batched hand-off; 0: wake the worker at every sample (comparisons only; default 1)");
 
 bool kcc_param_fixed_seed;
 module_param_named(fixed_seed, kcc_param_fixed_seed, bool, 0444);
@@ -387,6 +402,7 @@ static int __init kcc_init(void)
 	raw_spin_lock_init(&kcc_g.ev_lock);
 	init_waitqueue_head(&kcc_g.wait);
 	INIT_WORK(&kcc_g.work, kcc_work_fn);
+	INIT_DELAYED_WORK(&kcc_g.flush, kcc_flush_fn);
 
 	ret = kcc_rings_init();
 	if (ret)

@@ -9,7 +9,10 @@
  *        |  bounded copy of stack + branches      |
  *        v                                        v
  *   per-CPU ring, one per context level (task, irq, nmi): one writer
- *        |  irq_work_queue() -> queue_work()
+ *        |  batched hand-off: irq_work_queue() when the ring passes half
+ *        |  full or a process new to it is sampled (-> queue_work()), or
+ *        |  when the flush timer is idle (-> queue_delayed_work(),
+ *        |  flush_ms); batch=0: one per sample
  *        v
  *   kcc_work (process context, kcc_g.lock held): per-task k-SF updates
  *        |
@@ -46,6 +49,8 @@ extern unsigned int kcc_param_burst_table;
 extern unsigned int kcc_param_burst_sig_depth;
 extern unsigned int kcc_param_task_budget_us;
 extern bool kcc_param_fixed_seed;
+extern unsigned int kcc_param_flush_ms;
+extern bool kcc_param_batch;
 
 /* Seed of the adaptive-bursting generator of every task (documented ABI). */
 #define KCC_BURST_SEED		0x9e3779b97f4a7c15ull
@@ -75,6 +80,8 @@ struct kcc_rrec {
 	struct kcc_sample s;	/* then the stack and branch arrays */
 };
 
+#define KCC_RING_RECENT		8
+
 struct kcc_ring {
 	u8 *buf;
 	u32 size;		/* power of two */
@@ -82,11 +89,19 @@ struct kcc_ring {
 	u64 tail;		/* bytes consumed: consumer, release */
 	u64 drops[KCC_DROP_NR];	/* handler-side drops, producer only */
 	u64 throttles;		/* overflows that throttled their event */
+	/* Processes of the last samples (tgid, leader start): producer only */
+	u64 recent[KCC_RING_RECENT];
+	u32 recent_next;
 };
 
 struct kcc_cpu {
 	struct kcc_ring ring[KCC_NR_LVL];
 	struct irq_work iw;
+	/*
+	 * Wake the worker now, not at the flush timer: a ring passed its
+	 * watermark or a process new to it was sampled.
+	 */
+	unsigned long wake;	/* bit 0; set by handlers, cleared by the drain */
 };
 
 /* ---- task events from the sched tracepoints (kcc_task.c) --------------- */
@@ -137,6 +152,7 @@ struct kcc_task {
 	struct kcc_forest forest;
 	struct kcc_burst burst;
 	struct kcc_stitch st;
+	struct kcc_watch_task *watch;	/* watched contexts (kcc_watch.c) */
 };
 
 #define KCC_TASK_HASH_BITS	10
@@ -196,6 +212,10 @@ struct kcc_session {
 	u64 work_ns;		/* time spent applying samples */
 	u64 work_batches;
 	u64 last_processed;	/* for poll: processed at the last snapshot */
+	u64 wakeups_base;	/* kcc_g.wakeups at configure/reset */
+	/* Watched contexts (kcc_watch.c): the set, tasks left without arrays. */
+	struct kcc_watch_set *watch;
+	u64 watch_task_drops;
 };
 
 /* ---- module-wide state ------------------------------------------------- */
@@ -204,6 +224,10 @@ struct kcc_global {
 	struct kcc_session *sess;
 	struct workqueue_struct *wq;
 	struct work_struct work;
+	/* The flush timer of the batched hand-off (kcc_sample.c). */
+	struct delayed_work flush;
+	unsigned long flush_armed;	/* bit 0: flush queued or being armed */
+	atomic64_t wakeups;		/* worker wakeups by the handlers */
 	wait_queue_head_t wait;
 
 	/* Read by the handlers. */
@@ -239,6 +263,7 @@ void kcc_drain_rings(struct kcc_session *s);
 void kcc_handler_drops(u64 *out);
 u64 kcc_handler_throttles(void);
 void kcc_work_fn(struct work_struct *work);
+void kcc_flush_fn(struct work_struct *work);
 
 /* kcc_task.c */
 int kcc_tp_init(void);
@@ -261,6 +286,16 @@ void kcc_session_destroy(struct kcc_session *s);
 void kcc_status_fill(struct kcc_session *s, struct kcc_status *st);
 void kcc_drain(struct kcc_session *s);
 void *kcc_snapshot(struct kcc_session *s, size_t *len);
+
+/* kcc_watch.c */
+long kcc_watch_upload(struct file *file, const struct kcc_watch *w);
+void kcc_watch_session_free(struct kcc_session *s);
+void kcc_watch_task_init(struct kcc_session *s, struct kcc_task *t);
+void kcc_watch_task_free(struct kcc_task *t);
+size_t kcc_watch_rec_size(const struct kcc_session *s,
+			  const struct kcc_task *t);
+u8 *kcc_watch_put(const struct kcc_session *s, const struct kcc_task *t,
+		  u8 *p);
 
 /* kcc_dev.c */
 int kcc_dev_init(void);

@@ -6,9 +6,23 @@
  * The handler runs in NMI (hardware events) or hardirq (cpu-clock) and
  * does a bounded amount of work: a user frame-pointer walk of at most
  * stack_depth frames with copy_from_user_nmi(), a copy of at most
- * KCC_INJECT_MAX_BRANCHES branch records, one ring commit and one
- * irq_work_queue().  It never allocates, sleeps, locks or prints; a full
- * ring is a counted drop.
+ * KCC_INJECT_MAX_BRANCHES branch records and one ring commit.  It never
+ * allocates, sleeps, locks or prints; a full ring is a counted drop.
+ *
+ * The batched hand-off: the handler does not wake the worker per sample.
+ * It raises this CPU's irq_work only when the worker is needed at once
+ * (the irq_work then queues it) or when the flush timer is idle (the
+ * irq_work arms it: the worker runs flush_ms later and empties every
+ * ring).  At once means: the ring is half full, or the sample is of a
+ * process none of the ring's last KCC_RING_RECENT processes was, whose
+ * mappings the worker reads from the live process (one that lives less
+ * than flush_ms after its first sample would otherwise go unnamed).  So
+ * while one program is sampled, the handler's only extra work is a few
+ * compares, a test of two bits, one irq_work per flush_ms and one per
+ * half ring.  Both bits are set with atomic test-and-set, which is
+ * NMI-safe, and cleared by the worker before it drains.  batch=0
+ * restores one irq_work and one queue_work() per sample (for
+ * comparisons: make bench-guest).
  *
  * Each CPU has one ring per context level (task, irq, nmi), so a ring
  * never has two writers at once: NMIs have their own ring, everybody else
@@ -35,9 +49,81 @@ static DEFINE_PER_CPU(struct kcc_cpu, kcc_cpus);
 
 /* ---- rings ------------------------------------------------------------- */
 
+/*
+ * Hardirq context, on the CPU whose handler raised it.  A wake request
+ * (or batch=0) wakes the worker now; a handler that found the flush
+ * timer idle and took it has it armed.  One irq_work may stand for
+ * both (irq_work_queue() of a pending one does nothing), so both are
+ * looked at; arming an armed timer does nothing.
+ */
 static void kcc_irq_work(struct irq_work *iw)
 {
-	queue_work(kcc_g.wq, &kcc_g.work);
+	struct kcc_cpu *c = container_of(iw, struct kcc_cpu, iw);
+	unsigned int ms = clamp(READ_ONCE(kcc_param_flush_ms), 1u, 10000u);
+
+	if (test_bit(0, &c->wake) || !READ_ONCE(kcc_param_batch)) {
+		if (queue_work(kcc_g.wq, &kcc_g.work))
+			atomic64_inc(&kcc_g.wakeups);
+	}
+	if (test_bit(0, &kcc_g.flush_armed))
+		queue_delayed_work(kcc_g.wq, &kcc_g.flush,
+				   msecs_to_jiffies(ms));
+}
+
+/*
+ * The flush timer expired: empty the rings.  The bit is released first,
+ * so that a sample taken during the drain arms the timer again.
+ */
+void kcc_flush_fn(struct work_struct *work)
+{
+	clear_bit(0, &kcc_g.flush_armed);
+	/* Orders the clear before the drain's reads of the rings' heads. */
+	smp_mb__after_atomic();
+	atomic64_inc(&kcc_g.wakeups);
+	kcc_work_fn(work);
+}
+
+/*
+ * Whether none of the last KCC_RING_RECENT samples of @r was of process
+ * @key; @key is remembered.  Producer side only.
+ */
+static bool kcc_ring_new_proc(struct kcc_ring *r, u64 key)
+{
+	u32 i;
+
+	for (i = 0; i < KCC_RING_RECENT; i++)
+		if (r->recent[i] == key)
+			return false;
+	r->recent[r->recent_next] = key;
+	r->recent_next = (r->recent_next + 1) % KCC_RING_RECENT;
+	return true;
+}
+
+/*
+ * Handler side, after the commit of a sample of the current task: wake
+ * the worker when @r is at least half full or the task's process is new
+ * to it, else make sure the flush timer runs.  NMI-safe: atomic bit
+ * operations and irq_work_queue() only; at most one irq_work per CPU is
+ * pending.
+ */
+static void kcc_handoff(struct kcc_cpu *c, struct kcc_ring *r)
+{
+	u64 key = (u64)current->tgid << 32 ^
+		  (u32)current->group_leader->start_boottime;
+
+	if (!READ_ONCE(kcc_param_batch)) {
+		irq_work_queue(&c->iw);
+		return;
+	}
+	if (kcc_ring_new_proc(r, key) ||
+	    r->head - READ_ONCE(r->tail) >= r->size / 2) {
+		if (!test_and_set_bit(0, &c->wake))
+			irq_work_queue(&c->iw);
+		return;
+	}
+	if (!test_bit(0, &kcc_g.flush_armed) &&
+	    !test_and_set_bit(0, &kcc_g.flush_armed))
+		irq_work_queue(&c->iw);
 }
 
 int kcc_rings_init(void)
@@ -63,13 +149,18 @@ err_alloc:
 	return -ENOMEM;
 }
 
-/* No irq_work of ours runs or is pending after this. */
+/*
+ * No irq_work of ours runs or is pending after this, and the flush timer
+ * is neither armed nor running (the irq_works, which arm it, are done
+ * first).  No handler may run any more.
+ */
 void kcc_rings_sync(void)
 {
 	int cpu;
 
 	for_each_possible_cpu(cpu)
 		irq_work_sync(&per_cpu_ptr(&kcc_cpus, cpu)->iw);
+	cancel_delayed_work_sync(&kcc_g.flush);
 }
 
 /* After kcc_rings_sync() and the workqueue's destruction. */
@@ -200,6 +291,7 @@ static void __kcc_overflow(struct perf_event *event,
 {
 	const struct perf_branch_stack *br = kcc_sample_br_stack(data);
 	u32 depth = READ_ONCE(kcc_g.stack_depth);
+	struct kcc_cpu *cpu;
 	struct kcc_ring *ring;
 	struct kcc_rrec *rec;
 	struct kcc_branch *b;
@@ -214,7 +306,8 @@ static void __kcc_overflow(struct perf_event *event,
 	lvl = kcc_level();
 	if (lvl != KCC_LVL_NMI)
 		local_irq_save(irqf);
-	ring = &this_cpu_ptr(&kcc_cpus)->ring[lvl];
+	cpu = this_cpu_ptr(&kcc_cpus);
+	ring = &cpu->ring[lvl];
 	/* The sample is still taken; the event is off until the next tick. */
 	if (kcc_event_throttled(event))
 		ring->throttles++;
@@ -256,7 +349,7 @@ static void __kcc_overflow(struct perf_event *event,
 		      nbr * sizeof(struct kcc_branch);
 	rec->size = offsetof(struct kcc_rrec, s) + rec->s.size;
 	kcc_ring_commit(ring, base, rec);
-	irq_work_queue(this_cpu_ptr(&kcc_cpus.iw));
+	kcc_handoff(cpu, ring);
 out:
 	if (lvl != KCC_LVL_NMI)
 		local_irq_restore(irqf);
@@ -336,6 +429,12 @@ void kcc_drain_rings(struct kcc_session *s)
 	for_each_possible_cpu(cpu) {
 		struct kcc_cpu *c = per_cpu_ptr(&kcc_cpus, cpu);
 
+		/* A ring filling again during the drain wakes it again. */
+		if (test_bit(0, &c->wake)) {
+			clear_bit(0, &c->wake);
+			/* The clear before the reads of the heads below. */
+			smp_mb__after_atomic();
+		}
 		for (l = 0; l < KCC_NR_LVL; l++) {
 			struct kcc_ring *r = &c->ring[l];
 			u64 tail = r->tail;
@@ -608,6 +707,25 @@ static int kcc_events_cpus(struct kcc_session *s, struct perf_event_attr *attr,
 	return ret;
 }
 
+/*
+ * Forget the processes the rings saw in an earlier session, so that
+ * their first samples in this one wake the worker too.  No handler of
+ * ours runs: the events are not created yet.
+ */
+static void kcc_rings_forget(void)
+{
+	int cpu, l;
+
+	for_each_possible_cpu(cpu) {
+		struct kcc_cpu *c = per_cpu_ptr(&kcc_cpus, cpu);
+
+		for (l = 0; l < KCC_NR_LVL; l++) {
+			memset(c->ring[l].recent, 0, sizeof(c->ring[l].recent));
+			c->ring[l].recent_next = 0;
+		}
+	}
+}
+
 int kcc_events_start(struct kcc_session *s)
 {
 	struct perf_event_attr attr, cattr, *ca = NULL;
@@ -615,6 +733,7 @@ int kcc_events_start(struct kcc_session *s)
 
 	if (s->source == KCC_SOURCE_INJECT)
 		return 0;
+	kcc_rings_forget();
 	/* With a calls event, that one takes the branch stacks. */
 	kcc_attr_init(&attr, &s->ev, s->cfg.sample_period,
 		      s->source == KCC_SOURCE_LBR && !s->calls_on);
@@ -653,4 +772,12 @@ void kcc_events_stop(struct kcc_session *s)
 	kvfree(s->cevents);
 	s->cevents = NULL;
 	s->nr_cevents = 0;
+	/*
+	 * No handler runs any more: a pending flush has nothing to wait
+	 * for (the caller drains).  Cancelled, its bit is released, or no
+	 * sample of the next session would arm it; one running or about to
+	 * be armed by an irq_work keeps it and releases it itself.
+	 */
+	if (cancel_delayed_work(&kcc_g.flush))
+		clear_bit(0, &kcc_g.flush_armed);
 }

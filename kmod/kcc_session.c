@@ -315,6 +315,7 @@ static void kcc_counters_zero(struct kcc_session *s)
 	s->work_ns = 0;
 	s->work_batches = 0;
 	s->last_processed = 0;
+	s->wakeups_base = atomic64_read(&kcc_g.wakeups);
 }
 
 /*
@@ -409,6 +410,7 @@ void kcc_session_destroy(struct kcc_session *s)
 	raw_spin_unlock_irq(&kcc_g.ev_lock);
 	kcc_drain_rings(NULL);
 	kcc_tasks_free_all(s);
+	kcc_watch_session_free(s);
 	WRITE_ONCE(kcc_g.gen, kcc_g.gen + 1);
 	kcc_g.sess = NULL;
 	kvfree(s);
@@ -480,6 +482,8 @@ void kcc_status_fill(struct kcc_session *s, struct kcc_status *st)
 	st->bytes = s->bytes;
 	st->tasks = s->nr_tasks;
 	st->tasks_exited = s->nr_exited;
+	st->wakeups = atomic64_read(&kcc_g.wakeups) - s->wakeups_base;
+	st->work_batches = s->work_batches;
 	kcc_events_read(s, st);
 }
 
@@ -553,7 +557,7 @@ void *kcc_snapshot(struct kcc_session *s, size_t *len)
 
 	size = sizeof(*h) + KCC_NR_CTRS * sizeof(*d);
 	list_for_each_entry(t, &s->task_list, node)
-		size += kcc_task_rec_size(t);
+		size += kcc_task_rec_size(t) + kcc_watch_rec_size(s, t);
 	list_for_each_entry(pr, &s->procs, node)
 		size += pr->maps_len;
 	size += sizeof(struct kcc_rec);
@@ -592,6 +596,7 @@ void *kcc_snapshot(struct kcc_session *s, size_t *len)
 
 	list_for_each_entry(t, &s->task_list, node) {
 		p = kcc_put_task(p, t);
+		p = kcc_watch_put(s, t, p);
 		if (t->flags & KCC_TASK_EXITED)
 			t->delivered = true;
 	}

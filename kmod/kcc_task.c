@@ -20,6 +20,7 @@
 #include <linux/pid.h>
 #include <linux/fs.h>
 #include <linux/dcache.h>
+#include <linux/moduleparam.h>
 #include <linux/tracepoint.h>
 #include <linux/random.h>
 #include <linux/sched/clock.h>
@@ -75,6 +76,16 @@ static struct kcc_tp kcc_tps[] = {
 	{ "sched_process_exec", kcc_probe_exec },
 };
 
+/*
+ * Tests only: tracepoints=0 loads without the probes, so that a kernel
+ * problem can be told from the tracepoint patching they cause
+ * (Documentation/testing.rst, multi-threaded TCG).  Exits and execs then
+ * go unseen: forests of exited tasks stay until the session ends.
+ */
+static bool kcc_param_tracepoints = true;
+module_param_named(tracepoints, kcc_param_tracepoints, bool, 0444);
+MODULE_PARM_DESC(tracepoints, "attach the sched exit/exec probes (default 1; 0 is for tests only)");
+
 static void kcc_tp_lookup(struct tracepoint *tp, void *priv)
 {
 	size_t i;
@@ -89,6 +100,8 @@ int kcc_tp_init(void)
 	size_t i;
 	int ret;
 
+	if (!kcc_param_tracepoints)
+		return 0;
 	for_each_kernel_tracepoint(kcc_tp_lookup, NULL);
 	for (i = 0; i < ARRAY_SIZE(kcc_tps); i++) {
 		if (!kcc_tps[i].tp) {
@@ -118,6 +131,8 @@ void kcc_tp_exit(void)
 {
 	size_t i;
 
+	if (!kcc_param_tracepoints)
+		return;
 	for (i = 0; i < ARRAY_SIZE(kcc_tps); i++)
 		tracepoint_probe_unregister(kcc_tps[i].tp, kcc_tps[i].probe,
 					    NULL);
@@ -414,6 +429,7 @@ static struct kcc_task *kcc_task_new(struct kcc_session *s,
 	list_add_tail(&t->node, &s->task_list);
 	s->bytes += total;
 	s->nr_tasks++;
+	kcc_watch_task_init(s, t);
 	return t;
 }
 
@@ -435,6 +451,7 @@ void kcc_task_free(struct kcc_session *s, struct kcc_task *t)
 	s->nr_tasks--;
 	s->bytes -= t->bytes;
 	kcc_proc_put(s, t->proc);
+	kcc_watch_task_free(t);
 	kvfree(t);
 }
 

@@ -12,10 +12,12 @@
 #   2. reload with inject=1: kcc_abi -i, kcc_inject, kcc_fp, kcc_inject
 #      over /data/*.smp (streams as blobs), every other program in /t
 #      that is not a helper (kcc_hold, kcc_bench); kcc_flood again with
-#      fixed_seed=1, and with task_budget_us=1 (-b); kcc record of
+#      fixed_seed=1, and with task_budget_us=1 (-b); kcc_handoff (the
+#      batched hand-off) with ring_kb=16; kcc record of
 #      /demo/demo_workload when /demo/kcc is packed (blob "record")
 #   2b. the software LBR PMU (lbrpmu.sh, when packed): kcc_lbrpmu.ko,
-#      lbr_check of lbr_workload's branch stacks, perf stat and record
+#      lbr_check of lbr_workload's branch stacks, perf stat and record;
+#      kcc_fuzz with kcc_lbrpmu loaded (two-event sessions)
 #   2c. the lbr source end to end when /demo/lbr_e2e.sh is packed
 #   3. rmmod while a session runs and while the device is merely open:
 #      refused; rmmod once the holder is gone: succeeds
@@ -26,12 +28,18 @@
 # free of BUG, WARNING, Oops, KASAN, lockdep, UBSAN and leak reports.
 #
 # Kernel command line: kccmode=bench runs kcc_bench instead of 2-3;
+# kccmode=cost runs make bench-guest's comparison with perf
+# (/demo/bench_cost.sh; kcccost=... its sizes) and kcc_bench instead;
+# kccmode=handoff runs only kcc_handoff, kcc_fp and, when packed, the lbr
+# end-to-end steps (2c) instead;
 # kccmode=lbr runs only the software LBR PMU's tests (2b) instead;
+# kccmode=e2e only the lbr end to end (2c, /demo/lbr_e2e.sh);
 # kccmode=demo runs /demo/kcc_demo on /demo/demo_workload instead (the
 # stream comes back as the blob "demo"), then, when packed, kcc record
 # --source lbr of /demo/demo_workload_lbr on the software LBR PMU (the
 # profile comes back as the blob "demo-lbr"; scripts/demo.sh);
-# kccinjectk=K sets the k of the sample-file injections (default 3).
+# kccinjectk=K sets the k of the sample-file injections (default 3);
+# kccmode=storm runs only kcc_storm (kccstorm=, kccstormkcc=, below).
 export PATH=/bin
 
 mount -t devtmpfs devtmpfs /dev
@@ -43,10 +51,15 @@ mount -t tmpfs tmpfs /tmp
 
 mode=test
 injk=3
+storms=-n,20
+stormkcc=
 for a in $(cat /proc/cmdline); do
 	case $a in
 	kccmode=*) mode=${a#kccmode=} ;;
 	kccinjectk=*) injk=${a#kccinjectk=} ;;
+	kccstorm=*) storms=${a#kccstorm=} ;;
+	kccstormkcc=*) stormkcc=${a#kccstormkcc=} ;;
+	kcccost=*) cost_args=${a#kcccost=} ;;
 	esac
 done
 
@@ -101,6 +114,17 @@ run() {	# run NAME [ARGS...]: one program, then the log check
 	dmesg_clean "$name"
 }
 
+# The batched hand-off with rings of 16 KiB, so that a short burst fills
+# one (kcc_handoff sets flush_ms itself); kcc.ko unloaded before and after.
+handoff_test() {
+	if insmod /kcc.ko ring_kb=16; then
+		run kcc_handoff
+		rmmod kcc
+	else
+		not_ok "insmod kcc.ko ring_kb=16"
+	fi
+}
+
 if [ -f /kmemleak.sh ]; then
 	. /kmemleak.sh
 	kmemleak_begin
@@ -108,6 +132,47 @@ fi
 # The boot log is not ours to judge: only what follows.
 dmesg -c >/tmp/dmesg.boot
 : >/tmp/dmesg.all
+
+finish() {
+	echo "1..$n"
+	echo "kcc-guest: kernel log:"
+	dmesg -c >>/tmp/dmesg.all
+	cat /tmp/dmesg.all
+	if [ $failed -eq 0 ]; then
+		echo "KCC-GUEST-RESULT: pass"
+	else
+		echo "KCC-GUEST-RESULT: fail"
+	fi
+	poweroff -f
+}
+
+# kccmode=storm: only start/stop storms (kcc_storm), for the
+# multi-threaded TCG study of Documentation/testing.rst.  kccstorm= lists
+# kcc_storm's argument sets, "/" between runs and "," between arguments;
+# kccstormkcc= says how kcc.ko is loaded meanwhile: "none" (not at all),
+# "notp" (tracepoints=0: no sched tracepoint probes) or, by default,
+# plainly.
+if [ "$mode" = storm ]; then
+	case $stormkcc in
+	none) ;;
+	notp) insmod /kcc.ko tracepoints=0; check $? "insmod kcc.ko tracepoints=0" ;;
+	*) insmod /kcc.ko; check $? "insmod kcc.ko" ;;
+	esac
+	# On a KCSAN kernel, the detector must be live for a clean log to
+	# mean anything: its boot selftest provokes races and counts the
+	# ones it caught.
+	if grep -q 'kcsan: ' /tmp/dmesg.boot; then
+		kt=$(sed -n 's/.*kcsan: selftest: \([0-9]*\)\/\([0-9]*\) tests passed.*/\1 \2/p' /tmp/dmesg.boot)
+		set -- $kt
+		[ $# -eq 2 ] && [ "$1" -gt 0 ] && [ "$1" = "$2" ]
+		check $? "KCSAN's boot selftest passed (${kt:-no result line})"
+	fi
+	for s in $(echo "$storms" | tr / ' '); do
+		# shellcheck disable=SC2046
+		run kcc_storm $(echo "$s" | tr , ' ')
+	done
+	finish
+fi
 
 # The default k stands for a configuration's k = 0: only a k that
 # CONFIGURE accepts loads (KCC_K_INF is 4294967295).
@@ -137,10 +202,60 @@ if [ "$mode" = bench ]; then
 	run kcc_bench
 	rmmod kcc
 	check $? "rmmod kcc"
+elif [ "$mode" = cost ]; then
+	# make bench-guest: kcc against perf (bench_cost.sh, packed in
+	# /demo by selftests/guest/bench.sh), then kcc_bench.
+	rmmod kcc
+	insmod /kcc.ko
+	check $? "insmod kcc.ko"
+	if [ -f /demo/bench_cost.sh ]; then
+		. /demo/bench_cost.sh
+		cost_main
+		ok "bench_cost.sh ran"
+	else
+		not_ok "bench_cost.sh not packed in /demo"
+	fi
+	rmmod kcc
+	insmod /kcc.ko inject=1
+	run kcc_bench -n 20000
+	rmmod kcc
+	check $? "rmmod kcc"
+elif [ "$mode" = handoff ]; then
+	# The batched hand-off's test, then the fp and (when packed) lbr
+	# sources' tests that go through it: a short boot for the debug
+	# kernel.
+	rmmod kcc
+	handoff_test
+	insmod /kcc.ko inject=1
+	check $? "insmod kcc.ko inject=1"
+	run kcc_fp
+	if [ -x /demo/kcc ] && [ -f /demo/lbr_e2e.sh ]; then
+		# The debug kernel has no kprobes: kcc_lbrpmu is then given
+		# perf_event_overflow's address, which it checks.
+		ovf=$(sed -n 's/^\([0-9a-f]*\) [Tt] perf_event_overflow$/\1/p' /proc/kallsyms)
+		insmod() {
+			case $1 in
+			/lbr/kcc_lbrpmu.ko) command insmod "$@" overflow_addr=0x$ovf ;;
+			*) command insmod "$@" ;;
+			esac
+		}
+		. /demo/lbr_e2e.sh
+		unset -f insmod
+	fi
+	rmmod kcc
+	check $? "rmmod kcc"
 elif [ "$mode" = lbr ]; then
 	# Only the software LBR PMU (lbrpmu.sh), with kcc.ko loaded.
 	. /lbrpmu.sh
 	lbrpmu_tests
+	rmmod kcc
+	check $? "rmmod kcc"
+elif [ "$mode" = e2e ]; then
+	# Only the lbr end to end of /demo/lbr_e2e.sh, with kcc.ko loaded.
+	rmmod kcc
+	insmod /kcc.ko
+	check $? "insmod kcc.ko"
+	. /demo/lbr_e2e.sh
 	rmmod kcc
 	check $? "rmmod kcc"
 elif [ "$mode" = demo ]; then
@@ -192,7 +307,8 @@ else
 	for p in /t/*; do
 		p=${p#/t/}
 		case $p in
-		kcc_abi | kcc_inject | kcc_fp | kcc_hold | kcc_bench) continue ;;
+		kcc_abi | kcc_inject | kcc_fp | kcc_hold | kcc_bench | \
+		kcc_handoff | kcc_cost) continue ;;
 		esac
 		run "$p"
 	done
@@ -212,6 +328,7 @@ else
 	else
 		not_ok "insmod kcc.ko inject=1 fixed_seed=1 task_budget_us=1"
 	fi
+	handoff_test
 	insmod /kcc.ko inject=1
 	check $? "insmod kcc.ko inject=1 again"
 
@@ -237,6 +354,16 @@ else
 	if [ -f /lbrpmu.sh ]; then
 		. /lbrpmu.sh
 		lbrpmu_tests
+		# The fuzzer again with an LBR PMU present: LBR-source and
+		# two-event sessions start for real.  (Without kprobes, the
+		# debug kernels, the PMU takes perf_event_overflow's address.)
+		ovf=$(sed -n 's/^\([0-9a-f]*\) [Tt] perf_event_overflow$/\1/p' /proc/kallsyms)
+		if insmod /lbr/kcc_lbrpmu.ko poll_us=250 2>/dev/null ||
+		   insmod /lbr/kcc_lbrpmu.ko poll_us=250 overflow_addr=0x$ovf; then
+			run kcc_fuzz -s 17 -n 300
+			rmmod kcc_lbrpmu
+			check $? "rmmod kcc_lbrpmu after kcc_fuzz"
+		fi
 	fi
 
 	# The lbr source end to end on the software LBR PMU, when packed
@@ -350,13 +477,4 @@ else
 	check $? "kmemleak: no leak"
 fi
 
-echo "1..$n"
-echo "kcc-guest: kernel log:"
-dmesg -c >>/tmp/dmesg.all
-cat /tmp/dmesg.all
-if [ $failed -eq 0 ]; then
-	echo "KCC-GUEST-RESULT: pass"
-else
-	echo "KCC-GUEST-RESULT: fail"
-fi
-poweroff -f
+finish

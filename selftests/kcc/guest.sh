@@ -126,6 +126,12 @@ if [ -n "$record" ] && [ -f "$top/selftests/lbrpmu/kcc_lbrpmu.c" ]; then
 		-o "$tmp/rec/wordfreq" \
 		"$top/selftests/guest/lbr_e2e/wordfreq.c" "$tmp/rt.o" \
 		-lpthread 2>>"$tmp/lbr.err" &&
+	   ${CC:-gcc} -static -O1 -g -fno-omit-frame-pointer \
+		-mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls \
+		-fno-inline -finstrument-functions -Wall -Wextra -Werror \
+		-o "$tmp/rec/watchwork" \
+		"$top/selftests/guest/lbr_e2e/watchwork.c" "$tmp/rt.o" \
+		-lpthread 2>>"$tmp/lbr.err" &&
 	   cp "$top/selftests/guest/lbr_e2e/lbr_e2e.sh" "$tmp/rec/" &&
 	   chmod +x "$tmp/rec/lbr_e2e.sh"; then
 		lbr=1
@@ -278,10 +284,10 @@ fail=0
 while read -r name vmlinuz kdir; do
 	i=$((i + 1))
 	rm -rf "$tmp/blobs"
-	# KASAN and lockdep under TCG make the debug kernel several times
-	# slower than the others.
+	# KASAN (or KCSAN) and lockdep under TCG make the checker kernels
+	# several times slower than the others.
 	case $name in
-	debug) limit=${KCC_GUEST_DEBUG_LIMIT:-1500} ;;
+	debug | debug-6.12 | kcsan) limit=${KCC_GUEST_DEBUG_LIMIT:-1500} ;;
 	*) limit=${KCC_GUEST_LIMIT:-600} ;;
 	esac
 	sh "$top/selftests/guest/run.sh" -K "$kdir" -k "$vmlinuz" -t "$limit" \

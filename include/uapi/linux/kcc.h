@@ -200,6 +200,9 @@ struct kcc_status {
 	__u64 stitch_unmatched_return;	/* Out: returns whose frame the older call did not make */
 	__u64 stitch_far_skipped;	/* Out: records not call/return or with kernel addresses */
 	__u64 stitch_below_walk;	/* Out: calls undone below the walk's bottom frame */
+	/* Batched hand-off: how often the handlers woke the worker */
+	__u64 wakeups;		/* Out: worker wakeups (watermark, new process, flush timer) */
+	__u64 work_batches;	/* Out: worker runs that applied samples */
 };
 
 #define KCC_IOC_STATUS		_IOWR(KCC_IOC_MAGIC, 0x05, struct kcc_status)
@@ -391,5 +394,73 @@ struct kcc_valence_reg {
 };
 
 #define KCC_IOC_VALENCE_REGISTER	_IOW(KCC_IOC_MAGIC, 0x09, struct kcc_valence_reg)
+
+/*
+ * Watched k-contexts (preferential path profiling, Documentation/ppp.rst).
+ * KCC_IOC_WATCH, after CONFIGURE and before START, gives the session a
+ * set I of k-contexts, each a path of 1 to KCC_WATCH_K_MAX + 1 routines,
+ * outermost first, and the address ranges of those routines in the
+ * target.  kcc.ko numbers I with lbr/kcc_ppp (the numbering userspace
+ * computes, whose size @range the upload must state) and counts the
+ * watched contexts of every task in arrays beside its forest: calls at
+ * each replayed call, events and samples at each sample's context.  The
+ * read() stream then carries one KCC_REC_WATCH per task.  nr_contexts 0
+ * removes the set.  A refused upload changes nothing.
+ */
+#define KCC_WATCH_K_MAX		8	/* call edges per context */
+#define KCC_WATCH_MAX_CONTEXTS	65536	/* |I| */
+#define KCC_WATCH_MAX_RANGES	1048576	/* address ranges */
+#define KCC_WATCH_MAX_RANGE	1048576	/* numbers: delta * |I| */
+#define KCC_WATCH_FLAGS_ALL	0u
+
+/* Routine @routine spans [start, end); ranges sorted by start, disjoint. */
+struct kcc_watch_range {
+	__u64 start;
+	__u64 end;
+	__u32 routine;		/* In: < nr_routines */
+	__u32 __reserved;	/* In: zero */
+};
+
+struct kcc_watch {
+	__u32 size;		/* In: sizeof(struct kcc_watch) */
+	__u32 flags;		/* In: zero (KCC_WATCH_FLAGS_ALL) */
+	__u32 k;		/* In: longest context, call edges, <= KCC_WATCH_K_MAX */
+	__u32 range;		/* In: numbers of I's numbering (delta * |I|) */
+	__u32 nr_routines;	/* In: routine ids are 0 .. nr_routines - 1 */
+	__u32 nr_ranges;	/* In: entries at ranges */
+	__u32 nr_contexts;	/* In: |I|, 0: no watched set */
+	__u32 nr_labels;	/* In: entries at paths: the lengths summed */
+	__u64 ranges;		/* In: user pointer, struct kcc_watch_range[] */
+	__u64 lens;		/* In: user pointer, __u32[nr_contexts]: routines */
+	__u64 paths;		/* In: user pointer, __u32[nr_labels]: routine ids */
+	__u64 __reserved[2];	/* In: zero */
+};
+
+#define KCC_IOC_WATCH		_IOW(KCC_IOC_MAGIC, 0x08, struct kcc_watch)
+
+#define KCC_REC_WATCH		4	/* struct kcc_rec_watch */
+
+/*
+ * The watched counts of one task (the task of the KCC_REC_TASK with the
+ * same pid and start_time_ns): per context of the upload, in its order,
+ * nr_ctrs __u64 (KCC_CTR_* order: calls, events, samples).  A context
+ * counts every activation (calls) and every sample (events, samples)
+ * whose call stack ends with it, as the k-CCF does.
+ */
+struct kcc_rec_watch {
+	struct kcc_rec hdr;
+	__u32 pid;
+	__u32 tgid;
+	__u64 start_time_ns;
+	__u32 nr_contexts;	/* contexts following */
+	__u32 nr_ctrs;		/* counters per context */
+	__u32 range;		/* numbers of the array */
+	__u32 __reserved;
+	__u64 totals[KCC_NR_CTRS];	/* calls (weighted), events, samples seen */
+	__u64 residual[KCC_NR_CTRS];	/* of which no watched context took */
+	__u64 aliased;		/* numbers in range refused by the check */
+	__u64 stack_drops;	/* calls deeper than the shadow stack */
+	/* followed by nr_contexts * nr_ctrs __u64 */
+};
 
 #endif /* _UAPI_LINUX_KCC_H */
