@@ -17,6 +17,8 @@
 #
 #   make install       kcc, kccread and the man pages (DESTDIR, prefix)
 #   make install-dkms  kcc.ko's sources for DKMS under /usr/src
+#   make deb           Debian packages kcc and kcc-dkms in build/deb
+#   make check-deb     install them on a clean Debian 12 root, dkms build
 #
 # Quiet unless V=1.  DESTDIR and prefix are honoured by make install.
 # KCC_WERROR=1 turns warnings into errors, in the tools and in kcc.ko's
@@ -343,6 +345,17 @@ install-dkms:
 	install -d $(DESTDIR)$(srcdir_dkms)/kcc-$(DKMS_VERSION)
 	cp -R Kbuild dkms.conf kmod lbr include \
 		$(DESTDIR)$(srcdir_dkms)/kcc-$(DKMS_VERSION)/
+
+# Debian packages (debian/, Documentation/packaging.rst), built with
+# dpkg-buildpackage from a copy of the sources into $(O)/deb; check-deb
+# installs them on a clean Debian 12 root (debootstrap, cached under
+# /var/cache/kcc) and builds kcc.ko there with dkms.
+.PHONY: deb check-deb
+deb:
+	$(Q)sh scripts/deb.sh $(O)/deb
+
+check-deb: deb
+	$(Q)sh selftests/deb/clean_root.sh $(O)/deb
 
 .PHONY: clean
 clean:

@@ -33,12 +33,16 @@
 # kccmode=handoff runs only kcc_handoff, kcc_fp and, when packed, the lbr
 # end-to-end steps (2c) instead;
 # kccmode=lbr runs only the software LBR PMU's tests (2b) instead;
+# kccmode=e2e only the lbr end to end (2c, /demo/lbr_e2e.sh);
 # kccmode=demo runs /demo/kcc_demo on /demo/demo_workload instead (the
 # stream comes back as the blob "demo"), then, when packed, kcc record
 # --source lbr of /demo/demo_workload_lbr on the software LBR PMU (the
 # profile comes back as the blob "demo-lbr"; scripts/demo.sh);
 # kccinjectk=K sets the k of the sample-file injections (default 3);
 # kccmode=storm runs only kcc_storm (kccstorm=, kccstormkcc=, below).
+# kccmode=only kccrun=PROG,PROG:ARG... runs only those programs of /t
+# (with inject=1 and the parameters of kccko=P=V,P=V), then the autostart,
+# unload and log checks: a targeted run.
 export PATH=/bin
 
 mount -t devtmpfs devtmpfs /dev
@@ -49,6 +53,8 @@ mkdir -p /tmp
 mount -t tmpfs tmpfs /tmp
 
 mode=test
+only=
+onlyko=
 injk=3
 storms=-n,20
 stormkcc=
@@ -58,6 +64,8 @@ for a in $(cat /proc/cmdline); do
 	kccinjectk=*) injk=${a#kccinjectk=} ;;
 	kccstorm=*) storms=${a#kccstorm=} ;;
 	kccstormkcc=*) stormkcc=${a#kccstormkcc=} ;;
+	kccrun=*) only=$(echo "${a#kccrun=}" | tr , ' ') ;;
+	kccko=*) onlyko=$(echo "${a#kccko=}" | tr , ' ') ;;
 	kcccost=*) cost_args=${a#kcccost=} ;;
 	esac
 done
@@ -201,6 +209,17 @@ if [ "$mode" = bench ]; then
 	run kcc_bench
 	rmmod kcc
 	check $? "rmmod kcc"
+elif [ "$mode" = only ]; then
+	rmmod kcc
+	# shellcheck disable=SC2086
+	insmod /kcc.ko inject=1 $onlyko
+	check $? "insmod kcc.ko inject=1 $onlyko"
+	for p in ${only:-}; do
+		# shellcheck disable=SC2086
+		run $(echo "$p" | tr : ' ')
+	done
+	rmmod kcc
+	check $? "rmmod kcc"
 elif [ "$mode" = cost ]; then
 	# make bench-guest: kcc against perf (bench_cost.sh, packed in
 	# /demo by selftests/guest/bench.sh), then kcc_bench.
@@ -247,6 +266,14 @@ elif [ "$mode" = lbr ]; then
 	# Only the software LBR PMU (lbrpmu.sh), with kcc.ko loaded.
 	. /lbrpmu.sh
 	lbrpmu_tests
+	rmmod kcc
+	check $? "rmmod kcc"
+elif [ "$mode" = e2e ]; then
+	# Only the lbr end to end of /demo/lbr_e2e.sh, with kcc.ko loaded.
+	rmmod kcc
+	insmod /kcc.ko
+	check $? "insmod kcc.ko"
+	. /demo/lbr_e2e.sh
 	rmmod kcc
 	check $? "rmmod kcc"
 elif [ "$mode" = demo ]; then
@@ -299,7 +326,7 @@ else
 		p=${p#/t/}
 		case $p in
 		kcc_abi | kcc_inject | kcc_fp | kcc_hold | kcc_bench | \
-		kcc_handoff | kcc_cost) continue ;;
+		kcc_handoff | kcc_cost | *.so) continue ;;
 		esac
 		run "$p"
 	done
@@ -318,6 +345,13 @@ else
 		rmmod kcc
 	else
 		not_ok "insmod kcc.ko inject=1 fixed_seed=1 task_budget_us=1"
+	fi
+	# Two sessions sharing a budget of 1 MiB (kcc_sessions -b).
+	if insmod /kcc.ko inject=1 max_bytes=1048576; then
+		run kcc_sessions -b
+		rmmod kcc
+	else
+		not_ok "insmod kcc.ko inject=1 max_bytes=1048576"
 	fi
 	handoff_test
 	insmod /kcc.ko inject=1
@@ -340,6 +374,22 @@ else
 			echo "KCC-BLOB-END record"
 		fi
 		dmesg_clean "kcc record"
+	fi
+	# A library loaded with dlopen() after the start and unloaded
+	# before the end (selftests/guest/demo/dl_workload.c): the blob
+	# "dlrecord" must name its routines (selftests/kcc/guest.sh).
+	if [ -x /demo/kcc ] && [ -x /demo/dl_workload ]; then
+		/demo/kcc record -k 2 -o /tmp/dl.data -- \
+			/demo/dl_workload /demo/libkccdl.so >/tmp/dl.err 2>&1
+		check $? "kcc record -k 2 -- dl_workload (a dlopen()ed library)"
+		sed 's/^/# /' /tmp/dl.err
+		if [ -s /tmp/dl.data ]; then
+			echo "KCC-BLOB-BEGIN dlrecord $(wc -c </tmp/dl.data)"
+			busybox base64 /tmp/dl.data
+			echo "KCC-BLOB-END dlrecord"
+		fi
+		echo "# maps_hook: $(cat /sys/class/misc/kcc/maps_hook)"
+		dmesg_clean "kcc record of dl_workload"
 	fi
 
 	if [ -f /lbrpmu.sh ]; then
@@ -406,7 +456,7 @@ fi
 # autostart=1: the three-line path (insmod, read /dev/kcc, report).
 if insmod /kcc.ko autostart=1; then
 	ok "insmod kcc.ko autostart=1"
-	dmesg | grep -q "autostart: system-wide session running"
+	dmesg | grep -q 'autostart: system-wide session [0-9]* running'
 	check $? "autostart session running"
 	i=0
 	while [ $i -lt 20000 ]; do i=$((i + 1)); done
