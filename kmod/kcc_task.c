@@ -20,6 +20,7 @@
 #include <linux/pid.h>
 #include <linux/fs.h>
 #include <linux/dcache.h>
+#include <linux/moduleparam.h>
 #include <linux/tracepoint.h>
 #include <linux/random.h>
 #include <linux/sched/clock.h>
@@ -29,7 +30,7 @@
 
 /* ---- sched tracepoints ------------------------------------------------- */
 
-static void kcc_tev_push(u32 kind, u32 pid, u64 start)
+static void kcc_tev_push(u32 kind, u32 pid, u64 start, u32 exec_id)
 {
 	unsigned long flags;
 	bool kick = false;
@@ -41,6 +42,7 @@ static void kcc_tev_push(u32 kind, u32 pid, u64 start)
 		kcc_g.ev[kcc_g.nr_ev].kind = kind;
 		kcc_g.ev[kcc_g.nr_ev].pid = pid;
 		kcc_g.ev[kcc_g.nr_ev].start = start;
+		kcc_g.ev[kcc_g.nr_ev].exec_id = exec_id;
 		kcc_g.nr_ev++;
 		kick = kcc_g.nr_ev == KCC_TEV_MAX / 2;
 	} else {
@@ -54,14 +56,16 @@ static void kcc_tev_push(u32 kind, u32 pid, u64 start)
 static void kcc_probe_exit(KCC_TP_EXIT_PROTO)
 {
 	if (READ_ONCE(kcc_g.ev_on) && !(p->flags & PF_KTHREAD))
-		kcc_tev_push(KCC_TEV_EXIT, p->pid, p->start_boottime);
+		kcc_tev_push(KCC_TEV_EXIT, p->pid, p->start_boottime,
+			     (u32)p->self_exec_id);
 }
 
 static void kcc_probe_exec(KCC_TP_EXEC_PROTO)
 {
 	if (READ_ONCE(kcc_g.ev_on))
 		kcc_tev_push(KCC_TEV_EXEC, p->tgid,
-			     p->group_leader->start_boottime);
+			     p->group_leader->start_boottime,
+			     (u32)p->self_exec_id);
 }
 
 struct kcc_tp {
@@ -74,6 +78,16 @@ static struct kcc_tp kcc_tps[] = {
 	{ "sched_process_exit", kcc_probe_exit },
 	{ "sched_process_exec", kcc_probe_exec },
 };
+
+/*
+ * Tests only: tracepoints=0 loads without the probes, so that a kernel
+ * problem can be told from the tracepoint patching they cause
+ * (Documentation/testing.rst, multi-threaded TCG).  Exits and execs then
+ * go unseen: forests of exited tasks stay until the session ends.
+ */
+static bool kcc_param_tracepoints = true;
+module_param_named(tracepoints, kcc_param_tracepoints, bool, 0444);
+MODULE_PARM_DESC(tracepoints, "attach the sched exit/exec probes (default 1; 0 is for tests only)");
 
 static void kcc_tp_lookup(struct tracepoint *tp, void *priv)
 {
@@ -89,6 +103,8 @@ int kcc_tp_init(void)
 	size_t i;
 	int ret;
 
+	if (!kcc_param_tracepoints)
+		return 0;
 	for_each_kernel_tracepoint(kcc_tp_lookup, NULL);
 	for (i = 0; i < ARRAY_SIZE(kcc_tps); i++) {
 		if (!kcc_tps[i].tp) {
@@ -118,6 +134,8 @@ void kcc_tp_exit(void)
 {
 	size_t i;
 
+	if (!kcc_param_tracepoints)
+		return;
 	for (i = 0; i < ARRAY_SIZE(kcc_tps); i++)
 		tracepoint_probe_unregister(kcc_tps[i].tp, kcc_tps[i].probe,
 					    NULL);
@@ -145,33 +163,57 @@ static u32 kcc_task_hash(u32 pid, u64 start)
 	return pid ^ (u32)start ^ (u32)(start >> 32);
 }
 
+/*
+ * The state of task (pid, start) in its image @exec_id: an exec gives
+ * the same task a new image, with a forest and stack state of its own.
+ */
 static struct kcc_task *kcc_task_find(struct kcc_session *s, u32 pid,
-				      u64 start)
+				      u64 start, u32 exec_id)
 {
 	struct kcc_task *t;
 
 	hash_for_each_possible(s->tasks, t, hnode, kcc_task_hash(pid, start))
-		if (t->pid == pid && t->start == start)
+		if (t->pid == pid && t->start == start &&
+		    t->exec_id == exec_id)
 			return t;
 	return NULL;
 }
 
-/* The live task (pid, start) with a reference, or NULL if it is gone. */
-static struct task_struct *kcc_task_get_live(u32 pid, u64 start)
+/*
+ * The live task (pid, start) with a reference, or NULL if it is gone.
+ * Ring records carry pids of the initial namespace, whoever looks them
+ * up (a reader in a container included).
+ */
+static struct task_struct *kcc_task_get_live(u32 pid, u64 start,
+					     u32 exec_id)
 {
-	struct task_struct *p = NULL;
-	struct pid *sp;
+	struct task_struct *p;
 
-	sp = find_get_pid(pid);
-	if (sp) {
-		p = get_pid_task(sp, PIDTYPE_PID);
-		put_pid(sp);
-	}
-	if (p && (p->start_boottime != start || (p->flags & PF_EXITING))) {
+	rcu_read_lock();
+	p = pid_task(find_pid_ns(pid, &init_pid_ns), PIDTYPE_PID);
+	if (p)
+		get_task_struct(p);
+	rcu_read_unlock();
+	if (p && (p->start_boottime != start || (p->flags & PF_EXITING) ||
+		  (u32)p->self_exec_id != exec_id)) {
 		put_task_struct(p);
 		p = NULL;
 	}
 	return p;
+}
+
+/* Is task (pid, start) alive in an image after @exec_id? */
+static bool kcc_task_execd(u32 pid, u64 start, u32 exec_id)
+{
+	struct task_struct *p;
+	bool ret;
+
+	rcu_read_lock();
+	p = pid_task(find_pid_ns(pid, &init_pid_ns), PIDTYPE_PID);
+	ret = p && p->start_boottime == start && !(p->flags & PF_EXITING) &&
+	      (u32)p->self_exec_id != exec_id;
+	rcu_read_unlock();
+	return ret;
 }
 
 /* ---- executable mappings ----------------------------------------------- */
@@ -208,6 +250,7 @@ static int kcc_map_add(struct kcc_session *s, struct kcc_proc *pr,
 	size = ALIGN(sizeof(m) + plen, 8);
 
 	m.tgid = pr->tgid;
+	m.image = pr->image;
 	m.start = vma->vm_start;
 	m.end = vma->vm_end;
 	m.pgoff = (u64)vma->vm_pgoff << PAGE_SHIFT;
@@ -223,7 +266,7 @@ static int kcc_map_add(struct kcc_session *s, struct kcc_proc *pr,
 		while (cap < pr->maps_len + size)
 			cap *= 2;
 		if (cap > KCC_MAPS_MAX_BYTES ||
-		    s->bytes + cap - pr->maps_cap > s->cfg.max_bytes)
+		    !kcc_mem_room(s, cap - pr->maps_cap))
 			return -ENOSPC;
 		n = kvmalloc(cap, GFP_KERNEL);
 		if (!n)
@@ -231,7 +274,7 @@ static int kcc_map_add(struct kcc_session *s, struct kcc_proc *pr,
 		if (pr->maps_len)
 			memcpy(n, pr->maps, pr->maps_len);
 		kvfree(pr->maps);
-		s->bytes += cap - pr->maps_cap;
+		kcc_mem_add(s, cap - pr->maps_cap);
 		pr->maps = n;
 		pr->maps_cap = cap;
 	}
@@ -247,8 +290,8 @@ static int kcc_map_add(struct kcc_session *s, struct kcc_proc *pr,
  * Record the file-backed executable mappings of @p's process.  Process
  * context: takes the mmap lock for reading.
  */
-static void kcc_maps_capture(struct kcc_session *s, struct kcc_proc *pr,
-			     struct task_struct *p)
+void kcc_maps_capture(struct kcc_session *s, struct kcc_proc *pr,
+		      struct task_struct *p)
 {
 	struct vm_area_struct *vma;
 	struct mm_struct *mm;
@@ -277,19 +320,44 @@ out_mm:
 	mmput(mm);
 }
 
-static struct kcc_proc *kcc_proc_get(struct kcc_session *s, u32 tgid,
-				     u64 start, struct task_struct *live)
+/* The process (tgid, start) in its image @exec_id, or NULL. */
+struct kcc_proc *kcc_proc_find(struct kcc_session *s, u32 tgid, u64 start,
+			       u32 exec_id)
 {
 	struct kcc_proc *pr;
 
 	list_for_each_entry(pr, &s->procs, node)
-		if (pr->tgid == tgid && pr->start == start)
+		if (pr->tgid == tgid && pr->start == start &&
+		    pr->exec_id == exec_id)
 			return pr;
+	return NULL;
+}
+
+/*
+ * The process of a task, created with the mappings of @live (when the
+ * task is alive) if it is new.  Its images are numbered from 0, the
+ * first one this session saw, so that map records say which one they
+ * belong to.
+ */
+struct kcc_proc *kcc_proc_get(struct kcc_session *s, u32 tgid, u64 start,
+			      u32 exec_id, struct task_struct *live)
+{
+	struct kcc_proc *pr, *o;
+	u32 image = 0;
+
+	pr = kcc_proc_find(s, tgid, start, exec_id);
+	if (pr)
+		return pr;
+	list_for_each_entry(o, &s->procs, node)
+		if (o->tgid == tgid && o->start == start && o->image >= image)
+			image = o->image + 1;
 	pr = kzalloc(sizeof(*pr), GFP_KERNEL);
 	if (!pr)
 		return NULL;
 	pr->tgid = tgid;
 	pr->start = start;
+	pr->exec_id = exec_id;
+	pr->image = image;
 	list_add_tail(&pr->node, &s->procs);
 	if (live)
 		kcc_maps_capture(s, pr, live);
@@ -298,10 +366,14 @@ static struct kcc_proc *kcc_proc_get(struct kcc_session *s, u32 tgid,
 
 static void kcc_proc_put(struct kcc_session *s, struct kcc_proc *pr)
 {
-	if (--pr->nr_tasks)
-		return;
+	if (!--pr->nr_tasks)
+		kcc_proc_free(s, pr);
+}
+
+void kcc_proc_free(struct kcc_session *s, struct kcc_proc *pr)
+{
 	list_del(&pr->node);
-	s->bytes -= pr->maps_cap;
+	kcc_mem_add(s, -(ssize_t)pr->maps_cap);
 	kvfree(pr->maps);
 	kfree(pr);
 }
@@ -343,7 +415,7 @@ static struct kcc_task *kcc_task_new(struct kcc_session *s,
 		return NULL;
 	}
 	total = kcc_task_mem(s, &fsz, &ssz, &frsz, &bsz);
-	if (s->bytes + total > s->cfg.max_bytes) {
+	if (!kcc_mem_room(s, total)) {
 		*why = KCC_DROP_MEM_CAP;
 		return NULL;
 	}
@@ -389,8 +461,8 @@ static struct kcc_task *kcc_task_new(struct kcc_session *s,
 		return NULL;
 	}
 
-	live = kcc_task_get_live(r->pid, r->start);
-	t->proc = kcc_proc_get(s, r->tgid, r->leader_start, live);
+	live = kcc_task_get_live(r->pid, r->start, r->exec_id);
+	t->proc = kcc_proc_get(s, r->tgid, r->leader_start, r->exec_id, live);
 	if (!t->proc) {
 		if (live)
 			put_task_struct(live);
@@ -402,17 +474,22 @@ static struct kcc_task *kcc_task_new(struct kcc_session *s,
 	t->pid = r->pid;
 	t->tgid = r->tgid;
 	t->start = r->start;
+	t->exec_id = r->exec_id;
 	memcpy(t->comm, r->comm, TASK_COMM_LEN);
 	t->bytes = total;
 	if (!live) {
 		t->flags |= KCC_TASK_EXITED;
+		if (kcc_task_execd(r->pid, r->start, r->exec_id))
+			t->flags |= KCC_TASK_EXEC;
 		s->nr_exited++;
 	} else {
+		t->pid_ref = get_task_pid(live, PIDTYPE_PID);
+		t->tgid_ref = get_task_pid(live, PIDTYPE_TGID);
 		put_task_struct(live);
 	}
 	hash_add(s->tasks, &t->hnode, kcc_task_hash(t->pid, t->start));
 	list_add_tail(&t->node, &s->task_list);
-	s->bytes += total;
+	kcc_mem_add(s, total);
 	s->nr_tasks++;
 	kcc_watch_task_init(s, t);
 	return t;
@@ -434,7 +511,9 @@ void kcc_task_free(struct kcc_session *s, struct kcc_task *t)
 	if (t->flags & KCC_TASK_EXITED)
 		s->nr_exited--;
 	s->nr_tasks--;
-	s->bytes -= t->bytes;
+	kcc_mem_add(s, -(ssize_t)t->bytes);
+	put_pid(t->pid_ref);
+	put_pid(t->tgid_ref);
 	kcc_proc_put(s, t->proc);
 	kcc_watch_task_free(t);
 	kvfree(t);
@@ -467,6 +546,16 @@ static void kcc_task_mark_exited(struct kcc_session *s, struct kcc_task *t)
 }
 
 /*
+ * An exec ended @t's image (its pid and start go on in a later one,
+ * perhaps already gone too): later samples start a new state.
+ */
+static void kcc_task_end_image(struct kcc_session *s, struct kcc_task *t)
+{
+	t->flags |= KCC_TASK_EXEC;
+	kcc_task_mark_exited(s, t);
+}
+
+/*
  * Tracepoint events can be lost (a full queue); before a snapshot every
  * task still believed alive is looked up.
  */
@@ -478,9 +567,11 @@ void kcc_tasks_check_alive(struct kcc_session *s)
 	list_for_each_entry(t, &s->task_list, node) {
 		if (t->flags & KCC_TASK_EXITED)
 			continue;
-		p = kcc_task_get_live(t->pid, t->start);
+		p = kcc_task_get_live(t->pid, t->start, t->exec_id);
 		if (p)
 			put_task_struct(p);
+		else if (kcc_task_execd(t->pid, t->start, t->exec_id))
+			kcc_task_end_image(s, t);
 		else
 			kcc_task_mark_exited(s, t);
 	}
@@ -495,21 +586,27 @@ void kcc_task_events(struct kcc_session *s, struct kcc_tev *ev, u32 nr)
 
 	for (i = 0; i < nr; i++) {
 		if (ev[i].kind == KCC_TEV_EXIT) {
-			t = kcc_task_find(s, ev[i].pid, ev[i].start);
+			t = kcc_task_find(s, ev[i].pid, ev[i].start,
+					  ev[i].exec_id);
 			if (t)
 				kcc_task_mark_exited(s, t);
 			continue;
 		}
-		/* exec: the process has new mappings to remember. */
-		list_for_each_entry(pr, &s->procs, node) {
-			if (pr->tgid != ev[i].pid || pr->start != ev[i].start)
-				continue;
-			p = kcc_task_get_live(ev[i].pid, ev[i].start);
-			if (p) {
-				kcc_maps_capture(s, pr, p);
-				put_task_struct(p);
-			}
-			break;
+		/*
+		 * exec: the old image of the process's leader pid is over
+		 * (the other threads exit, their events say so).
+		 */
+		list_for_each_entry(t, &s->task_list, node)
+			if (t->pid == ev[i].pid && t->start == ev[i].start &&
+			    t->exec_id != ev[i].exec_id)
+				kcc_task_end_image(s, t);
+		/* The new image's mappings, if it is known already. */
+		pr = kcc_proc_find(s, ev[i].pid, ev[i].start, ev[i].exec_id);
+		p = pr ? kcc_task_get_live(ev[i].pid, ev[i].start,
+					   ev[i].exec_id) : NULL;
+		if (p) {
+			kcc_maps_capture(s, pr, p);
+			put_task_struct(p);
 		}
 	}
 }
@@ -545,7 +642,8 @@ void kcc_task_apply(struct kcc_session *s, const struct kcc_rrec *r)
 	int why;
 
 	s->consumed++;
-	if (r->gen != kcc_g.gen || s->state != KCC_STATE_RUNNING) {
+	/* Injected records (sid 0) serve several sessions: state only. */
+	if ((r->sid && r->gen != s->gen) || s->state != KCC_STATE_RUNNING) {
 		s->dropped[KCC_DROP_STOPPED]++;
 		return;
 	}
@@ -559,8 +657,15 @@ void kcc_task_apply(struct kcc_session *s, const struct kcc_rrec *r)
 	 * stack, which the stitcher anchors at depth 0 exactly as the
 	 * userspace replay does.
 	 */
-	t = kcc_task_find(s, r->pid, r->start);
+	t = kcc_task_find(s, r->pid, r->start, r->exec_id);
 	if (!t) {
+		struct kcc_task *o;
+
+		/* An image of this task before an exec is over. */
+		hash_for_each_possible(s->tasks, o, hnode,
+				       kcc_task_hash(r->pid, r->start))
+			if (o->pid == r->pid && o->start == r->start)
+				kcc_task_end_image(s, o);
 		t = kcc_task_new(s, r, &why);
 		if (!t) {
 			s->dropped[why]++;

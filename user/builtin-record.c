@@ -505,7 +505,8 @@ static int record_device(struct record_opts *ro)
 		fprintf(stderr, "kcc: %s: configure: %s%s\n", ro->device, strerror(errno),
 			errno == EOPNOTSUPP || errno == ENOENT ?
 			" (event or source not available here)" :
-			errno == EBUSY ? " (another session is active)" :
+			errno == EBUSY ? " (too many sessions: kcc.ko max_sessions)" :
+			errno == EACCES ? " (not allowed: perf_event_paranoid, CAP_PERFMON, or another user's process)" :
 			errno == E2BIG ? " (this kcc.ko predates --calls-event)" : "");
 		goto cleanup;
 	}

@@ -260,8 +260,6 @@ static int parse_map(struct stream *s, const uint8_t *rec, uint64_t off,
 		return stream__fail(s, off + 4, "map record too short (%u bytes)",
 				    size);
 	memcpy(&rm, rec, sizeof(rm));
-	if (rm.__reserved)
-		return stream__fail(s, off + 12, "map: reserved field not zero");
 	if (rm.start >= rm.end)
 		return stream__fail(s, off + 16, "map: empty range 0x%" PRIx64 "-0x%" PRIx64,
 				    (uint64_t)rm.start, (uint64_t)rm.end);
@@ -277,6 +275,7 @@ static int parse_map(struct stream *s, const uint8_t *rec, uint64_t off,
 		return -ENOMEM;
 	s->nr_maps++;
 	m->tgid = rm.tgid;
+	m->image = rm.image;
 	m->start = rm.start;
 	m->end = rm.end;
 	m->pgoff = rm.pgoff;
@@ -678,6 +677,7 @@ int stream__write_map(struct sbuf *b, const struct stream_map *m)
 	rm.hdr.type = KCC_REC_MAP;
 	rm.hdr.size = size;
 	rm.tgid = m->tgid;
+	rm.image = m->image;
 	rm.start = m->start;
 	rm.end = m->end;
 	rm.pgoff = m->pgoff;
@@ -935,8 +935,11 @@ int kccdev__snapshot(int fd, const char *path, bool progress, void **bufp,
 			if (err == EBUSY)
 				fprintf(stderr, "%s: %s: the session belongs to another open file of the device\n",
 					kcc_progname, path);
-			else if (err == EINVAL && !len)
-				fprintf(stderr, "%s: %s: no session to read (configure one first, e.g. kcc record)\n",
+			else if ((err == EINVAL || err == ENODEV) && !len)
+				fprintf(stderr, "%s: %s: no session to read (none started at load with autostart=1 and none attached, or it ended with its owner)\n",
+					kcc_progname, path);
+			else if (err == EACCES && !len)
+				fprintf(stderr, "%s: %s: the session is another user's: reading it needs CAP_PERFMON\n",
 					kcc_progname, path);
 			else
 				fprintf(stderr, "%s: %s: read: %s\n", kcc_progname,

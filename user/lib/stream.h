@@ -41,7 +41,7 @@ struct stream_task {
 	uint32_t tgid;
 	uint64_t start_time_ns;
 	char comm[17];			/* NUL-terminated copy */
-	uint32_t flags;			/* KCC_TASK_* */
+	uint32_t flags;			/* KCC_TASK_*, image in bits 16-31 */
 	uint64_t samples;
 	uint64_t node_drops;
 	uint64_t stack_drops;
@@ -56,6 +56,7 @@ struct stream_task {
 
 struct stream_map {
 	uint32_t tgid;
+	uint32_t image;		/* process image, as task flags say it */
 	uint64_t start;
 	uint64_t end;
 	uint64_t pgoff;
