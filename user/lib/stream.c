@@ -771,7 +771,6 @@ int stream__from_trace(struct sbuf *out, const struct trace *t,
 		ret = kcc_ppp_set_ranges(g->watch, ranges, nr);
 		if (ret)
 			goto cleanup;
-		ret = -ENOMEM;
 	}
 	for (i = 0; i < nthreads; i++) {
 		struct stream_task *tk = &tasks[i];
