@@ -86,9 +86,9 @@ unsigned long kcc_param_max_bytes = 64ul << 20;
 module_param_named(max_bytes, kcc_param_max_bytes, ulong, 0444);
 MODULE_PARM_DESC(max_bytes, "default cap on the memory of all forests (default 64 MiB)");
 
-unsigned int kcc_param_max_tasks = 1024;
+unsigned int kcc_param_max_tasks = 16384;
 module_param_named(max_tasks, kcc_param_max_tasks, uint, 0444);
-MODULE_PARM_DESC(max_tasks, "default cap on tasks with a forest (default 1024)");
+MODULE_PARM_DESC(max_tasks, "default cap on tasks with a forest (default 16384)");
 
 unsigned int kcc_param_task_nodes = 4096;
 module_param_named(task_nodes, kcc_param_task_nodes, uint, 0444);

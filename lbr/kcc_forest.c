@@ -131,12 +131,32 @@ void kcc_forest_reset(struct kcc_forest *f)
 	f->drops = 0;
 }
 
+/*
+ * Here, not in kcc_hcct.c: programs that take this file alone link.
+ * @s: the counter the node takes over, KCC_NIL for none.
+ */
+static void kcc_fprune_new(struct kcc_forest *f, u32 idx, u32 parent, u32 s)
+{
+	struct kcc_fprune *p = f->pr;
+
+	p->ss.slot[idx] = s;
+	if (s != KCC_NIL)
+		p->ss.mon[s] = idx;
+	p->nchild[idx] = 0;
+	p->pin[idx] = p->pin_seq;
+	if (!kcc_is_root_parent(parent))
+		p->nchild[parent]++;
+}
+
 u32 kcc_forest_insert(struct kcc_forest *f, u32 parent, u64 label)
 {
 	u32 *head = &f->buckets[kcc_forest_hash(f, parent, label)];
+	u32 s = KCC_NIL;
 	struct kcc_node *n;
 	u32 i;
 
+	if (f->free_head == KCC_NIL && f->count == f->capacity && f->pr)
+		s = f->pr->reclaim(f);
 	if (f->free_head != KCC_NIL) {
 		i = f->free_head;
 		f->free_head = kcc_forest_node(f, i)->hnext;
@@ -148,7 +168,7 @@ u32 kcc_forest_insert(struct kcc_forest *f, u32 parent, u64 label)
 	}
 	f->live++;
 	if (unlikely(f->pr))
-		kcc_fprune_new(f, i, parent);
+		kcc_fprune_new(f, i, parent, s);
 	n = kcc_forest_node(f, i);
 	n->label = label;
 	n->parent = parent;

@@ -51,6 +51,8 @@ struct kcc_node {
 	u64 ctr[];	/* 1 + nmetrics counters */
 };
 
+struct kcc_fprune;
+
 struct kcc_forest {
 	u8 *nodes;		/* capacity * stride bytes */
 	u32 *buckets;		/* bucket_mask + 1 chain heads */

@@ -399,6 +399,8 @@ static void kcc_sort_u64(u64 *a, u32 n)
 	}
 }
 
+static u32 kcc_fprune_reclaim(struct kcc_forest *f);
+
 int kcc_fprune_start(struct kcc_fprune *p, void *mem, size_t mem_size,
 		     struct kcc_forest *f, u32 ctr)
 {
@@ -436,6 +438,7 @@ int kcc_fprune_start(struct kcc_fprune *p, void *mem, size_t mem_size,
 		key[i] = (c < 0xffffffffull ? c : 0xffffffffull) << 32 | i;
 	}
 	kcc_sort_u64(key, f->count);
+	p->reclaim = kcc_fprune_reclaim;
 	n = f->count < m ? f->count : m;
 	for (j = f->count - n; j < f->count; j++) {
 		i = (u32)key[j];
@@ -443,22 +446,6 @@ int kcc_fprune_start(struct kcc_fprune *p, void *mem, size_t mem_size,
 	}
 	f->pr = p;
 	return 0;
-}
-
-u32 kcc_fprune_eps_ppm(const struct kcc_forest *f)
-{
-	return f->pr ? (u32)((1000000ull + f->pr->ss.m - 1) / f->pr->ss.m) : 0;
-}
-
-void kcc_fprune_new(struct kcc_forest *f, u32 idx, u32 parent)
-{
-	struct kcc_fprune *p = f->pr;
-
-	p->ss.slot[idx] = KCC_NIL;
-	p->nchild[idx] = 0;
-	p->pin[idx] = p->pin_seq;
-	if (!kcc_is_root_parent(parent))
-		p->nchild[parent]++;
 }
 
 /* Delete @v and its ancestors while nothing needs them any more. */
@@ -477,6 +464,50 @@ static void kcc_fprune_drop(struct kcc_forest *f, u32 v)
 		p->nchild[up]--;
 		v = up;
 	}
+}
+
+/*
+ * The pool is full: a leaf monitored by a smallest counter, not pinned,
+ * loses the counter and goes.  Only the smallest bucket is looked at,
+ * and at most 16 of its counters: O(1), and the counter handed over has
+ * the smallest count, as a Space-Saving takeover needs.  The caller
+ * gives it to the node it creates (kcc_forest_insert()).
+ */
+static u32 kcc_fprune_reclaim(struct kcc_forest *f)
+{
+	struct kcc_fprune *p = f->pr;
+	struct kcc_ss *ss = &p->ss;
+	u32 s, tries = 0;
+
+	if (ss->nmon < ss->m || ss->bmin == KCC_NIL)
+		return KCC_NIL;
+	for (s = ss->bhead[ss->bmin]; s != KCC_NIL && tries < 16;
+	     s = ss->snext[s], tries++) {
+		u32 e = ss->mon[s];
+
+		if (p->nchild[e] || p->pin[e] == p->pin_seq)
+			continue;
+		ss->err[s] = ss->bcnt[ss->bmin];
+		ss->slot[e] = KCC_NIL;
+		ss->mon[s] = KCC_NIL;
+		kcc_fprune_drop(f, e);
+		return s;
+	}
+	return KCC_NIL;
+}
+
+void kcc_fprune_sweep(struct kcc_forest *f)
+{
+	u32 i;
+
+	for (i = 0; i < f->count; i++)
+		if (kcc_forest_node(f, i)->parent != KCC_FREE)
+			kcc_fprune_drop(f, i);
+}
+
+u32 kcc_fprune_eps_ppm(const struct kcc_forest *f)
+{
+	return f->pr ? (u32)((1000000ull + f->pr->ss.m - 1) / f->pr->ss.m) : 0;
 }
 
 void kcc_fprune_touch(struct kcc_forest *f, u32 idx, u32 ctr, u64 inc)

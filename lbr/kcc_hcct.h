@@ -125,6 +125,8 @@ int kcc_hcct_export(const struct kcc_hcct *h, u32 phi_ppm,
  */
 struct kcc_fprune {
 	struct kcc_ss ss;
+	/* A full pool: free a cold leaf, return its counter (kcc_forest_insert()). */
+	u32 (*reclaim)(struct kcc_forest *f);
 	u32 *nchild;		/* per node: children */
 	u32 *pin;		/* per node: pin_seq when pinned */
 	u32 *scratch;		/* 2 per node: kcc_forest_topo() and start */
@@ -143,6 +145,13 @@ size_t kcc_fprune_mem_size(u32 capacity);
  */
 int kcc_fprune_start(struct kcc_fprune *p, void *mem, size_t mem_size,
 		     struct kcc_forest *f, u32 ctr);
+/*
+ * Delete the nodes that start left without a counter, leaves first, but
+ * the pinned ones: their counts are at most the smallest counter, and
+ * the room is what the summary needs.  O(count), once, after the
+ * builder's frames are pinned (kcc_fprune_begin(), kcc_ksf_pin()).
+ */
+void kcc_fprune_sweep(struct kcc_forest *f);
 /* A new operation: what it touches is pinned until the next one. */
 static inline void kcc_fprune_begin(struct kcc_forest *f)
 {
@@ -155,9 +164,6 @@ static inline void kcc_fprune_pin(struct kcc_forest *f, u32 idx)
 	if (idx != KCC_NIL)
 		f->pr->pin[idx] = f->pr->pin_seq;
 }
-
-/* A node created in a pruned forest (kcc_forest_insert()). */
-void kcc_fprune_new(struct kcc_forest *f, u32 idx, u32 parent);
 
 /* 1e6 / m: epsilon in parts per million, 0 when @f is not pruned. */
 u32 kcc_fprune_eps_ppm(const struct kcc_forest *f);

@@ -31,7 +31,9 @@
 # stream comes back as the blob "demo"), then, when packed, kcc record
 # --source lbr of /demo/demo_workload_lbr on the software LBR PMU (the
 # profile comes back as the blob "demo-lbr"; scripts/demo.sh);
-# kccinjectk=K sets the k of the sample-file injections (default 3).
+# kccinjectk=K sets the k of the sample-file injections (default 3);
+# kccmode=only kccrun=PROG[,PROG...] runs only those programs of /t
+# (inject=1), for working on one test.
 export PATH=/bin
 
 mount -t devtmpfs devtmpfs /dev
@@ -43,10 +45,12 @@ mount -t tmpfs tmpfs /tmp
 
 mode=test
 injk=3
+only=
 for a in $(cat /proc/cmdline); do
 	case $a in
 	kccmode=*) mode=${a#kccmode=} ;;
 	kccinjectk=*) injk=${a#kccinjectk=} ;;
+	kccrun=*) only=$(echo "${a#kccrun=}" | tr , ' ') ;;
 	esac
 done
 
@@ -141,6 +145,16 @@ elif [ "$mode" = lbr ]; then
 	# Only the software LBR PMU (lbrpmu.sh), with kcc.ko loaded.
 	. /lbrpmu.sh
 	lbrpmu_tests
+	rmmod kcc
+	check $? "rmmod kcc"
+elif [ "$mode" = only ]; then
+	# Only the programs of kccrun=NAME[,NAME...], with inject=1.
+	rmmod kcc
+	insmod /kcc.ko inject=1
+	check $? "insmod kcc.ko inject=1"
+	for p in $only; do
+		run "$p"
+	done
 	rmmod kcc
 	check $? "rmmod kcc"
 elif [ "$mode" = demo ]; then

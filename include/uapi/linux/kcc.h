@@ -200,6 +200,19 @@ struct kcc_status {
 	__u64 stitch_unmatched_return;	/* Out: returns whose frame the older call did not make */
 	__u64 stitch_far_skipped;	/* Out: records not call/return or with kernel addresses */
 	__u64 stitch_below_walk;	/* Out: calls undone below the walk's bottom frame */
+	/*
+	 * Memory that follows the work: forests grow from the max_bytes
+	 * budget, exited threads are folded into their process's forest
+	 * and a forest that cannot grow keeps its hot contexts
+	 * (Space-Saving, the HCCT's phi and epsilon; kcc-abi.rst).
+	 */
+	__u64 max_bytes;	/* Out: the budget that bytes is kept under */
+	__u64 tasks_created;	/* Out: task forests created since configure */
+	__u64 tasks_folded;	/* Out: exited threads folded (KCC_TASK_FOLDED) */
+	__u64 forests_pruned;	/* Out: forests keeping hot contexts only */
+	__u64 nodes_evicted;	/* Out: cold nodes deleted by those forests */
+	__u32 hcct_phi_ppm;	/* Out: phi of the guarantee, ppm; 0: none pruned */
+	__u32 hcct_eps_ppm;	/* Out: the largest epsilon of those forests, ppm */
 };
 
 #define KCC_IOC_STATUS		_IOWR(KCC_IOC_MAGIC, 0x05, struct kcc_status)
@@ -308,6 +321,9 @@ struct kcc_rec {
 };
 
 #define KCC_TASK_EXITED		(1u << 0)
+/* Memory that follows the work (see kcc_status.tasks_folded) */
+#define KCC_TASK_FOLDED		(1u << 1)	/* exited threads of tgid, pid = tgid */
+#define KCC_TASK_PRUNED		(1u << 2)	/* hot contexts only: counts within eps N */
 
 struct kcc_rec_task {
 	struct kcc_rec hdr;
