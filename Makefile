@@ -10,7 +10,7 @@
 #   make eval       k-CCF accuracy of sampled profiles on real programs
 #   make module     kcc.ko against KDIR (default: the installed headers)
 #   make demo       the main job (see README.md)
-#   make static     sparse, checkpatch --strict, cppcheck, clang-tidy
+#   make static     sparse, checkpatch --strict, cppcheck, clang-tidy, layers
 #   make fuzz       parser fuzzers, FUZZ_SECONDS each (default 20)
 #   make fuzz-guest /dev/kcc fuzzer on the debug kernel (FUZZ_ITERS, FUZZ_SEED)
 #
@@ -35,22 +35,27 @@ O	?= build
 
 WARN	 := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	    -Wmissing-prototypes -Wno-unused-parameter
-BASE_CFLAGS := -std=gnu11 -g $(WARN) -Iinclude/uapi -Ilbr -Iuser/util \
+# user/lib: the library (stream, profile, symbols, k-CCF, traces);
+# user/report: the report model and its formats; user/harness: the
+# fidelity and simulation harness (Documentation/layout.rst).
+USER_DIRS   := user/lib user/report user/harness
+USER_INC    := $(addprefix -I,$(USER_DIRS))
+BASE_CFLAGS := -std=gnu11 -g $(WARN) -Iinclude/uapi -Ilbr $(USER_INC) \
 	    -D_GNU_SOURCE
 OPT_CFLAGS  := -O2
 SAN_CFLAGS  := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 	    -fno-sanitize-recover=all
-# libpfm4: hardware event names for kcc record -e (user/util/evspec.c);
+# libpfm4: hardware event names for kcc record -e (user/lib/evspec.c);
 # libiberty: demangling; libdl: the debuginfod client is dlopen()ed;
 # capstone: the direct calls of a program (kcc valence annotate).
 LDLIBS	+= -lm -ldw -lelf -lz -lpfm -liberty -ldl -lcapstone
 
 LBR_SRCS   := $(wildcard lbr/*.c)
-UTIL_SRCS  := $(wildcard user/util/*.c)
+UTIL_SRCS  := $(wildcard $(addsuffix /*.c,$(USER_DIRS)))
 CMD_SRCS   := $(filter-out user/kccread.c,$(wildcard user/*.c))
 TEST_SRCS  := $(wildcard selftests/kcc/*.c)
 BENCH_SRCS := $(wildcard bench/*.c)
-HDRS	   := $(wildcard lbr/*.h user/util/*.h include/uapi/linux/*.h \
+HDRS	   := $(wildcard lbr/*.h $(addsuffix /*.h,$(USER_DIRS)) include/uapi/linux/*.h \
 		selftests/kcc/*.h)
 
 # Two flavours of every object: optimised (tools, bench) and sanitized
@@ -94,7 +99,7 @@ $(O)/san/kccread: $(O)/san/user/kccread.o $(CORE_SAN)
 # kcc linked statically, for the guest's initramfs that has no C library
 # (make static-kcc; selftests/kcc/guest.sh runs kcc record in the guest).
 # libdw.a needs the decompressors it was built with.  Its debuginfod
-# client, and kcc's (user/util/debuginfod.c), dlopen() a library that the
+# client, and kcc's (user/lib/debuginfod.c), dlopen() a library that the
 # guest lacks: those warnings of the static link are expected and
 # dropped, any other is shown.
 STATIC_LDLIBS := -lm -ldw -lelf -lz -liberty -llzma -lbz2 -lpfm -lpthread -lcapstone
@@ -150,7 +155,7 @@ FUZZ_TARGETS := $(patsubst fuzz/%_fuzz.c,%,$(FUZZ_SRCS))
 $(O)/fuzz/%: fuzz/%.c $(LBR_SRCS) $(UTIL_SRCS) $(HDRS)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  FUZZ    $@")
-	$(Q)$(FUZZ_CC) -std=gnu11 -g -O1 -Iinclude/uapi -Ilbr -Iuser/util \
+	$(Q)$(FUZZ_CC) -std=gnu11 -g -O1 -Iinclude/uapi -Ilbr $(USER_INC) \
 		-D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all -o $@ $< $(LBR_SRCS) $(UTIL_SRCS) $(LDLIBS)
 
@@ -200,7 +205,7 @@ bench-ppp: $(O)/kcc $(O)/opt/bench/bench_ppp
 # (Documentation/fidelity.rst): fetches Debian sources, builds, records
 # and prints the accuracy table; EVAL_ARGS are passed to eval/run.sh.
 TRACE_RT := $(O)/kcc_trace_rt.o
-$(TRACE_RT): tools/kcc-trace/kcc_trace_rt.c user/util/ftrace_fmt.h \
+$(TRACE_RT): tools/kcc-trace/kcc_trace_rt.c user/lib/ftrace_fmt.h \
 		lbr/kcc_ppp.c lbr/kcc_ppp.h lbr/kcc_forest.h lbr/kcc_shim.h \
 		selftests/lbrpmu/kcc_lbrpmu.h
 	@mkdir -p $(dir $@)
@@ -210,11 +215,11 @@ $(TRACE_RT): tools/kcc-trace/kcc_trace_rt.c user/util/ftrace_fmt.h \
 # The Valence runtime (tools/kcc-trace/kcc_valence_rt.c,
 # Documentation/valence.rst).
 VALENCE_RT := $(O)/kcc_valence_rt.o
-$(VALENCE_RT): tools/kcc-trace/kcc_valence_rt.c user/util/valence_area.h \
+$(VALENCE_RT): tools/kcc-trace/kcc_valence_rt.c user/lib/valence_area.h \
 		include/uapi/linux/kcc.h
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@")
-	$(Q)$(CC) -std=gnu11 -g -O2 $(WARN) -fPIC -Iinclude/uapi -Iuser/util \
+	$(Q)$(CC) -std=gnu11 -g -O2 $(WARN) -fPIC -Iinclude/uapi -Iuser/lib \
 		$(CFLAGS) -c -o $@ $<
 
 .PHONY: trace-rt eval

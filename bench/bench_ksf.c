@@ -26,7 +26,7 @@
 #include "kcc_hcct.h"
 #include "kcc_stitch.h"
 #include "lbrsim.h"
-#include "trace.h"
+#include "trace_file.h"
 
 #define EV_RET		0xffffffffu	/* trace event: return */
 #define MAX_DEG		12		/* callees per routine */
@@ -713,7 +713,7 @@ pass_samples(const struct sample_set *ss, struct kcc_forest *f,
 /*
  * What kcc.ko does per sample, at k = 3: undo the burst against the
  * stack walk, anchor the stack, replay the records, charge the sample.
- * The samples are those of kcc's LBR simulator (user/util/lbrsim.c):
+ * The samples are those of kcc's LBR simulator (user/harness/lbrsim.c):
  * one every o->period calls, a 32-record call-stack LBR and a full stack
  * walk.  Instruction counts come from bench/insns.sh (callgrind).
  */

@@ -24,7 +24,7 @@
 #include "ccf.h"
 #include "kcc_forest.h"
 #include "kcc_ppp.h"
-#include "trace.h"
+#include "trace_file.h"
 #include "watch.h"
 
 static double now(void)

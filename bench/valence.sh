@@ -22,7 +22,7 @@ REPS=${REPS:-3}
 out=$(mktemp -d "${TMPDIR:-/tmp}/kcc-valence-bench.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 
-$CC -std=gnu11 -O2 -fPIC -I"$top/include/uapi" -I"$top/user/util" -c \
+$CC -std=gnu11 -O2 -fPIC -I"$top/include/uapi" -I"$top/user/lib" -c \
 	-o "$out/valence_rt.o" "$top/tools/kcc-trace/kcc_valence_rt.c"
 $CC -std=gnu11 -O2 -fPIC -c -o "$out/trace_rt.o" \
 	"$top/tools/kcc-trace/kcc_trace_rt.c"

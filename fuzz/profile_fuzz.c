@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "report.h"
+#include "report_fmt.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

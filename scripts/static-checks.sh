@@ -14,15 +14,23 @@
 #               portability) with scripts/cppcheck.supp
 #   clang-tidy  clang-analyzer-* and bugprone-* on user/, with the checks
 #               listed above TIDY_OFF below turned off
+#   layers      the layers of user/ (scripts/layers.py,
+#               Documentation/layout.rst): the library (user/lib) below the
+#               report (user/report) below the harness (user/harness)
+#               below the commands; a module depending on a higher layer,
+#               or an import circle (by #include and by the symbols each
+#               file, compiled alone with $CC, takes from another), is a
+#               finding
 #   all         all of the above (the default)
 #
 # Usage: static-checks.sh [-K KDIR] [-C DIR] [CHECK...]
 #
 # -C DIR checks the tree DIR instead of this repository: its Kbuild,
 # kmod/, lbr/ and include/ (those present) for sparse and checkpatch,
-# its user/*.c and user/util/*.c for cppcheck and clang-tidy, with this
-# repository's suppressions.  selftests/kcc/static.sh plants known bugs
-# in such a tree to show that every check reports them.
+# its user/*.c and user/{lib,report,harness}/*.c for cppcheck, clang-tidy
+# and layers, with this repository's suppressions.
+# selftests/kcc/static.sh plants known bugs in such a tree to show that
+# every check reports them.
 #
 # Findings are printed as "file:line: message", then one summary line per
 # check on stderr with its time.  Exit status: 0 clean, 1 findings,
@@ -74,8 +82,8 @@ while getopts K:C:h opt; do
 		echo "static-checks.sh: -C $OPTARG: no such directory" >&2
 		exit 2
 	   } ;;
-	h) sed -n '4,32s/^# \{0,1\}//p' "$0"; exit 0 ;;
-	*) echo "usage: $0 [-K KDIR] [-C DIR] [sparse|checkpatch|cppcheck|clang-tidy|all]..." >&2
+	h) sed -n '4,40s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	*) echo "usage: $0 [-K KDIR] [-C DIR] [sparse|checkpatch|cppcheck|clang-tidy|layers|all]..." >&2
 	   exit 2 ;;
 	esac
 done
@@ -97,7 +105,8 @@ need() {	# need TOOL PACKAGE
 }
 
 user_sources() {	# the C files of user/ in $src, relative to it
-	for f in "$src"/user/*.c "$src"/user/util/*.c; do
+	for f in "$src"/user/*.c "$src"/user/lib/*.c "$src"/user/report/*.c \
+	    "$src"/user/harness/*.c; do
 		[ -f "$f" ] && echo "${f#"$src"/}"
 	done
 }
@@ -204,7 +213,7 @@ check_cppcheck() {
 			--inline-suppr \
 			--suppressions-list="$top/scripts/cppcheck.supp" \
 			-D__linux__ -D__x86_64__ -D_GNU_SOURCE \
-			-Iinclude/uapi -Ilbr -Iuser/util -Iuser \
+			-Iinclude/uapi -Ilbr -Iuser/lib -Iuser/report -Iuser/harness -Iuser \
 			--template='{file}:{line}: {severity}: {message} [{id}]' \
 			$files) >"$tmp/cppcheck.out" 2>&1
 	fi
@@ -224,11 +233,22 @@ check_clang_tidy() {
 		(cd "$src" && xargs -P 2 -I{} clang-tidy --quiet \
 			--checks="-*,clang-analyzer-*,bugprone-*,$TIDY_OFF" \
 			{} -- -std=gnu11 -D_GNU_SOURCE -Iinclude/uapi -Ilbr \
-			-Iuser/util -Iuser) >"$tmp/tidy.out" 2>/dev/null
+			-Iuser/lib -Iuser/report -Iuser/harness -Iuser) >"$tmp/tidy.out" 2>/dev/null
 	grep -E '^[^ ]+:[0-9]+:[0-9]+: (warning|error):' "$tmp/tidy.out" |
 		sed "s|^$src/||" | sort -u >"$tmp/tidy.f"
 	cat "$tmp/tidy.f"
 	summary clang-tidy "$(wc -l <"$tmp/tidy.f")" "$start"
+}
+
+check_layers() {
+	start=$(date +%s)
+	need python3 python3 || return
+	need nm binutils || return
+	mkdir -p "$tmp/layers"
+	python3 "$top/scripts/layers.py" "$src" "$tmp/layers" "${CC:-cc}" \
+		>"$tmp/layers.f"
+	cat "$tmp/layers.f"
+	summary layers "$(wc -l <"$tmp/layers.f")" "$start"
 }
 
 for c in "$@"; do
@@ -237,11 +257,13 @@ for c in "$@"; do
 	checkpatch) check_checkpatch ;;
 	cppcheck) check_cppcheck ;;
 	clang-tidy) check_clang_tidy ;;
+	layers) check_layers ;;
 	all)
 		check_sparse
 		check_checkpatch
 		check_cppcheck
 		check_clang_tidy
+		check_layers
 		;;
 	*) echo "static-checks.sh: unknown check '$c'" >&2; exit 2 ;;
 	esac

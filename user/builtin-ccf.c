@@ -11,7 +11,7 @@
 
 #include "builtin.h"
 #include "ccf.h"
-#include "trace.h"
+#include "trace_file.h"
 
 #define CMD "kcc ccf"
 

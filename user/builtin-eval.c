@@ -21,7 +21,7 @@
 #include "profile.h"
 #include "report.h"
 #include "lbrsim.h"
-#include "trace.h"
+#include "trace_file.h"
 
 #define CMD "kcc eval"
 #define MAX_LIST 16

@@ -10,7 +10,7 @@
 
 #include "builtin.h"
 #include "ccf.h"
-#include "trace.h"
+#include "trace_file.h"
 
 #define CMD "kcc hcct"
 /* 1/EPS counters: beyond this the summary is no longer small. */

@@ -28,7 +28,7 @@
 #include "builtin.h"
 #include "evspec.h"
 #include "profile.h"
-#include "trace.h"
+#include "trace_file.h"
 
 #define CMD "kcc record"
 

@@ -12,7 +12,7 @@
 
 #include "builtin.h"
 #include "debuginfod.h"
-#include "report.h"
+#include "report_fmt.h"
 #include "watch.h"
 
 #define CMD "kcc report"

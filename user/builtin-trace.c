@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "builtin.h"
-#include "trace.h"
+#include "trace_file.h"
 
 #define CMD "kcc trace"
 #define CMD_CONVERT "kcc trace convert"

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "builtin.h"
-#include "trace.h"
+#include "trace_file.h"
 #include "watch.h"
 
 #define CMD "kcc watch"

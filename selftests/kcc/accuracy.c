@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * accuracy - degree of overlap and hot-edge coverage (user/util/accuracy.c)
+ * accuracy - degree of overlap and hot-edge coverage (user/harness/accuracy.c)
  * on hand-made k-CCF pairs whose answers are worked out in the comments
  * from the definitions of Section 3 of the adaptive bursting paper, and
  * on a k-CCF built from a trace compared with itself and with a copy
@@ -18,6 +18,7 @@
 #include "accuracy.h"
 #include "ccf.h"
 #include "ktap.h"
+#include "trace_file.h"
 
 #define CAP	64
 

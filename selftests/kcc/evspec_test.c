@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * evspec_test.c - kcc record -e names to perf encodings (user/util/evspec.c):
+ * evspec_test.c - kcc record -e names to perf encodings (user/lib/evspec.c):
  * perf's generic names, rNNNN, PMU/TERMS/ against a sysfs tree made here
  * in a temporary directory, and libpfm4 names encoded for a Skylake PMU
  * forced with LIBPFM_FORCE_PMU, so the expected values come from the

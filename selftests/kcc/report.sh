@@ -391,34 +391,27 @@ tree_folded() {
 # (all, then rows below X% of the total dropped); rows below P% of the
 # total are dropped too (pruned FILE MODE X P).
 pruned() {
-	awk -F '\t' -v mode="$2" -v x="$3" -v pl="${4:-0}" '
-		{ c[$2] += $1; if (index($2, ";") == 0) tot += $1 }
+	tot=$(awk -F '\t' 'index($2, ";") == 0 { t += $1 } END { print t + 0 }' "$1")
+	awk -F '\t' -v mode="$2" -v x="$3" '
+		{ c[$2] += $1; line[NR] = $0; path[NR] = $2 }
 		END {
-			for (p in c) {
-				n = split(p, e, ";")
+			for (i = 1; i <= NR; i++) {
+				n = split(path[i], e, ";")
 				r = e[n]
 				if (mode == "hot")
-					keep[p] = c[p] >= x
+					keep = c[path[i]] >= x
 				else if (mode == "similar")
-					keep[p] = 100 * c[p] >= x * c[r]
+					keep = 100 * c[path[i]] >= x * c[r]
 				else if (mode == "routine")
-					keep[p] = r == x
+					keep = r == x
 				else
-					keep[p] = 1
+					keep = 1
+				if (keep)
+					print line[i]
 			}
-			for (p in c) {
-				if (!keep[p])
-					continue
-				s = c[p]
-				for (q in c)
-					if (keep[q] && substr(q, length(q) - length(p)) == ";" p &&
-					    split(q, a, ";") == split(p, b, ";") + 1)
-						s -= c[q]
-				if (s > 0 && (mode != "top" || 100 * s >= x * tot) &&
-				    100 * s >= pl * tot)
-					print p " " s
-			}
-		}' "$1" | LC_ALL=C sort
+		}' "$1" | exclusive - |
+		awk -v mode="$2" -v x="$3" -v pl="${4:-0}" -v tot="$tot" '
+			(mode != "top" || 100 * $NF >= x * tot) && 100 * $NF >= pl * tot'
 }
 
 # Each format of one view, as sorted folded stacks of calls.
@@ -435,20 +428,8 @@ EOF
 }
 
 svg_folded() {	# frames' inclusive counts less their callers' frames
-	sed -n 's/.*<title>\([^<]*\) \[trace\] | calls: \([0-9]*\) .*/\1\t\2/p' "$1" |
-		awk -F '\t' '
-			{ c[$1] = $2 }
-			END {
-				for (p in c) {
-					s = c[p]
-					for (q in c)
-						if (substr(q, length(q) - length(p)) == ";" p &&
-						    split(q, a, ";") == split(p, b, ";") + 1)
-							s -= c[q]
-					if (s > 0)
-						print p " " s
-				}
-			}' | LC_ALL=C sort
+	sed -n 's/.*<title>\([^<]*\) \[trace\] | calls: \([0-9]*\) .*/\2\t\1/p' "$1" |
+		exclusive -
 }
 
 view_formats() {	# view_formats DESC K EXPECTED-FILE REPORT-ARGS...

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "ktap.h"
-#include "report.h"
+#include "report_fmt.h"
 
 struct ev_case {
 	const char *what;

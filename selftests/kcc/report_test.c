@@ -22,7 +22,7 @@
 #include "ktap.h"
 #include "ref.h"
 #include "ksfdump.h"
-#include "report.h"
+#include "report_fmt.h"
 
 #define NR_RANDOM	40
 

@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # static.sh - the static checks of scripts/static-checks.sh as TAP, two
-# tests per check.  First the check on this repository, which must be
-# clean: sparse on kcc.ko (against $KDIR), checkpatch.pl --strict on
-# kmod/, lbr/ and include/uapi/linux/kcc.h, cppcheck and clang-tidy on
-# user/.  Then the same check (static-checks.sh -C) on a small tree with
+# tests per check (three for layers).  First the check on this
+# repository, which must be clean: sparse on kcc.ko (against $KDIR),
+# checkpatch.pl --strict on kmod/, lbr/ and include/uapi/linux/kcc.h,
+# cppcheck, clang-tidy and layers on user/.  Then the same check (static-checks.sh -C) on a small tree with
 # one known bug planted for it, which it must report at the planted line:
 #
 #   sparse      kmod/kccbad_user.c, a tiny module that dereferences a
@@ -14,6 +14,9 @@
 #   cppcheck    user/planted.c, a write past an array (arrayIndexOutOfBounds)
 #   clang-tidy  user/planted.c, a NULL dereference
 #               (clang-analyzer-core.NullDereference); one file only
+#   layers      user/lib/plant_lib.c including a harness header, and
+#               user/report/plant_amodel.c (a model) calling the format
+#               of user/report/plant_fmt.c that calls it back (a circle)
 #
 # A check whose tool is missing is skipped with the package to install;
 # findings are shown as comments, "file:line: message".  Needs no $KCC.
@@ -25,13 +28,14 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 
 echo "TAP version 13"
 ktap_tmpdir static
-plan 8
+plan 11
 
 # ---- the planted tree -------------------------------------------------
 # Each planted line carries a "PLANT-<check>" comment: the expected line
 # number is where that marker is, found by grep below.
 p=$tmp/plant
-mkdir -p "$p/kmod" "$p/user"
+mkdir -p "$p/kmod" "$p/user" "$p/user/lib" "$p/user/report" \
+	"$p/user/harness"
 
 cat >"$p/Kbuild" <<'EOF'
 # SPDX-License-Identifier: GPL-2.0
@@ -91,10 +95,69 @@ int planted_null(int x)
 }
 EOF
 
-# planted CHECK FILE PATTERN: CHECK must find PATTERN on the marked line
-# of FILE (relative to the planted tree) and exit 1.
+# The layers: the library must not include the harness, and the model
+# must not call its formats.
+cat >"$p/user/harness/plant_sim.h" <<'EOF'
+/* SPDX-License-Identifier: GPL-2.0 */
+int plant_sim(int x);
+EOF
+cat >"$p/user/harness/plant_sim.c" <<'EOF'
+// SPDX-License-Identifier: GPL-2.0
+#include "plant_sim.h"
+
+int plant_sim(int x)
+{
+	return x + 1;
+}
+EOF
+cat >"$p/user/lib/plant_lib.c" <<'EOF'
+// SPDX-License-Identifier: GPL-2.0
+/* The library, including a harness header. */
+#include "plant_sim.h"	/* PLANT-layers-up */
+
+int plant_lib(int x);
+
+int plant_lib(int x)
+{
+	return 2 * x;
+}
+EOF
+cat >"$p/user/report/plant_amodel.h" <<'EOF'
+/* SPDX-License-Identifier: GPL-2.0 */
+/* A model whose header declares its format, as report.h once did. */
+int plant_amodel_total(int x);
+int plant_amodel_print(int x);
+int plant_fmt_print(int x);
+EOF
+cat >"$p/user/report/plant_amodel.c" <<'EOF'
+// SPDX-License-Identifier: GPL-2.0
+#include "plant_amodel.h"
+
+int plant_amodel_total(int x)
+{
+	return 3 * x;
+}
+
+int plant_amodel_print(int x)
+{
+	return plant_fmt_print(x);	/* PLANT-layers-circle */
+}
+EOF
+cat >"$p/user/report/plant_fmt.c" <<'EOF'
+// SPDX-License-Identifier: GPL-2.0
+#include "plant_amodel.h"
+
+int plant_fmt_print(int x)
+{
+	return plant_amodel_total(x) + 1;
+}
+EOF
+
+# planted CHECK FILE PATTERN [MARK]: CHECK must find PATTERN on the line
+# of FILE (relative to the planted tree) marked PLANT-MARK (PLANT-CHECK
+# by default) and exit 1.
 planted() {
-	line=$(grep -n "PLANT-$1 " "$p/$2" | cut -d: -f1)
+	line=$(grep -n "PLANT-${4:-$1} " "$p/$2" | cut -d: -f1)
 	run sh "$top/scripts/static-checks.sh" ${KDIR:+-K "$KDIR"} -C "$p" "$1"
 	diag "$tmp/out"
 	grep '^static-checks.sh: .* s$' "$tmp/err" | sed 's/^/# planted: /'
@@ -111,7 +174,7 @@ planted() {
 	fi
 }
 
-for c in sparse checkpatch cppcheck clang-tidy; do
+for c in sparse checkpatch cppcheck clang-tidy layers; do
 	if [ "$c" = sparse ] && [ -n "${KCC_USER_ONLY:-}" ]; then
 		skip "sparse: KCC_USER_ONLY: no kernel build"
 		skip "sparse on a planted bug: KCC_USER_ONLY: no kernel build"
@@ -131,6 +194,14 @@ for c in sparse checkpatch cppcheck clang-tidy; do
 	checkpatch) planted checkpatch kmod/kccbad_style.c 'ERROR:SPACING:' ;;
 	cppcheck) planted cppcheck user/planted.c '\[arrayIndexOutOfBounds\]' ;;
 	clang-tidy) planted clang-tidy user/planted.c '\[clang-analyzer-core\.NullDereference\]' ;;
+	layers)
+		planted layers user/lib/plant_lib.c \
+			'layers: user/lib/plant_lib depends on user/harness/plant_sim, a higher layer' \
+			layers-up
+		planted layers user/report/plant_amodel.c \
+			'layers: import circle user/report/plant_amodel -> user/report/plant_fmt -> user/report/plant_amodel$' \
+			layers-circle
+		;;
 	esac
 done
 ktap_exit

@@ -7,7 +7,7 @@
  * below the sampled stack, truncated walks, every way a burst can fail to
  * fit its stack, joining of overlapping bursts; kcc_sample_check() on
  * every malformed field.  Then the property that justifies the design:
- * over seeded random traces, simulated LBR samples (user/util/lbrsim.c)
+ * over seeded random traces, simulated LBR samples (user/harness/lbrsim.c)
  * whose bursts cover the window since the previous sample, stitched,
  * joined and relabelled to routines, give exactly the k-SF of the trace;
  * without joining every call is counted once per burst that holds it.

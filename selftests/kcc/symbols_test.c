@@ -22,7 +22,8 @@
 
 #include "debuginfod.h"
 #include "ktap.h"
-#include "report.h"
+#include "pprof.h"
+#include "report_fmt.h"
 
 #define NFUNC	3
 

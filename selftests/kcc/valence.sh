@@ -19,7 +19,7 @@ ktap_tmpdir valence
 plan 5
 
 src=selftests/kcc/data/valence_prog.c
-$CC -std=gnu11 -O2 -fPIC -Iinclude/uapi -Iuser/util -c -o "$tmp/rt.o" \
+$CC -std=gnu11 -O2 -fPIC -Iinclude/uapi -Iuser/lib -c -o "$tmp/rt.o" \
 	tools/kcc-trace/kcc_valence_rt.c 2>"$tmp/err" &&
 	$CC -O2 -fomit-frame-pointer -finstrument-functions -o "$tmp/prog" \
 		"$src" "$tmp/rt.o" 2>>"$tmp/err" &&

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * valence_test.c - Valence encoding and decoding (user/util/valence.c)
+ * valence_test.c - Valence encoding and decoding (user/lib/valence.c)
  * against brute force: on random call graphs, acyclic and with nested
  * SCCs, every call path up to a depth is enumerated by a DFS that runs
  * the runtime's own area updates (valence_area.h) on the way down and

@@ -9,7 +9,7 @@
  *	kcc ccf -k 2 out/
  *
  * Every thread writes its own file, <dir>/kcc-<pid>-<tid>.kft, in the
- * format of user/util/ftrace_fmt.h: routine entries and exits with the
+ * format of user/lib/ftrace_fmt.h: routine entries and exits with the
  * stack address of each event, then the executable mappings, so that
  * kcc can name the routines and mend the stack where longjmp(),
  * exceptions or exit() skipped exit events.
@@ -34,11 +34,11 @@
  * hook returns to, or its entry when the hook was a sibling call) to the
  * return address.
  *
- * With KCC_TRACE_WATCH=FILE, a watch file (user/util/watch.h), every
+ * With KCC_TRACE_WATCH=FILE, a watch file (user/lib/watch.h), every
  * thread also counts the watched k-contexts at each call, in an array
  * numbered by preferential path profiling (lbr/kcc_ppp.c, compiled in),
  * on a shadow stack mended as kcc mends the trace (the same sp rules as
- * user/util/ftrace_rt.c), and writes the counts at its end to
+ * user/lib/ftrace_rt.c), and writes the counts at its end to
  * <dir>/kcc-<pid>-<tid>.watch: '<count>TAB<path>' per context, then
  * '# calls=C watched=W residual=U aliases=A dropped=D'.  The counts are
  * those kcc watch finds in the thread's trace file.  Routine names are
@@ -72,7 +72,7 @@
 #include <elf.h>
 #include <link.h>
 
-#include "../../user/util/ftrace_fmt.h"
+#include "../../user/lib/ftrace_fmt.h"
 #include "../../selftests/lbrpmu/kcc_lbrpmu.h"
 
 /* The numbering of watched contexts, kept out of the program's names. */
@@ -680,7 +680,7 @@ static inline NOTRACE void kft_wpop(struct kft_thread *t)
 	kcc_ppp_return(&t->wrun);
 }
 
-/* The stack as kcc mends it (user/util/ftrace_rt.c), and the counts. */
+/* The stack as kcc mends it (user/lib/ftrace_rt.c), and the counts. */
 static NOTRACE void kft_watch_event(struct kft_thread *t, uintptr_t fn,
 				    uintptr_t site, unsigned int kind,
 				    uintptr_t sp)

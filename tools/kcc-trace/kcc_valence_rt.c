@@ -13,7 +13,7 @@
  * The hooks look the call's return address up in the table (a hash
  * table, one probe for most calls), then set two bit fields of the
  * acyclic id or push a cyclic code or an escape record
- * (user/util/valence_area.h); they allocate only when recursion
+ * (user/lib/valence_area.h); they allocate only when recursion
  * overflows the area and make no system call.
  * Each thread registers its area on /dev/kcc (KCC_IOC_VALENCE_REGISTER)
  * when the device is there, as rseq(2) registers its own.
@@ -22,7 +22,7 @@
  * a CPU-time timer (KCC_VALENCE_HZ, default 1000), append the area and
  * the true stack (the nodes and sites of the frames it keeps) to file
  * (struct valence_check_hdr of
- * user/util/valence_prog.h), as a sample would read them; kcc valence
+ * user/lib/valence_prog.h), as a sample would read them; kcc valence
  * check decodes them.  Ticks that land in a hook are counted, not
  * written: there the true stack and the area are not in step.
  *

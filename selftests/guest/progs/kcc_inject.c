@@ -7,7 +7,7 @@
  * delta), all-or-nothing validation of a batch, bad pointers, injection
  * outside an inject session, the accounting identity.
  *
- * With sample files (the "KCCSMP" files of user/util/samples.h, e.g.
+ * With sample files (the "KCCSMP" files of user/lib/samples.h, e.g.
  * from `kcc synth`): each file is injected into a fresh session with k
  * from -k and the resulting stream is printed on the console as a blob
  * named after the file, for the host to compare with `kcc replay` of

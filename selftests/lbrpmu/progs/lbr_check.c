@@ -33,7 +33,7 @@
  * with -k SKID, the deepest stack (below a stray) has KCC_LBR_RECS - SKID
  * records: the newest SKID are left out, the rest is there.
  * The traces are read here, raw, because the checks need the events in
- * the order the runtime wrote them, which user/util/ftrace_rt.c mends
+ * the order the runtime wrote them, which user/lib/ftrace_rt.c mends
  * (longjmp) on purpose.
  * Exit status: 0 all passed, 1 a check failed, 2 usage or I/O error.
  */
@@ -54,7 +54,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../../user/util/ftrace_fmt.h"
+#include "../../../user/lib/ftrace_fmt.h"
 #include "../kcc_lbrpmu.h"
 #include "lbr_prog.h"
 

@@ -18,7 +18,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ftrace_rt.h"
 #include "trace.h"
 
 #define RD_CHUNK	(4u << 20)
@@ -529,7 +528,7 @@ out:
 	return ret;
 }
 
-int trace__read(struct trace *t, const char *path, bool tolerant)
+int trace__read_kcc(struct trace *t, const char *path, bool tolerant)
 {
 	struct rd rd = {
 		.fd = -1,
@@ -537,10 +536,6 @@ int trace__read(struct trace *t, const char *path, bool tolerant)
 	};
 	uint64_t depth = 0, last = 0;
 	int ret;
-
-	/* Traces of the kcc runtime (tools/kcc-trace): files or a directory. */
-	if (ftrace_rt__match(path))
-		return ftrace_rt__read(t, path, tolerant, NULL);
 
 	rd.cap = RD_CHUNK;
 	rd.buf = malloc(rd.cap);

@@ -173,7 +173,6 @@ struct report {
 int report__build(struct report *r, struct profile *p,
 		  const struct report_opts *o);
 void report__exit(struct report *r);
-int report__print(struct report *r, FILE *out);
 
 static inline bool report__shown(const struct report *r,
 				 const struct report_grp *g, uint32_t v)
@@ -230,12 +229,11 @@ int report__path(const struct report *r, const struct report_grp *g,
 /* Display name of counter @i ("calls", "cache-misses", ...). */
 const char *report__ctr_name(const struct report *r, uint32_t i);
 
-/* The outputs (report.c, report_fmt.c, pprof.c, svg.c). */
+/*
+ * The text report.  The other formats (report_fmt.h, pprof.h, svg.h)
+ * render the same view over this model; the model calls none of them.
+ */
 int report__text(struct report *r, FILE *out);
-int report__folded(struct report *r, FILE *out);
-int report__json(struct report *r, FILE *out);
-int report__pprof(struct report *r, FILE *out);
-int report__svg(struct report *r, FILE *out);
 
 /*
  * Exclusive k-contexts of every group as sorted (path, counters) rows:

@@ -2,7 +2,7 @@
 /*
  * ftrace_fmt.h - the file format written by the kcc tracing runtime
  * (tools/kcc-trace/kcc_trace_rt.c, for programs built with
- * -finstrument-functions) and read by user/util/ftrace_rt.c.  Shared by
+ * -finstrument-functions) and read by user/lib/ftrace_rt.c.  Shared by
  * both, so it depends on nothing but <stdint.h>.
  *
  * One file per thread: a 16-byte header, then records.  Every number is

@@ -22,7 +22,7 @@
  *			samples of a second event, retired calls, at its
  *			own period (a sample every PERIOD calls)
  *
- * The LBR and stack methods go through user/util/lbrsim.c (samples in
+ * The LBR and stack methods go through user/harness/lbrsim.c (samples in
  * the KCC_IOC_INJECT format) and the lbr/ stitcher, exactly as injected
  * samples go through kcc.ko; their address labels are mapped back to
  * routines by re-joining the k-SF.  The two bursting baselines follow

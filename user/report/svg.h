@@ -19,4 +19,7 @@
 /* XML text with &, <, >, " and ' escaped. */
 void xml_str(const char *s, FILE *out);
 
+/* kcc report --format svg. */
+int report__svg(struct report *r, FILE *out);
+
 #endif /* KCC_SVG_H */

@@ -55,12 +55,13 @@ void trace__exit(struct trace *t);
 /* Append event @ev (a routine id or TRACE_RET): 0 or -ENOMEM. */
 int trace__push(struct trace *t, uint32_t ev);
 /*
- * Read @path ("-" for stdin), detecting the format by its magic.  Errors
- * are reported on stderr as "kcc: FILE:LINE: reason" (text) or
- * "kcc: FILE: offset N: reason" (binary).  Return: 0 or -errno (-EINVAL
- * for a malformed trace).
+ * Read @path ("-" for stdin) in kcc's text or binary format, detecting
+ * which by its magic.  Errors are reported on stderr as
+ * "kcc: FILE:LINE: reason" (text) or "kcc: FILE: offset N: reason"
+ * (binary).  Return: 0 or -errno (-EINVAL for a malformed trace).
+ * trace__read() (trace_file.h) also reads the tracing runtime's traces.
  */
-int trace__read(struct trace *t, const char *path, bool tolerant);
+int trace__read_kcc(struct trace *t, const char *path, bool tolerant);
 /* The name trace__read() uses in messages for @path. */
 const char *trace__display_name(const char *path);
 

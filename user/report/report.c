@@ -1412,19 +1412,3 @@ int report__text(struct report *r, FILE *out)
 	}
 	return ret;
 }
-
-int report__print(struct report *r, FILE *out)
-{
-	switch (r->o.format) {
-	case FMT_FOLDED:
-		return report__folded(r, out);
-	case FMT_JSON:
-		return report__json(r, out);
-	case FMT_PPROF:
-		return report__pprof(r, out);
-	case FMT_SVG:
-		return report__svg(r, out);
-	default:
-		return report__text(r, out);
-	}
-}

@@ -28,4 +28,9 @@ void pb_packed(struct sbuf *b, uint32_t field, const uint64_t *v, size_t n);
 /* gzip @len bytes at @p to @out: 0 or -EIO / -ENOMEM. */
 int gzip_write(const void *p, size_t len, FILE *out);
 
+struct report;
+
+/* kcc report --format pprof: @r as a gzipped profile.proto. */
+int report__pprof(struct report *r, FILE *out);
+
 #endif /* KCC_PPROF_H */

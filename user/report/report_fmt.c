@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * report_fmt.c - kcc report's folded and JSON outputs.
+ * report_fmt.c - kcc report's folded and JSON outputs, and the choice of
+ * format (report__print).
  *
  * Both list exclusive k-contexts (see report.h), so the folded counts of
  * a group add up to its total, which the tests check against the text
@@ -11,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
+#include "pprof.h"
+#include "report_fmt.h"
+#include "svg.h"
 
 static const char *const json_drops[KCC_DROP_NR] = {
 	"ring_full", "no_task", "task_cap", "mem_cap", "bad_sample",
@@ -293,4 +296,20 @@ int report__json(struct report *r, FILE *out)
 	}
 	fprintf(out, "\n  ]\n}\n");
 	return ret;
+}
+
+int report__print(struct report *r, FILE *out)
+{
+	switch (r->o.format) {
+	case FMT_FOLDED:
+		return report__folded(r, out);
+	case FMT_JSON:
+		return report__json(r, out);
+	case FMT_PPROF:
+		return report__pprof(r, out);
+	case FMT_SVG:
+		return report__svg(r, out);
+	default:
+		return report__text(r, out);
+	}
 }
