@@ -402,7 +402,7 @@ static int kcc_task_grow(struct kcc_session *s, struct kcc_task *t, u32 need,
 /*
  * @t's forest cannot grow: from now on it keeps the contexts hot in
  * samples (where the sampled event lands, whatever the source), with
- * epsilon = 2 / capacity.  Its calls and events counters are kept, or
+ * epsilon = 4 / capacity.  Its calls and events counters are kept, or
  * deleted, with the nodes.
  */
 static void kcc_task_prune_start(struct kcc_session *s, struct kcc_task *t)

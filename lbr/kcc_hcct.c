@@ -351,7 +351,7 @@ int kcc_hcct_export(const struct kcc_hcct *h, u32 phi_ppm,
 
 static u32 kcc_fprune_m(u32 capacity)
 {
-	return capacity / 2 ? capacity / 2 : 1;
+	return capacity / 4 ? capacity / 4 : 1;
 }
 
 /* The summary, 8-byte aligned for the u64 sort keys in the scratch. */

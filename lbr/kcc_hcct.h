@@ -107,7 +107,7 @@ int kcc_hcct_export(const struct kcc_hcct *h, u32 phi_ppm,
 /*
  * Hot contexts kept in a k-SF or CCT that cannot grow (kcc.ko's task
  * forests): the forest's nodes are the items of a Space-Saving summary
- * of m = capacity / 2 counters over one counter @ctr of the nodes, the
+ * of m = capacity / 4 counters over one counter @ctr of the nodes, the
  * MCCT rule decides which nodes stay.  Once kcc_fprune_start() has run,
  * every change of a counter goes through kcc_forest_bump(); an increment
  * of @ctr is an occurrence of its node, of weight the increment.  A node

@@ -8,7 +8,7 @@
  * The CCT is built by the k-SF builder with k = inf, as kcc.ko builds
  * it, in a forest that starts at 16 nodes and doubles up to a cap C;
  * when a call might not fit in a forest at its cap, pruning starts:
- * m = C / 2 Space-Saving counters over the calls counter.  Before each
+ * m = C / 4 Space-Saving counters over the calls counter.  Before each
  * event the builder's pending frames are pinned, as kcc.ko does before
  * each sample.  With N the calls counted (kcc_fprune.n), what is
  * asserted, on the runs without a node drop (a node refused because the

@@ -6,8 +6,9 @@
  * 1. Threads: a system-wide fp session on cpu-clock (100 us) with the
  *    default budget, while THREADS threads run: LONG of them live
  *    through the whole session, the others are short-lived, created in
- *    waves.  Each runs 2 ms of its own CPU time through a few hundred
- *    calling contexts (four levels of eight routines).  Exact checks:
+ *    waves.  Each runs 2 ms (long-lived: 20 ms) of its own CPU time
+ *    through a few hundred calling contexts (four levels of eight
+ *    routines).  Exact checks:
  *    samples = processed + counted drops; no sample refused for want of
  *    memory or task slots; bytes never above max_bytes (STATUS polled
  *    between waves); the records' samples add up to processed, so the
@@ -16,7 +17,7 @@
  *    minus lost charges; every long-lived thread has a live record of
  *    its own.  Figures: threads covered, bytes per thread, folded.
  * 2. Hot contexts: injected stack-only samples (k = inf, task_nodes
- *    256: 128 Space-Saving counters) of 4 hot contexts, one of them
+ *    256: 64 Space-Saving counters) of 4 hot contexts, one of them
  *    appearing only after 4,000 cold contexts have filled the forest,
  *    interleaved round-robin with the cold ones.  The exact count of
  *    every context is computed here from the injected input; every
@@ -81,13 +82,13 @@ static uint64_t cpu_ns(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-/* 2 ms of this thread's CPU time over contexts chosen by @seed. */
-static void work(uint64_t seed)
+/* @ms of this thread's CPU time over contexts chosen by @seed. */
+static void work(uint64_t seed, unsigned int ms)
 {
 	struct rnd r = { seed };
 	uint64_t t0 = cpu_ns();
 
-	while (cpu_ns() - t0 < 2000000) {
+	while (cpu_ns() - t0 < ms * 1000000ull) {
 		unsigned int path = rnd_below(&r, 8 * 8 * 8 * 8);
 
 		tab[path & 7](path >> 3, DEPTH);
@@ -104,7 +105,7 @@ static void *long_worker(void *arg)
 	uintptr_t i = (uintptr_t)arg;
 
 	long_tid[i] = syscall(SYS_gettid);
-	work(i + 1);
+	work(i + 1, 20);
 	pthread_mutex_lock(&lock);
 	while (!go_away)
 		pthread_cond_wait(&cond, &lock);
@@ -114,7 +115,7 @@ static void *long_worker(void *arg)
 
 static void *short_worker(void *arg)
 {
-	work((uintptr_t)arg * 0x9e3779b97f4a7c15ull);
+	work((uintptr_t)arg * 0x9e3779b97f4a7c15ull, 2);
 	return NULL;
 }
 
