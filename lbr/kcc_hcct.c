@@ -366,37 +366,11 @@ size_t kcc_fprune_mem_size(u32 capacity)
 	return kcc_fprune_ss_size(capacity) + 5 * (size_t)capacity * sizeof(u32);
 }
 
-/* Sort @a[0 .. n) up; heapsort: no recursion, no allocation. */
-static void kcc_sort_u64(u64 *a, u32 n)
+static int kcc_cmp_u64(const void *a, const void *b)
 {
-	u32 i, end, root, child;
-	u64 x;
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
 
-	for (i = n / 2; i-- > 0;) {
-		for (root = i; (child = 2 * root + 1) < n; root = child) {
-			if (child + 1 < n && a[child] < a[child + 1])
-				child++;
-			if (a[root] >= a[child])
-				break;
-			x = a[root];
-			a[root] = a[child];
-			a[child] = x;
-		}
-	}
-	for (end = n; end-- > 1;) {
-		x = a[0];
-		a[0] = a[end];
-		a[end] = x;
-		for (root = 0; (child = 2 * root + 1) < end; root = child) {
-			if (child + 1 < end && a[child] < a[child + 1])
-				child++;
-			if (a[root] >= a[child])
-				break;
-			x = a[root];
-			a[root] = a[child];
-			a[child] = x;
-		}
-	}
+	return x < y ? -1 : x > y;
 }
 
 static u32 kcc_fprune_reclaim(struct kcc_forest *f);
@@ -437,7 +411,7 @@ int kcc_fprune_start(struct kcc_fprune *p, void *mem, size_t mem_size,
 			p->nchild[nd->parent]++;
 		key[i] = (c < 0xffffffffull ? c : 0xffffffffull) << 32 | i;
 	}
-	kcc_sort_u64(key, f->count);
+	kcc_sort(key, f->count, sizeof(*key), kcc_cmp_u64);
 	p->reclaim = kcc_fprune_reclaim;
 	n = f->count < m ? f->count : m;
 	for (j = f->count - n; j < f->count; j++) {
