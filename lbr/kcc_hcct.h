@@ -114,7 +114,10 @@ int kcc_hcct_export(const struct kcc_hcct *h, u32 phi_ppm,
  * whose counter is taken over is deleted, with its ancestors, when
  * nothing needs it: no counter, no child, not pinned.  Pinned are the
  * nodes touched since the last kcc_fprune_begin() and those pinned
- * explicitly (kcc_fprune_pin(): a builder's pending frames).
+ * explicitly (kcc_fprune_pin(): a builder's pending frames).  A node
+ * created in a full pool takes over the counter of an unpinned leaf of
+ * the smallest count, which is deleted: a Space-Saving takeover of
+ * weight 0 until the new node counts.
  *
  * The counters a node exports are exact for its current life: what was
  * counted there since it was (re)created.  With N the stream length
