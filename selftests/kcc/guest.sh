@@ -336,7 +336,7 @@ while read -r name vmlinuz kdir; do
 		elif [ ! -s "$tmp/blobs/scale-hot.stream" ]; then
 			echo "ok $i $what # SKIP no scale-hot blob"
 		elif "$KCC" report "$tmp/blobs/scale-hot.stream" >"$tmp/report" 2>&1 &&
-		     grep -q '^# pruned: 1 forests kept only their hot contexts (Space-Saving, phi [0-9.]*%, eps [0-9.]*%, [1-9][0-9]* cold nodes evicted): .* every context with more than floor(phi N) samples is present and every count is at most eps N below the true one$' "$tmp/report" &&
+		     grep -q '^# pruned forests: 1, keeping only their hot contexts (Space-Saving, phi [0-9.]*%, eps [0-9.]*%, [1-9][0-9]* cold nodes evicted): .* every context with more than floor(phi N) samples is present and every count is at most eps N below the true one$' "$tmp/report" &&
 		     grep -q '; pruned: 1 forest, hot above [1-9][0-9]* samples, counts within [1-9][0-9]*$' "$tmp/report"; then
 			echo "ok $i $what"
 		else

@@ -1115,7 +1115,7 @@ static void print_header(struct report *r, FILE *out)
 		fprintf(out, "# folded: %" PRIu64 " exited threads into their process's forest (pid = tgid)\n",
 			r->st_folded);
 	if (r->st_pruned)
-		fprintf(out, "# pruned: %" PRIu64 " forests kept only their hot contexts (Space-Saving, phi %.4f%%, eps %.4f%%, %" PRIu64 " cold nodes evicted): in such a forest, with N its samples (twice for a finite k), every context with more than floor(phi N) samples is present and every count is at most eps N below the true one\n",
+		fprintf(out, "# pruned forests: %" PRIu64 ", keeping only their hot contexts (Space-Saving, phi %.4f%%, eps %.4f%%, %" PRIu64 " cold nodes evicted): in such a forest, with N its samples (twice for a finite k), every context with more than floor(phi N) samples is present and every count is at most eps N below the true one\n",
 			r->st_pruned, r->hcct_phi_ppm / 1e4, r->hcct_eps_ppm / 1e4,
 			r->st_evicted);
 	if (r->unsymbolized)
