@@ -6,8 +6,8 @@
  * probe, the sched tracepoints, then /dev/kcc.  Unload (only possible
  * with /dev/kcc closed, which has already destroyed any session) goes
  * the other way: the device, the tracepoint probes (unregistered and
- * synchronized), the irq_works (synced), the workqueue (drained and
- * destroyed), the rings.
+ * synchronized), the irq_works (synced) and the flush timer they arm
+ * (cancelled, synced), the workqueue (drained and destroyed), the rings.
  *
  * With selftest=1 the module first checks the portable lbr/ core
  * against the running example of the k-CCF paper (Figure 2): the code
@@ -35,7 +35,7 @@ MODULE_PARM_DESC(selftest, "check the lbr core on the k-CCF paper's example at l
 
 static bool autostart;
 module_param(autostart, bool, 0444);
-MODULE_PARM_DESC(autostart, "start a system-wide session with the defaults at load (read it with kccread /dev/kcc)");
+MODULE_PARM_DESC(autostart, "start a system-wide session with the defaults at load, the default session of readers (kccread /dev/kcc)");
 
 bool kcc_param_inject;
 module_param_named(inject, kcc_param_inject, bool, 0444);
@@ -74,6 +74,21 @@ unsigned int kcc_param_task_budget_us = 250000;
 module_param_named(task_budget_us, kcc_param_task_budget_us, uint, 0444);
 MODULE_PARM_DESC(task_budget_us, "worker time one task may use per drain, in us; 0: no bound (default 250000)");
 
+/*
+ * The batched hand-off (kcc_sample.c): the handlers wake the worker when
+ * a ring is half full or a process is new to it, else a timer does
+ * flush_ms after the first sample it has not seen.  4 ms: a ring of the default 256 KiB holds about 1,300
+ * samples of 20 frames, a thousand times what a 1 ms period gives in that
+ * time, and a reader's poll() sees new samples within a few ms.
+ */
+unsigned int kcc_param_flush_ms = 4;
+module_param_named(flush_ms, kcc_param_flush_ms, uint, 0644);
+MODULE_PARM_DESC(flush_ms, "ms after a sample before the worker applies it, unless its ring is half full or its process new; 1..10000 (default 4)");
+
+bool kcc_param_batch = true;
+module_param_named(batch, kcc_param_batch, bool, 0644);
+MODULE_PARM_DESC(batch, "batched hand-off; 0: wake the worker at every sample (comparisons only; default 1)");
+
 bool kcc_param_fixed_seed;
 module_param_named(fixed_seed, kcc_param_fixed_seed, bool, 0444);
 MODULE_PARM_DESC(fixed_seed, "key every forest's hash with the fixed seed, not a random one (reproducible runs and flooding tests; default 0)");
@@ -84,7 +99,11 @@ MODULE_PARM_DESC(period, "default sample period, 0: 10007 events or 1 ms of cpu-
 
 unsigned long kcc_param_max_bytes = 64ul << 20;
 module_param_named(max_bytes, kcc_param_max_bytes, ulong, 0444);
-MODULE_PARM_DESC(max_bytes, "default cap on the memory of all forests (default 64 MiB)");
+MODULE_PARM_DESC(max_bytes, "cap on the memory of all forests of all sessions, and a session's default cap (default 64 MiB)");
+
+unsigned int kcc_param_max_sessions = 16;
+module_param_named(max_sessions, kcc_param_max_sessions, uint, 0444);
+MODULE_PARM_DESC(max_sessions, "sessions that may exist at once, the autostart one included (default 16)");
 
 unsigned int kcc_param_max_tasks = 16384;
 module_param_named(max_tasks, kcc_param_max_tasks, uint, 0444);
@@ -357,20 +376,24 @@ static void __init kcc_autostart(void)
 		.source = KCC_SOURCE_AUTO,
 		.target = KCC_TARGET_ALL,
 	};
+	struct kcc_session *s;
 	long ret;
 
 	mutex_lock(&kcc_g.lock);
-	ret = kcc_configure(NULL, &c);
+	s = kcc_configure(NULL, &c);
+	ret = PTR_ERR_OR_ZERO(s);
 	if (!ret) {
-		ret = kcc_start(kcc_g.sess);
+		ret = kcc_start(s);
 		if (ret)
-			kcc_session_destroy(kcc_g.sess);
+			kcc_session_destroy(s);
+		else
+			kcc_g.autostart = s;
 	}
 	mutex_unlock(&kcc_g.lock);
 	if (ret)
 		pr_err("autostart failed: %ld\n", ret);
 	else
-		pr_info("autostart: system-wide session running\n");
+		pr_info("autostart: system-wide session %u running\n", s->id);
 }
 
 static int __init kcc_init(void)
@@ -384,9 +407,11 @@ static int __init kcc_init(void)
 	}
 
 	mutex_init(&kcc_g.lock);
+	INIT_LIST_HEAD(&kcc_g.sessions);
 	raw_spin_lock_init(&kcc_g.ev_lock);
 	init_waitqueue_head(&kcc_g.wait);
 	INIT_WORK(&kcc_g.work, kcc_work_fn);
+	INIT_DELAYED_WORK(&kcc_g.flush, kcc_flush_fn);
 
 	ret = kcc_rings_init();
 	if (ret)
@@ -400,6 +425,7 @@ static int __init kcc_init(void)
 	ret = kcc_tp_init();
 	if (ret)
 		goto err_tp;
+	kcc_maps_init();
 	ret = kcc_dev_init();
 	if (ret)
 		goto err_dev;
@@ -429,11 +455,16 @@ static void __exit kcc_exit(void)
 	 * autostart=1 made, which no file owns.
 	 */
 	mutex_lock(&kcc_g.lock);
-	if (kcc_g.sess) {
-		WARN_ON_ONCE(kcc_g.sess->owner);
-		kcc_session_destroy(kcc_g.sess);
+	while (!list_empty(&kcc_g.sessions)) {
+		struct kcc_session *s = list_first_entry(&kcc_g.sessions,
+							 struct kcc_session,
+							 node);
+
+		WARN_ON_ONCE(s->owner);
+		kcc_session_destroy(s);
 	}
 	mutex_unlock(&kcc_g.lock);
+	kcc_maps_exit();
 	kcc_tp_exit();
 	kcc_rings_sync();
 	destroy_workqueue(kcc_g.wq);

@@ -22,6 +22,7 @@
 #include <linux/pid.h>
 #include <linux/fs.h>
 #include <linux/dcache.h>
+#include <linux/moduleparam.h>
 #include <linux/tracepoint.h>
 #include <linux/random.h>
 #include <linux/sched/clock.h>
@@ -32,7 +33,7 @@
 
 /* ---- sched tracepoints ------------------------------------------------- */
 
-static void kcc_tev_push(u32 kind, u32 pid, u64 start)
+static void kcc_tev_push(u32 kind, u32 pid, u64 start, u32 exec_id)
 {
 	unsigned long flags;
 	bool kick = false;
@@ -44,6 +45,7 @@ static void kcc_tev_push(u32 kind, u32 pid, u64 start)
 		kcc_g.ev[kcc_g.nr_ev].kind = kind;
 		kcc_g.ev[kcc_g.nr_ev].pid = pid;
 		kcc_g.ev[kcc_g.nr_ev].start = start;
+		kcc_g.ev[kcc_g.nr_ev].exec_id = exec_id;
 		kcc_g.nr_ev++;
 		kick = kcc_g.nr_ev == KCC_TEV_MAX / 2;
 	} else {
@@ -57,14 +59,16 @@ static void kcc_tev_push(u32 kind, u32 pid, u64 start)
 static void kcc_probe_exit(KCC_TP_EXIT_PROTO)
 {
 	if (READ_ONCE(kcc_g.ev_on) && !(p->flags & PF_KTHREAD))
-		kcc_tev_push(KCC_TEV_EXIT, p->pid, p->start_boottime);
+		kcc_tev_push(KCC_TEV_EXIT, p->pid, p->start_boottime,
+			     (u32)p->self_exec_id);
 }
 
 static void kcc_probe_exec(KCC_TP_EXEC_PROTO)
 {
 	if (READ_ONCE(kcc_g.ev_on))
 		kcc_tev_push(KCC_TEV_EXEC, p->tgid,
-			     p->group_leader->start_boottime);
+			     p->group_leader->start_boottime,
+			     (u32)p->self_exec_id);
 }
 
 struct kcc_tp {
@@ -77,6 +81,16 @@ static struct kcc_tp kcc_tps[] = {
 	{ "sched_process_exit", kcc_probe_exit },
 	{ "sched_process_exec", kcc_probe_exec },
 };
+
+/*
+ * Tests only: tracepoints=0 loads without the probes, so that a kernel
+ * problem can be told from the tracepoint patching they cause
+ * (Documentation/testing.rst, multi-threaded TCG).  Exits and execs then
+ * go unseen: forests of exited tasks stay until the session ends.
+ */
+static bool kcc_param_tracepoints = true;
+module_param_named(tracepoints, kcc_param_tracepoints, bool, 0444);
+MODULE_PARM_DESC(tracepoints, "attach the sched exit/exec probes (default 1; 0 is for tests only)");
 
 static void kcc_tp_lookup(struct tracepoint *tp, void *priv)
 {
@@ -92,6 +106,8 @@ int kcc_tp_init(void)
 	size_t i;
 	int ret;
 
+	if (!kcc_param_tracepoints)
+		return 0;
 	for_each_kernel_tracepoint(kcc_tp_lookup, NULL);
 	for (i = 0; i < ARRAY_SIZE(kcc_tps); i++) {
 		if (!kcc_tps[i].tp) {
@@ -121,6 +137,8 @@ void kcc_tp_exit(void)
 {
 	size_t i;
 
+	if (!kcc_param_tracepoints)
+		return;
 	for (i = 0; i < ARRAY_SIZE(kcc_tps); i++)
 		tracepoint_probe_unregister(kcc_tps[i].tp, kcc_tps[i].probe,
 					    NULL);
@@ -148,33 +166,57 @@ static u32 kcc_task_hash(u32 pid, u64 start)
 	return pid ^ (u32)start ^ (u32)(start >> 32);
 }
 
+/*
+ * The state of task (pid, start) in its image @exec_id: an exec gives
+ * the same task a new image, with a forest and stack state of its own.
+ */
 static struct kcc_task *kcc_task_find(struct kcc_session *s, u32 pid,
-				      u64 start)
+				      u64 start, u32 exec_id)
 {
 	struct kcc_task *t;
 
 	hash_for_each_possible(s->tasks, t, hnode, kcc_task_hash(pid, start))
-		if (t->pid == pid && t->start == start)
+		if (t->pid == pid && t->start == start &&
+		    t->exec_id == exec_id)
 			return t;
 	return NULL;
 }
 
-/* The live task (pid, start) with a reference, or NULL if it is gone. */
-static struct task_struct *kcc_task_get_live(u32 pid, u64 start)
+/*
+ * The live task (pid, start) with a reference, or NULL if it is gone.
+ * Ring records carry pids of the initial namespace, whoever looks them
+ * up (a reader in a container included).
+ */
+static struct task_struct *kcc_task_get_live(u32 pid, u64 start,
+					     u32 exec_id)
 {
-	struct task_struct *p = NULL;
-	struct pid *sp;
+	struct task_struct *p;
 
-	sp = find_get_pid(pid);
-	if (sp) {
-		p = get_pid_task(sp, PIDTYPE_PID);
-		put_pid(sp);
-	}
-	if (p && (p->start_boottime != start || (p->flags & PF_EXITING))) {
+	rcu_read_lock();
+	p = pid_task(find_pid_ns(pid, &init_pid_ns), PIDTYPE_PID);
+	if (p)
+		get_task_struct(p);
+	rcu_read_unlock();
+	if (p && (p->start_boottime != start || (p->flags & PF_EXITING) ||
+		  (u32)p->self_exec_id != exec_id)) {
 		put_task_struct(p);
 		p = NULL;
 	}
 	return p;
+}
+
+/* Is task (pid, start) alive in an image after @exec_id? */
+static bool kcc_task_execd(u32 pid, u64 start, u32 exec_id)
+{
+	struct task_struct *p;
+	bool ret;
+
+	rcu_read_lock();
+	p = pid_task(find_pid_ns(pid, &init_pid_ns), PIDTYPE_PID);
+	ret = p && p->start_boottime == start && !(p->flags & PF_EXITING) &&
+	      (u32)p->self_exec_id != exec_id;
+	rcu_read_unlock();
+	return ret;
 }
 
 /* ---- executable mappings ----------------------------------------------- */
@@ -211,6 +253,7 @@ static int kcc_map_add(struct kcc_session *s, struct kcc_proc *pr,
 	size = ALIGN(sizeof(m) + plen, 8);
 
 	m.tgid = pr->tgid;
+	m.image = pr->image;
 	m.start = vma->vm_start;
 	m.end = vma->vm_end;
 	m.pgoff = (u64)vma->vm_pgoff << PAGE_SHIFT;
@@ -226,7 +269,7 @@ static int kcc_map_add(struct kcc_session *s, struct kcc_proc *pr,
 		while (cap < pr->maps_len + size)
 			cap *= 2;
 		if (cap > KCC_MAPS_MAX_BYTES ||
-		    s->bytes + cap - pr->maps_cap > s->cfg.max_bytes)
+		    !kcc_mem_room(s, cap - pr->maps_cap))
 			return -ENOSPC;
 		n = kvmalloc(cap, GFP_KERNEL);
 		if (!n)
@@ -234,7 +277,7 @@ static int kcc_map_add(struct kcc_session *s, struct kcc_proc *pr,
 		if (pr->maps_len)
 			memcpy(n, pr->maps, pr->maps_len);
 		kvfree(pr->maps);
-		s->bytes += cap - pr->maps_cap;
+		kcc_mem_add(s, cap - pr->maps_cap);
 		pr->maps = n;
 		pr->maps_cap = cap;
 	}
@@ -250,8 +293,8 @@ static int kcc_map_add(struct kcc_session *s, struct kcc_proc *pr,
  * Record the file-backed executable mappings of @p's process.  Process
  * context: takes the mmap lock for reading.
  */
-static void kcc_maps_capture(struct kcc_session *s, struct kcc_proc *pr,
-			     struct task_struct *p)
+void kcc_maps_capture(struct kcc_session *s, struct kcc_proc *pr,
+		      struct task_struct *p)
 {
 	struct vm_area_struct *vma;
 	struct mm_struct *mm;
@@ -280,19 +323,44 @@ out_mm:
 	mmput(mm);
 }
 
-static struct kcc_proc *kcc_proc_get(struct kcc_session *s, u32 tgid,
-				     u64 start, struct task_struct *live)
+/* The process (tgid, start) in its image @exec_id, or NULL. */
+struct kcc_proc *kcc_proc_find(struct kcc_session *s, u32 tgid, u64 start,
+			       u32 exec_id)
 {
 	struct kcc_proc *pr;
 
 	list_for_each_entry(pr, &s->procs, node)
-		if (pr->tgid == tgid && pr->start == start)
+		if (pr->tgid == tgid && pr->start == start &&
+		    pr->exec_id == exec_id)
 			return pr;
+	return NULL;
+}
+
+/*
+ * The process of a task, created with the mappings of @live (when the
+ * task is alive) if it is new.  Its images are numbered from 0, the
+ * first one this session saw, so that map records say which one they
+ * belong to.
+ */
+struct kcc_proc *kcc_proc_get(struct kcc_session *s, u32 tgid, u64 start,
+			      u32 exec_id, struct task_struct *live)
+{
+	struct kcc_proc *pr, *o;
+	u32 image = 0;
+
+	pr = kcc_proc_find(s, tgid, start, exec_id);
+	if (pr)
+		return pr;
+	list_for_each_entry(o, &s->procs, node)
+		if (o->tgid == tgid && o->start == start && o->image >= image)
+			image = o->image + 1;
 	pr = kzalloc(sizeof(*pr), GFP_KERNEL);
 	if (!pr)
 		return NULL;
 	pr->tgid = tgid;
 	pr->start = start;
+	pr->exec_id = exec_id;
+	pr->image = image;
 	list_add_tail(&pr->node, &s->procs);
 	if (live)
 		kcc_maps_capture(s, pr, live);
@@ -301,10 +369,14 @@ static struct kcc_proc *kcc_proc_get(struct kcc_session *s, u32 tgid,
 
 static void kcc_proc_put(struct kcc_session *s, struct kcc_proc *pr)
 {
-	if (--pr->nr_tasks)
-		return;
+	if (!--pr->nr_tasks)
+		kcc_proc_free(s, pr);
+}
+
+void kcc_proc_free(struct kcc_session *s, struct kcc_proc *pr)
+{
 	list_del(&pr->node);
-	s->bytes -= pr->maps_cap;
+	kcc_mem_add(s, -(ssize_t)pr->maps_cap);
 	kvfree(pr->maps);
 	kfree(pr);
 }
@@ -315,8 +387,9 @@ static void kcc_proc_put(struct kcc_session *s, struct kcc_proc *pr)
  * A forest starts with KCC_TASK_NODES_INIT nodes and doubles, up to
  * task_nodes, whenever a sample might not fit: its memory follows the
  * contexts the thread touches.  The forests, the task states and the
- * mappings share the session's max_bytes (s->bytes, under kcc_g.lock);
- * the last eighth of it is kept for the Space-Saving summaries of the
+ * mappings share the session's max_bytes and the module's, which all
+ * sessions share (kcc_mem_add(), under kcc_g.lock); the last eighth of
+ * each is kept for the Space-Saving summaries of the
  * forests that cannot grow any more (Documentation/kcc-module.rst,
  * "Memory").
  */
@@ -326,13 +399,20 @@ static unsigned int kcc_param_hcct_phi_ppm = 1000;
 module_param_named(hcct_phi_ppm, kcc_param_hcct_phi_ppm, uint, 0444);
 MODULE_PARM_DESC(hcct_phi_ppm, "phi of the hot contexts a pruned forest guarantees, in ppm (default 1000: 0.1%)");
 
+/*
+ * Room for @add more bytes (negative: fewer) in the session's max_bytes
+ * and in the budget all sessions share (kcc_mem_room()); without
+ * @reserve, in seven eighths of each.
+ */
 static bool kcc_budget_ok(const struct kcc_session *s, s64 add, bool reserve)
 {
-	u64 limit = s->cfg.max_bytes;
+	s64 limit = s->cfg.max_bytes, all = READ_ONCE(kcc_param_max_bytes);
 
-	if (!reserve)
+	if (!reserve) {
 		limit -= limit / 8;
-	return (s64)s->bytes + add <= (s64)limit;
+		all -= all / 8;
+	}
+	return (s64)s->bytes + add <= limit && (s64)kcc_g.bytes + add <= all;
 }
 
 static size_t kcc_forest_bytes(u32 nodes)
@@ -362,7 +442,7 @@ static int kcc_task_forest_resize(struct kcc_session *s, struct kcc_task *t,
 	}
 	kvfree(t->fmem);
 	t->fmem = mem;
-	s->bytes += sz - t->fbytes;
+	kcc_mem_add(s, sz - t->fbytes);
 	t->bytes += sz - t->fbytes;
 	t->fbytes = sz;
 	return 0;
@@ -432,7 +512,7 @@ static void kcc_task_prune_start(struct kcc_session *s, struct kcc_task *t)
 	t->prune = p;
 	t->pbytes = sz;
 	t->bytes += sz;
-	s->bytes += sz;
+	kcc_mem_add(s, sz);
 	t->flags |= KCC_TASK_PRUNED;
 	s->retired.forests_pruned++;
 	eps = kcc_fprune_eps_ppm(&t->forest);
@@ -536,7 +616,7 @@ static void kcc_task_link(struct kcc_session *s, struct kcc_task *t,
 	t->proc = pr;
 	pr->nr_tasks++;
 	list_add_tail(&t->node, &s->task_list);
-	s->bytes += t->bytes;
+	kcc_mem_add(s, t->bytes);
 	s->nr_tasks++;
 	s->retired.tasks_created++;
 }
@@ -575,7 +655,7 @@ static struct kcc_task *kcc_task_new(struct kcc_session *s,
 	mem += ALIGN(sizeof(*t), 64);
 	ret = kcc_task_forest_resize(s, t, cap0);
 	/* The forest's bytes go to the session with the rest, below. */
-	s->bytes -= t->fbytes;
+	kcc_mem_add(s, -(ssize_t)t->fbytes);
 	/*
 	 * Labels are addresses the profiled program chooses: keyed with a
 	 * seed it cannot know, its routines cannot be placed to share a
@@ -609,8 +689,8 @@ static struct kcc_task *kcc_task_new(struct kcc_session *s,
 		return NULL;
 	}
 
-	live = kcc_task_get_live(r->pid, r->start);
-	pr = kcc_proc_get(s, r->tgid, r->leader_start, live);
+	live = kcc_task_get_live(r->pid, r->start, r->exec_id);
+	pr = kcc_proc_get(s, r->tgid, r->leader_start, r->exec_id, live);
 	if (!pr) {
 		if (live)
 			put_task_struct(live);
@@ -622,16 +702,22 @@ static struct kcc_task *kcc_task_new(struct kcc_session *s,
 	t->pid = r->pid;
 	t->tgid = r->tgid;
 	t->start = r->start;
+	t->exec_id = r->exec_id;
 	memcpy(t->comm, r->comm, TASK_COMM_LEN);
 	if (!live) {
 		t->flags |= KCC_TASK_EXITED;
+		if (kcc_task_execd(r->pid, r->start, r->exec_id))
+			t->flags |= KCC_TASK_EXEC;
 		s->nr_exited++;
 		s->nr_foldable++;
 	} else {
+		t->pid_ref = get_task_pid(live, PIDTYPE_PID);
+		t->tgid_ref = get_task_pid(live, PIDTYPE_TGID);
 		put_task_struct(live);
 	}
 	hash_add(s->tasks, &t->hnode, kcc_task_hash(t->pid, t->start));
 	kcc_task_link(s, t, pr);
+	kcc_watch_task_init(s, t);
 	return t;
 }
 
@@ -649,8 +735,11 @@ static void kcc_task_release(struct kcc_session *s, struct kcc_task *t)
 	if (t->forest.pr)
 		s->retired.nodes_evicted += t->forest.pr->evicted;
 	s->nr_tasks--;
-	s->bytes -= t->bytes;
+	kcc_mem_add(s, -(ssize_t)t->bytes);
+	put_pid(t->pid_ref);
+	put_pid(t->tgid_ref);
 	kcc_proc_put(s, t->proc);
+	kcc_watch_task_free(t);
 	kvfree(t->prune);
 	kvfree(t->fmem);
 	kvfree(t);
@@ -698,11 +787,14 @@ static struct kcc_task *kcc_fold_get(struct kcc_session *s,
 		kvfree(f);
 		return NULL;
 	}
-	s->bytes -= f->fbytes;
+	kcc_mem_add(s, -(ssize_t)f->fbytes);
 	/* Its nodes come from forests already keyed; it is never hashed. */
 	f->pid = pr->tgid;
 	f->tgid = pr->tgid;
 	f->start = pr->start;
+	f->exec_id = pr->exec_id;
+	f->pid_ref = get_pid(from->tgid_ref);
+	f->tgid_ref = get_pid(from->tgid_ref);
 	memcpy(f->comm, from->comm, TASK_COMM_LEN);
 	f->flags = KCC_TASK_FOLDED;
 	f->st.ksf.f = &f->forest;
@@ -821,6 +913,16 @@ static void kcc_task_mark_exited(struct kcc_session *s, struct kcc_task *t)
 }
 
 /*
+ * An exec ended @t's image (its pid and start go on in a later one,
+ * perhaps already gone too): later samples start a new state.
+ */
+static void kcc_task_end_image(struct kcc_session *s, struct kcc_task *t)
+{
+	t->flags |= KCC_TASK_EXEC;
+	kcc_task_mark_exited(s, t);
+}
+
+/*
  * Tracepoint events can be lost (a full queue); before a snapshot every
  * task still believed alive is looked up.
  */
@@ -832,9 +934,11 @@ void kcc_tasks_check_alive(struct kcc_session *s)
 	list_for_each_entry(t, &s->task_list, node) {
 		if (t->flags & KCC_TASK_EXITED)
 			continue;
-		p = kcc_task_get_live(t->pid, t->start);
+		p = kcc_task_get_live(t->pid, t->start, t->exec_id);
 		if (p)
 			put_task_struct(p);
+		else if (kcc_task_execd(t->pid, t->start, t->exec_id))
+			kcc_task_end_image(s, t);
 		else
 			kcc_task_mark_exited(s, t);
 	}
@@ -849,21 +953,27 @@ void kcc_task_events(struct kcc_session *s, struct kcc_tev *ev, u32 nr)
 
 	for (i = 0; i < nr; i++) {
 		if (ev[i].kind == KCC_TEV_EXIT) {
-			t = kcc_task_find(s, ev[i].pid, ev[i].start);
+			t = kcc_task_find(s, ev[i].pid, ev[i].start,
+					  ev[i].exec_id);
 			if (t)
 				kcc_task_mark_exited(s, t);
 			continue;
 		}
-		/* exec: the process has new mappings to remember. */
-		list_for_each_entry(pr, &s->procs, node) {
-			if (pr->tgid != ev[i].pid || pr->start != ev[i].start)
-				continue;
-			p = kcc_task_get_live(ev[i].pid, ev[i].start);
-			if (p) {
-				kcc_maps_capture(s, pr, p);
-				put_task_struct(p);
-			}
-			break;
+		/*
+		 * exec: the old image of the process's leader pid is over
+		 * (the other threads exit, their events say so).
+		 */
+		list_for_each_entry(t, &s->task_list, node)
+			if (t->pid == ev[i].pid && t->start == ev[i].start &&
+			    t->exec_id != ev[i].exec_id)
+				kcc_task_end_image(s, t);
+		/* The new image's mappings, if it is known already. */
+		pr = kcc_proc_find(s, ev[i].pid, ev[i].start, ev[i].exec_id);
+		p = pr ? kcc_task_get_live(ev[i].pid, ev[i].start,
+					   ev[i].exec_id) : NULL;
+		if (p) {
+			kcc_maps_capture(s, pr, p);
+			put_task_struct(p);
 		}
 	}
 }
@@ -899,7 +1009,8 @@ void kcc_task_apply(struct kcc_session *s, const struct kcc_rrec *r)
 	int why;
 
 	s->consumed++;
-	if (r->gen != kcc_g.gen || s->state != KCC_STATE_RUNNING) {
+	/* Injected records (sid 0) serve several sessions: state only. */
+	if ((r->sid && r->gen != s->gen) || s->state != KCC_STATE_RUNNING) {
 		s->dropped[KCC_DROP_STOPPED]++;
 		return;
 	}
@@ -913,8 +1024,15 @@ void kcc_task_apply(struct kcc_session *s, const struct kcc_rrec *r)
 	 * stack, which the stitcher anchors at depth 0 exactly as the
 	 * userspace replay does.
 	 */
-	t = kcc_task_find(s, r->pid, r->start);
+	t = kcc_task_find(s, r->pid, r->start, r->exec_id);
 	if (!t) {
+		struct kcc_task *o;
+
+		/* An image of this task before an exec is over. */
+		hash_for_each_possible(s->tasks, o, hnode,
+				       kcc_task_hash(r->pid, r->start))
+			if (o->pid == r->pid && o->start == r->start)
+				kcc_task_end_image(s, o);
 		t = kcc_task_new(s, r, &why);
 		if (!t) {
 			s->dropped[why]++;

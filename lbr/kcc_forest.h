@@ -225,6 +225,8 @@ struct kcc_ksf {
 	u64 lost_calls;		/* calls whose top location was lost */
 	u64 bad_returns;	/* returns with an empty stack (ignored) */
 	u64 lost_charges;	/* kcc_ksf_charge() with no context to charge */
+	/* Watched contexts counted beside the forest (kcc_ppp.h), or NULL. */
+	struct kcc_ppp_run *ppp;
 };
 
 /*

@@ -12,6 +12,7 @@
  */
 #include "kcc_forest.h"
 #include "kcc_hcct.h"
+#include "kcc_ppp.h"
 
 /**
  * kcc_ksf_init() - start a k-SF (or, with @k = KCC_K_INF, a CCT) in @f
@@ -48,6 +49,8 @@ void kcc_ksf_clear_stack(struct kcc_ksf *s)
 {
 	s->depth = 0;
 	s->slab_pos = 0;
+	if (s->ppp)
+		kcc_ppp_clear_stack(s->ppp);
 }
 
 /*
@@ -141,6 +144,8 @@ static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
 	bool lost;
 	u32 t, b;
 
+	if (s->ppp)
+		kcc_ppp_call_w(s->ppp, label, inc);
 	if (unlikely(d >= s->stack_cap)) {
 		/* Deeper than we can remember: keep depth for alignment. */
 		r->depth++;
@@ -248,6 +253,8 @@ void kcc_ksf_enter(struct kcc_ksf *s, u64 label)
 
 int kcc_ksf_return(struct kcc_ksf *s)
 {
+	if (s->ppp)
+		kcc_ppp_return(s->ppp);
 	if (unlikely(!s->depth)) {
 		s->bad_returns++;
 		return -EINVAL;
@@ -279,6 +286,8 @@ void kcc_ksf_replay(struct kcc_ksf *s, const u64 *ev, size_t n)
 		u64 e = ev[i];
 
 		if (e == KCC_EV_RET) {
+			if (s->ppp)
+				kcc_ppp_return(s->ppp);
 			if (unlikely(!r.depth)) {
 				bad++;
 				continue;
@@ -303,6 +312,8 @@ void kcc_ksf_charge(struct kcc_ksf *s, u32 metric, u64 delta)
 
 	if (KCC_WARN_ON(metric == 0 || metric > s->f->nmetrics))
 		return;
+	if (s->ppp)
+		kcc_ppp_charge(s->ppp, metric, delta);
 	if (!s->depth || s->depth > s->stack_cap) {
 		s->lost_charges++;
 		return;

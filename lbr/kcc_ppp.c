@@ -557,6 +557,11 @@ int kcc_ppp_run_init(struct kcc_ppp_run *r, const struct kcc_ppp *p,
 	r->stack_cap = stack_cap;
 	for (i = 0; i < p->range; i++)
 		counts[i] = 0;
+	/* Frames keep their memo across pushes (kcc_ppp_call_w()). */
+	for (i = 0; i < stack_cap; i++) {
+		stack[i].rid = KCC_NIL;
+		stack[i].memo = 0;
+	}
 	return 0;
 }
 
@@ -598,24 +603,26 @@ static __always_inline bool ppp_check(const struct kcc_ppp *p, s64 num,
 }
 
 /*
- * Walk the suffixes of the stack innermost first.  With @want ==
- * KCC_NIL, count every watched one; otherwise return the number of the
- * suffix of @want + 1 routines (KCC_NIL when it is not watched).
+ * Walk the suffixes of the stack innermost first.  With @arr, add @inc
+ * to arr[number * stride] of every watched one and return how many there
+ * were; otherwise return the number of the suffix of @want + 1 routines
+ * (KCC_NIL when it is not watched).
  */
 static __always_inline u32 ppp_walk(struct kcc_ppp_run *r, u32 want,
-				    bool count)
+				    u64 *arr, u32 stride, u64 inc)
 {
 	const struct kcc_ppp *p = r->p;
 	const struct kcc_ppp_frame *top, *f;
 	u32 d = r->depth, m, c, hits = 0, prev = KCC_NIL;
+	bool count = !!arr;
 	s64 n, num;
 	s32 w;
 
 	if (!d || d > r->stack_cap)
-		return KCC_NIL;
+		return count ? 0 : KCC_NIL;
 	top = &r->stack[d - 1];
 	if (top->rid == KCC_NIL || p->w_callee[top->rid] == KCC_PPP_NONE)
-		goto none;
+		return count ? 0 : KCC_NIL;
 	n = p->w_callee[top->rid];
 	for (m = 0;; m++) {
 		f = top - m;
@@ -628,7 +635,7 @@ static __always_inline u32 ppp_walk(struct kcc_ppp_run *r, u32 want,
 					if (!count && m == want)
 						return (u32)num;
 					if (count) {
-						r->counts[num]++;
+						arr[(size_t)num * stride] += inc;
 						hits++;
 					}
 					prev = c;
@@ -651,49 +658,139 @@ static __always_inline u32 ppp_walk(struct kcc_ppp_run *r, u32 want,
 			break;
 		n += w;
 	}
-none:
-	if (count) {
-		r->matched += hits;
-		if (!hits)
-			r->unwatched++;
+	return count ? hits : KCC_NIL;
+}
+
+int kcc_ppp_set_ranges(struct kcc_ppp *p, const struct kcc_ppp_range *ranges,
+		       u32 nranges)
+{
+	u32 i;
+
+	if (!ranges || !nranges)
+		return -EINVAL;
+	for (i = 0; i < nranges; i++) {
+		if (ranges[i].start >= ranges[i].end)
+			return -EINVAL;
+		if (i && ranges[i].start < ranges[i - 1].end)
+			return -EINVAL;
 	}
+	p->ranges = ranges;
+	p->nranges = nranges;
+	return 0;
+}
+
+/* Binary search: the last range starting at or below @addr. */
+bool kcc_ppp_resolve(const struct kcc_ppp *p, u64 addr, u64 *label)
+{
+	u32 lo = 0, hi = p->nranges;
+
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo) / 2;
+
+		if (p->ranges[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= p->ranges[lo - 1].end)
+		return false;
+	*label = p->ranges[lo - 1].label;
+	return true;
+}
+
+/*
+ * The routine id of @label, and the labels [*lo, *hi) that have the same
+ * one: the label alone, or with ranges the range that holds it (the gap
+ * between two ranges when none does).
+ */
+static u32 ppp_routine_of(const struct kcc_ppp *p, u64 label, u64 *lo,
+			  u64 *hi)
+{
+	u32 a = 0, b = p->nranges;
+
+	if (!p->nranges) {
+		*lo = label;
+		*hi = label + 1;	/* ~0 wraps: an empty memo, never hit */
+		return kcc_ppp_routine(p, label);
+	}
+	while (a < b) {
+		u32 mid = a + (b - a) / 2;
+
+		if (p->ranges[mid].start <= label)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	if (a && label < p->ranges[a - 1].end) {
+		*lo = p->ranges[a - 1].start;
+		*hi = p->ranges[a - 1].end;
+		return kcc_ppp_routine(p, p->ranges[a - 1].label);
+	}
+	*lo = a ? p->ranges[a - 1].end : 0;
+	*hi = a < p->nranges ? p->ranges[a].start : ~0ull;
 	return KCC_NIL;
 }
 
-void kcc_ppp_call(struct kcc_ppp_run *r, u64 label)
+void kcc_ppp_call_w(struct kcc_ppp_run *r, u64 label, u64 w)
 {
 	const struct kcc_ppp *p = r->p;
 	struct kcc_ppp_frame *up, *fr;
-	u32 d = r->depth, rid, eid;
+	u32 d = r->depth, rid, eid, hits;
 
-	r->calls++;
+	if (w) {
+		r->calls++;
+		r->weight += w;
+	}
 	if (unlikely(d >= r->stack_cap)) {
 		r->depth++;
-		r->stack_drops++;
+		r->stack_drops += !!w;
+		r->resid_calls += w;
 		return;
 	}
 	up = d ? &r->stack[d - 1] : NULL;
-	if (up && up->memo && up->memo_label == label) {
+	if (up && up->memo && label - up->memo_lo < up->memo_hi - up->memo_lo) {
 		rid = up->memo_rid;
 		eid = up->memo_eid;
 	} else {
-		rid = kcc_ppp_routine(p, label);
+		u64 lo, hi;
+
+		rid = ppp_routine_of(p, label, &lo, &hi);
 		eid = KCC_NIL;
 		if (up && up->rid != KCC_NIL && rid != KCC_NIL)
 			eid = kcc_ppp_edge(p, up->rid, rid);
 		if (up) {
-			up->memo_label = label;
+			up->memo_lo = lo;
+			up->memo_hi = hi;
 			up->memo_rid = rid;
 			up->memo_eid = eid;
 			up->memo = 1;
 		}
 	}
+	/*
+	 * A frame pushed again for the same routine keeps its memo: it maps
+	 * a callee label to that callee's routine and edge from this
+	 * routine, which do not change.  A stack anchored again at every
+	 * sample (kcc_ksf_enter()) then costs one compare a frame.
+	 */
 	fr = &r->stack[d];
+	if (fr->rid != rid)
+		fr->memo = 0;
 	fr->rid = rid;
 	fr->eid = eid;
-	fr->memo = 0;
 	r->depth = d + 1;
-	ppp_walk(r, KCC_NIL, true);
+	if (!w)
+		return;
+	hits = ppp_walk(r, KCC_NIL, r->counts, 1, w);
+	r->matched += hits;
+	if (!hits) {
+		r->unwatched++;
+		r->resid_calls += w;
+	}
+}
+
+void kcc_ppp_call(struct kcc_ppp_run *r, u64 label)
+{
+	kcc_ppp_call_w(r, label, 1);
 }
 
 int kcc_ppp_return(struct kcc_ppp_run *r)
@@ -706,9 +803,46 @@ int kcc_ppp_return(struct kcc_ppp_run *r)
 	return 0;
 }
 
+int kcc_ppp_run_metrics(struct kcc_ppp_run *r, u64 *metrics, u32 nmetrics)
+{
+	if (!metrics || !nmetrics || nmetrics > KCC_PPP_MAX_METRICS)
+		return -EINVAL;
+	r->metrics = metrics;
+	r->nmetrics = nmetrics;
+	memset(metrics, 0, (size_t)r->p->range * nmetrics * sizeof(u64));
+	return 0;
+}
+
+void kcc_ppp_charge(struct kcc_ppp_run *r, u32 metric, u64 delta)
+{
+	u32 hits;
+
+	if (!r->metrics || !metric || metric > r->nmetrics)
+		return;
+	r->charged[metric - 1] += delta;
+	hits = ppp_walk(r, KCC_NIL, r->metrics + metric - 1, r->nmetrics,
+			delta);
+	if (!hits)
+		r->resid[metric - 1] += delta;
+}
+
+void kcc_ppp_export(const struct kcc_ppp_run *r, u64 *out)
+{
+	const struct kcc_ppp *p = r->p;
+	u32 i, m;
+
+	for (i = 0; i < p->nctx; i++) {
+		u32 n = p->ctx_num[i];
+
+		*out++ = r->counts[n];
+		for (m = 0; m < r->nmetrics; m++)
+			*out++ = r->metrics[(size_t)n * r->nmetrics + m];
+	}
+}
+
 u32 kcc_ppp_lookup(struct kcc_ppp_run *r, u32 len)
 {
 	if (!len || len > PPP_K1)
 		return KCC_NIL;
-	return ppp_walk(r, len - 1, false);
+	return ppp_walk(r, len - 1, NULL, 0, 0);
 }

@@ -43,6 +43,7 @@
 #define KCC_PPP_MAX_CTX		65536	/* contexts in a watched set */
 #define KCC_PPP_MAX_RANGE	4194304	/* numbers (counters) */
 #define KCC_PPP_NONE		((s32)0x80000000)	/* edge not in the DAG */
+#define KCC_PPP_MAX_METRICS	4	/* charged counters beside the calls */
 
 /* Why kcc_ppp_build() refused a watched set; err_ctx names the context. */
 enum kcc_ppp_err {
@@ -82,7 +83,33 @@ struct kcc_ppp {
 				/* when that is in I; else KCC_NIL */
 	u32 *slot;		/* [range] context numbered so, or KCC_NIL */
 	u32 *slot_tag;		/* [range] its length and outermost routine */
+	/* Optional: kcc_ppp_set_ranges(); call labels are then addresses. */
+	const struct kcc_ppp_range *ranges;
+	u32 nranges;
 };
+
+/*
+ * Where the labels of I are routine ids and the calls replayed carry
+ * addresses inside routines (kcc.ko's labels, kcc_stitch.h): the address
+ * ranges of the routines, sorted by start, disjoint, each [start, end)
+ * with the label the contexts of I use for its routine.  A routine may
+ * have several ranges (a name defined in two objects).
+ */
+struct kcc_ppp_range {
+	u64 start;
+	u64 end;
+	u64 label;
+};
+
+/*
+ * Call labels are addresses from now on, mapped to routines through
+ * @ranges (kept by reference, not copied).  0, or -EINVAL when the
+ * ranges are empty, not sorted, overlap or have start >= end.
+ */
+int kcc_ppp_set_ranges(struct kcc_ppp *p, const struct kcc_ppp_range *ranges,
+		       u32 nranges);
+/* The label of the routine holding @addr, or false when none does. */
+bool kcc_ppp_resolve(const struct kcc_ppp *p, u64 addr, u64 *label);
 
 /*
  * Memory for a watched set of @nctx contexts holding @nlabels routine
@@ -117,7 +144,13 @@ struct kcc_ppp_frame {
 	u32 memo;		/* memo_* hold this activation's last callee */
 	u32 memo_rid;
 	u32 memo_eid;
-	u64 memo_label;
+	/*
+	 * Labels in [memo_lo, memo_hi) give memo_rid: one label without
+	 * ranges, else the callee's whole range (or the gap between two),
+	 * so any address inside the routine hits.
+	 */
+	u64 memo_lo;
+	u64 memo_hi;
 };
 
 struct kcc_ppp_run {
@@ -133,12 +166,50 @@ struct kcc_ppp_run {
 	u64 aliased;		/* numbers in range refused by the check */
 	u64 stack_drops;	/* calls deeper than stack_cap */
 	u64 bad_returns;	/* returns with an empty stack */
+	/*
+	 * Weighted calls (kcc_ppp_call_w()) and charged metrics
+	 * (kcc_ppp_charge()), for kcc.ko's per-task arrays.  Residual:
+	 * what no watched context took, weight or delta summed.
+	 */
+	u64 weight;		/* call weights summed */
+	u64 resid_calls;	/* weights of calls with no watched suffix */
+	u64 *metrics;		/* [p->range * nmetrics] or NULL */
+	u32 nmetrics;		/* <= KCC_PPP_MAX_METRICS */
+	u64 charged[KCC_PPP_MAX_METRICS];	/* deltas charged, by metric */
+	u64 resid[KCC_PPP_MAX_METRICS];		/* of which to no watched context */
 };
 
 int kcc_ppp_run_init(struct kcc_ppp_run *r, const struct kcc_ppp *p,
 		     u64 *counts, struct kcc_ppp_frame *stack, u32 stack_cap);
 void kcc_ppp_call(struct kcc_ppp_run *r, u64 label);
 int kcc_ppp_return(struct kcc_ppp_run *r);
+/*
+ * A call of weight @w: counts[number] += w for every watched suffix; a
+ * weight of 0 pushes the frame without counting anything (a sampled
+ * stack anchored before a burst, kcc_ksf_enter()).  kcc_ppp_call() is
+ * kcc_ppp_call_w(r, label, 1).
+ */
+void kcc_ppp_call_w(struct kcc_ppp_run *r, u64 label, u64 w);
+/*
+ * Metrics beside the calls: @metrics has p->range * @nmetrics entries,
+ * zeroed here; metric m (1-based, as kcc_ksf_charge()) of number n is
+ * metrics[n * nmetrics + m - 1].  0 or -EINVAL.
+ */
+int kcc_ppp_run_metrics(struct kcc_ppp_run *r, u64 *metrics, u32 nmetrics);
+/* Add @delta to metric @metric of every watched suffix of the stack. */
+void kcc_ppp_charge(struct kcc_ppp_run *r, u32 metric, u64 delta);
+/*
+ * The counts by context of I, in the order kcc_ppp_build() was given
+ * them: for context i, counts then the metrics, 1 + r->nmetrics u64 at
+ * @out + i * (1 + r->nmetrics) (KCC_REC_WATCH's layout).
+ */
+void kcc_ppp_export(const struct kcc_ppp_run *r, u64 *out);
+/* Forget the pending activations (kcc_ksf_clear_stack()). */
+static inline void kcc_ppp_clear_stack(struct kcc_ppp_run *r)
+{
+	r->depth = 0;
+}
+
 /*
  * The number of the suffix of @len routines of the current stack when it
  * is a watched context, else KCC_NIL (the counting uses the same walk).

@@ -19,8 +19,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/ioctl.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,6 +32,7 @@
 #include "evspec.h"
 #include "profile.h"
 #include "trace_file.h"
+#include "watch.h"
 
 #define CMD "kcc record"
 
@@ -67,6 +71,17 @@ static void record_usage(void)
 "  --trace TRACE     no module: the stream of call trace TRACE\n"
 "  --threads N       with --trace: spread top-level calls over N threads\n"
 "  --stream          with --trace: write the bare stream /dev/kcc would give\n"
+"  --join MODE       none (default), unique or longest: join the bursts\n"
+"                    of one thread whose LBR windows overlap (samples\n"
+"                    fewer branches apart than the LBR holds), so that\n"
+"                    no call is counted twice (Documentation/stitching.rst)\n"
+"  --watch FILE      also count the k-contexts of the watch FILE exactly,\n"
+"                    in kcc.ko's arrays beside the forests (kcc report\n"
+"                    shows them): 'a;b;c' lines, routines outermost first,\n"
+"                    at most 8 call edges, as kcc report --export-watch\n"
+"                    writes; routines are found by name in the target's\n"
+"                    executable and libraries (with -- CMD: those mapped\n"
+"                    when it reaches its entry point)\n"
 "  -h, --help        this help\n"
 "\n"
 "EXAMPLES\n"
@@ -75,7 +90,9 @@ static void record_usage(void)
 "  kcc record --source lbr -e BR_INST_RETIRED:NEAR_CALL -c 10007 -- ./a.out\n"
 "  kcc record --source lbr -e cache-misses --calls-event \\\n"
 "             BR_INST_RETIRED:NEAR_CALL --calls-period 10007 -- ./a.out\n"
-"  kcc record --trace t.txt -k 2 -o t.kcc && kcc report t.kcc\n");
+"  kcc record --trace t.txt -k 2 -o t.kcc && kcc report t.kcc\n"
+"  kcc report --hot 0.01 --export-watch hot.w && \\\n"
+"  kcc record --source lbr --watch hot.w -- ./a.out && kcc report --watched\n");
 }
 
 static volatile sig_atomic_t stop_now;
@@ -87,7 +104,8 @@ static void on_signal(int sig)
 
 enum {
 	OPT_SOURCE = 256, OPT_DURATION, OPT_BURST_RR, OPT_DEVICE, OPT_TRACE,
-	OPT_THREADS, OPT_STREAM, OPT_CALLS_EVENT, OPT_CALLS_PERIOD,
+	OPT_THREADS, OPT_STREAM, OPT_CALLS_EVENT, OPT_CALLS_PERIOD, OPT_WATCH,
+	OPT_JOIN,
 };
 
 struct record_opts {
@@ -98,6 +116,8 @@ struct record_opts {
 	uint32_t threads;
 	uint32_t duration;
 	bool stream;		/* --trace: the bare stream, as the device gives */
+	const char *watch_file;	/* --watch */
+	struct watch watch;
 	char **cmd;
 	char **argv;		/* kcc record's own, for the profile's INFO */
 	int exec_errno;		/* the command's execvp() failed so */
@@ -236,10 +256,12 @@ static int record_trace(const struct record_opts *ro)
 	struct sbuf b = { 0 };
 	struct profile p;
 	struct symobj so;
+	struct watch w;
 	struct trace t;
 	uint32_t i;
 	int ret;
 
+	memset(&w, 0, sizeof(w));
 	if (trace__init(&t))
 		return -ENOMEM;
 	profile__init(&p);
@@ -247,6 +269,17 @@ static int record_trace(const struct record_opts *ro)
 	ret = trace__read(&t, ro->trace, false);
 	if (ret)
 		goto cleanup;
+	/* --watch: counted beside the forests as kcc.ko counts them. */
+	if (ro->watch_file) {
+		ret = watch__read(&w, ro->watch_file);
+		if (!ret)
+			ret = watch__resolve(&w, &t.syms);
+		if (!ret)
+			ret = watch__build(&w);
+		if (ret)
+			goto cleanup;
+		g.watch = &w.p;
+	}
 	ret = stream__from_trace(&b, &t, &g);
 	if (ret) {
 		fprintf(stderr, "kcc: %s: cannot make a stream: %s\n", ro->trace,
@@ -267,6 +300,12 @@ static int record_trace(const struct record_opts *ro)
 	b.p = NULL;
 	if (!ret)
 		ret = profile__info_begin(&p, "kcc", ro->argv, KCC_VERSION);
+	if (!ret && ro->watch_file) {
+		char *list = watch__list(&w);
+
+		ret = list ? profile__info_set(&p, "watch", list) : -ENOMEM;
+		free(list);
+	}
 	if (ret)
 		goto cleanup;
 	/* The trace's routines are the symbols of the synthetic mapping. */
@@ -285,6 +324,115 @@ cleanup:
 	sbuf__exit(&b);
 	profile__exit(&p);
 	trace__exit(&t);
+	watch__exit(&w);
+	return ret;
+}
+
+#if defined(__x86_64__)
+/*
+ * Run a command stopped at its exec up to its entry point, so that the
+ * dynamic loader has mapped its libraries: a breakpoint at AT_ENTRY
+ * (/proc/PID/auxv), then the instruction and rip restored.
+ */
+static int run_to_entry(pid_t pid)
+{
+	struct user_regs_struct regs;
+	uint64_t av[2], entry = 0;
+	char path[64];
+	long word;
+	int status;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fread(av, sizeof(av), 1, f) == 1 && av[0] != AT_NULL)
+		if (av[0] == AT_ENTRY)
+			entry = av[1];
+	fclose(f);
+	if (!entry)
+		return -ENOENT;
+	errno = 0;
+	word = ptrace(PTRACE_PEEKTEXT, pid, (void *)entry, NULL);
+	if (errno)
+		return -errno;
+	if (ptrace(PTRACE_POKETEXT, pid, (void *)entry,
+		   (void *)((word & ~0xffL) | 0xcc)) ||
+	    ptrace(PTRACE_CONT, pid, NULL, NULL) ||
+	    waitpid(pid, &status, 0) != pid)
+		return -errno;
+	if (!WIFSTOPPED(status) || WSTOPSIG(status) != SIGTRAP)
+		return -ECHILD;
+	if (ptrace(PTRACE_POKETEXT, pid, (void *)entry, (void *)word) ||
+	    ptrace(PTRACE_GETREGS, pid, NULL, &regs))
+		return -errno;
+	regs.rip = entry;
+	return ptrace(PTRACE_SETREGS, pid, NULL, &regs) ? -errno : 0;
+}
+#else
+static int run_to_entry(pid_t pid)
+{
+	return 0;	/* the executable alone: libraries are mapped later */
+}
+#endif
+
+/*
+ * --watch, after CONFIGURE: with a command, let it exec (it stops there,
+ * PTRACE_TRACEME) and run to its entry point; resolve the watched
+ * routines in the process's mappings and upload them.  Any error leaves
+ * the session without a watched set and the command never runs.
+ */
+static int record_watch(struct record_opts *ro, int fd, struct profile *p,
+			pid_t *child, int *go_w, int exec_err)
+{
+	struct watch_upload u;
+	pid_t pid = *child > 0 ? *child : ro->cfg.pid;
+	char *list;
+	int status, ret, err;
+
+	if (*child > 0) {
+		if (write(*go_w, "g", 1) != 1)
+			return -errno;
+		close(*go_w);
+		*go_w = -1;
+		if (waitpid(*child, &status, 0) != *child)
+			return -errno;
+		if (!WIFSTOPPED(status)) {
+			/* execvp() failed: the child said why. */
+			*child = -1;
+			if (read(exec_err, &err, sizeof(err)) == sizeof(err)) {
+				fprintf(stderr, "kcc: %s: %s\n", ro->cmd[0], strerror(err));
+				ro->exec_errno = err;
+				return -err;
+			}
+			return -ECHILD;
+		}
+		ret = run_to_entry(*child);
+		if (ret) {
+			fprintf(stderr, "kcc: %s: cannot run it to its entry point: %s\n",
+				ro->cmd[0], strerror(-ret));
+			return ret;
+		}
+	}
+	ret = watch__upload_pid(&ro->watch, pid, &u);
+	if (ret)
+		return ret;
+	if (ioctl(fd, KCC_IOC_WATCH, &u.arg)) {
+		ret = -errno;
+		fprintf(stderr, "kcc: %s: watch: %s%s\n", ro->device, strerror(errno),
+			errno == ENOTTY ? " (this kcc.ko predates --watch)" :
+			errno == E2BIG ? " (over kcc.ko's caps or max_bytes)" : "");
+	}
+	list = ret ? NULL : watch__list(&ro->watch);
+	if (!ret)
+		ret = list ? profile__info_set(p, "watch", list) : -ENOMEM;
+	if (!ret)
+		fprintf(stderr, "kcc: watching %u contexts (%u routines, %u ranges, %u counters a task)\n",
+			u.arg.nr_contexts, u.arg.nr_routines, u.arg.nr_ranges,
+			u.arg.range);
+	free(list);
+	watch__upload_exit(&u);
 	return ret;
 }
 
@@ -297,6 +445,7 @@ static int record_device(struct record_opts *ro)
 	void *buf = NULL;
 	size_t len;
 	time_t t0 = time(NULL);
+	bool traced = false;
 
 	profile__init(&p);
 	ret = profile__info_begin(&p, "kcc", ro->argv, KCC_VERSION);
@@ -324,6 +473,9 @@ static int record_device(struct record_opts *ro)
 			close(fd);
 			/* Wait for the session: EOF without a byte means no. */
 			if (read(go[0], &c, 1) != 1)
+				_exit(127);
+			/* --watch: stop at the exec (record_watch()). */
+			if (ro->watch_file && ptrace(PTRACE_TRACEME, 0, NULL, NULL))
 				_exit(127);
 			execvp(ro->cmd[0], ro->cmd);
 			err = errno;
@@ -353,9 +505,16 @@ static int record_device(struct record_opts *ro)
 		fprintf(stderr, "kcc: %s: configure: %s%s\n", ro->device, strerror(errno),
 			errno == EOPNOTSUPP || errno == ENOENT ?
 			" (event or source not available here)" :
-			errno == EBUSY ? " (another session is active)" :
+			errno == EBUSY ? " (too many sessions: kcc.ko max_sessions)" :
+			errno == EACCES ? " (not allowed: perf_event_paranoid, CAP_PERFMON, or another user's process)" :
 			errno == E2BIG ? " (this kcc.ko predates --calls-event)" : "");
 		goto cleanup;
+	}
+	if (ro->watch_file) {
+		ret = record_watch(ro, fd, &p, &child, &go[1], exec_err[0]);
+		traced = child > 0;
+		if (ret)
+			goto cleanup;
 	}
 	if (ioctl(fd, KCC_IOC_START)) {
 		ret = -errno;
@@ -365,11 +524,18 @@ static int record_device(struct record_opts *ro)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	if (child > 0) {
-		if (write(go[1], "g", 1) != 1) {
+		if (traced) {
+			if (ptrace(PTRACE_DETACH, child, NULL, NULL)) {
+				ret = -errno;
+				goto cleanup;
+			}
+			traced = false;
+		} else if (write(go[1], "g", 1) != 1) {
 			ret = -errno;
 			goto cleanup;
 		}
-		close(go[1]);
+		if (go[1] >= 0)
+			close(go[1]);
 		go[1] = -1;
 		while (waitpid(child, &status, 0) < 0 && errno == EINTR)
 			;
@@ -412,6 +578,8 @@ static int record_device(struct record_opts *ro)
 		fprintf(stderr, "kcc: wrote %s (%u tasks)\n", ro->output,
 			p.runs[0].s.nr_tasks);
 cleanup:
+	if (child > 0 && traced)
+		kill(child, SIGKILL);	/* stopped at its exec: never ran */
 	if (child > 0) {
 		/* Never started: closing the pipe makes it exit. */
 		if (go[1] >= 0)
@@ -444,6 +612,8 @@ int cmd_record(int argc, char **argv)
 		{ "stream", no_argument, NULL, OPT_STREAM },
 		{ "calls-event", required_argument, NULL, OPT_CALLS_EVENT },
 		{ "calls-period", required_argument, NULL, OPT_CALLS_PERIOD },
+		{ "watch", required_argument, NULL, OPT_WATCH },
+		{ "join", required_argument, NULL, OPT_JOIN },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -544,6 +714,18 @@ int cmd_record(int argc, char **argv)
 		case OPT_STREAM:
 			ro.stream = true;
 			break;
+		case OPT_WATCH:
+			ro.watch_file = optarg;
+			break;
+		case OPT_JOIN:
+			ro.cfg.flags &= ~(KCC_CFG_JOIN_UNIQUE | KCC_CFG_JOIN_LONGEST);
+			if (!strcmp(optarg, "unique"))
+				ro.cfg.flags |= KCC_CFG_JOIN_UNIQUE;
+			else if (!strcmp(optarg, "longest"))
+				ro.cfg.flags |= KCC_CFG_JOIN_LONGEST;
+			else if (strcmp(optarg, "none"))
+				return usage_error(CMD, "bad --join '%s': expected none, unique or longest", optarg);
+			break;
 		case 'h':
 			record_usage();
 			return KCC_EXIT_OK;
@@ -577,12 +759,19 @@ int cmd_record(int argc, char **argv)
 		ro.cfg.target = KCC_TARGET_ALL;
 		ro.cfg.pid = 0;
 	}
+	if (ro.watch_file && have_a)
+		return usage_error(CMD, "--watch needs one process to resolve routines in: -p PID or -- CMD, not -a");
 	if (ro.cmd) {
 		ret = check_command(ro.cmd[0]);
 		if (ret)
 			return ret;
 	}
+	/* A bad watch file is refused before anything runs. */
+	if (ro.watch_file && watch__read(&ro.watch, ro.watch_file))
+		return KCC_EXIT_ERROR;
 	ret = record_device(&ro);
+	if (ro.watch_file)
+		watch__exit(&ro.watch);
 	if (ro.exec_errno)
 		return ro.exec_errno == ENOENT ? KCC_EXIT_NOTFOUND : KCC_EXIT_NOEXEC;
 	return ret ? KCC_EXIT_ERROR : KCC_EXIT_OK;

@@ -58,7 +58,16 @@ static void report_usage(void)
 "                       view to FILE as a watch file (kcc watch), one\n"
 "                       'outermost;...;callee' a line, contexts of more\n"
 "                       than 8 call edges left out\n"
+"  --watched            only the watched contexts (kcc record --watch):\n"
+"                       their exact counts and the residual\n"
 "  -h, --help           this help\n"
+"\n"
+"A profile recorded with kcc record --watch also has exact counts of the\n"
+"watched contexts, from kcc.ko's arrays: the text report ends with them,\n"
+"one '<calls>TAB<events>TAB<samples>TAB<context>' line each in watch-file\n"
+"order (every activation or sample whose stack ends with the context,\n"
+"summed over all tasks), then '# total:' and '# residual:' lines (what\n"
+"no watched context took).\n"
 "\n"
 "Text: one line per k-context, sorted by METRIC, with its share of the\n"
 "total and every counter; counts are exclusive (activations whose\n"
@@ -72,6 +81,24 @@ static void report_usage(void)
 "  kcc report --format folded p.kcc | flamegraph.pl > f.svg\n"
 "  kcc report --format pprof -o p.pb.gz p.kcc && go tool pprof -top p.pb.gz\n"
 "  kcc report --format svg -o flame.svg p.kcc\n");
+}
+
+/* --watched: the watched contexts alone. */
+static int report_watched(const struct profile *p, const char *outpath)
+{
+	FILE *out = outpath ? fopen(outpath, "w") : stdout;
+	int ret;
+
+	if (!out) {
+		perror(outpath);
+		return -errno;
+	}
+	ret = watch__report(p, out);
+	if (ret == -ENOENT)
+		fprintf(stderr, "kcc: the profile has no watched contexts (kcc record --watch)\n");
+	if (out != stdout && fclose(out) && !ret)
+		ret = -EIO;
+	return ret;
 }
 
 static int str_cmp(const void *a, const void *b)
@@ -162,7 +189,7 @@ enum {
 	OPT_K = 256, OPT_SORT, OPT_PERCENT, OPT_ROUTINE, OPT_SIMILAR, OPT_HOT,
 	OPT_SRCLINE, OPT_FORMAT, OPT_PID, OPT_TID, OPT_COMM, OPT_PER_THREAD,
 	OPT_ALL, OPT_MAX_NODES, OPT_STDIO, OPT_DEBUGINFOD, OPT_DSO,
-	OPT_EXPORT_WATCH,
+	OPT_EXPORT_WATCH, OPT_WATCHED,
 };
 
 int cmd_report(int argc, char **argv)
@@ -184,6 +211,7 @@ int cmd_report(int argc, char **argv)
 		{ "all", no_argument, NULL, OPT_ALL },
 		{ "max-nodes", required_argument, NULL, OPT_MAX_NODES },
 		{ "export-watch", required_argument, NULL, OPT_EXPORT_WATCH },
+		{ "watched", no_argument, NULL, OPT_WATCHED },
 		{ "input", required_argument, NULL, 'i' },
 		{ "stdio", no_argument, NULL, OPT_STDIO },
 		{ "debuginfod", optional_argument, NULL, OPT_DEBUGINFOD },
@@ -197,7 +225,7 @@ int cmd_report(int argc, char **argv)
 	struct report_opts o = { .sort = -1 };
 	const char *path = "kcc.data", *outpath = NULL, *sort = NULL;
 	const char *input = NULL, *urls, *export = NULL;
-	bool stdio = false, format_set = false;
+	bool stdio = false, format_set = false, watched = false;
 	struct profile p;
 	struct report r;
 	FILE *out = stdout;
@@ -279,6 +307,9 @@ int cmd_report(int argc, char **argv)
 			if (parse_u32(optarg, &o.max_nodes) || !o.max_nodes ||
 			    o.max_nodes >= KCC_NIL - 3)
 				return usage_error(CMD, "bad --max-nodes '%s'", optarg);
+			break;
+		case OPT_WATCHED:
+			watched = true;
 			break;
 		case OPT_EXPORT_WATCH:
 			export = optarg;
@@ -363,6 +394,11 @@ int cmd_report(int argc, char **argv)
 		}
 	}
 
+	if (watched) {
+		ret = report_watched(&p, outpath);
+		profile__exit(&p);
+		return ret ? KCC_EXIT_ERROR : KCC_EXIT_OK;
+	}
 	ret = report__build(&r, &p, &o);
 	if (!ret && export)
 		ret = export_watch(&r, export);
@@ -376,6 +412,13 @@ int cmd_report(int argc, char **argv)
 		}
 		if (!ret) {
 			ret = report__print(&r, out);
+			/* The watched contexts close the text report. */
+			if (!ret && o.format == FMT_TEXT) {
+				int wr = watch__report(&p, out);
+
+				if (wr && wr != -ENOENT)
+					ret = wr;
+			}
 			if (ret && ret != -ENOENT)
 				fprintf(stderr, "kcc: %s: %s\n", o.name, strerror(-ret));
 			if (out != stdout && fclose(out) && !ret) {

@@ -10,8 +10,8 @@
 # kcc (default): copies Kbuild, kmod/, lbr/ and include/ into DIR;
 # lbrpmu: copies selftests/lbrpmu/ (kcc_lbrpmu.ko, test-only).  Runs the
 # kernel's external module build there with W=1 (the Kbuild files add
-# -Werror) and leaves the log in DIR/build.log and the module in
-# DIR/kcc.ko or DIR/kcc_lbrpmu.ko.
+# -Werror when KCC_WERROR=1 is in the environment) and leaves the log
+# in DIR/build.log and the module in DIR/kcc.ko or DIR/kcc_lbrpmu.ko.
 # Exit status: 0 built, 1 failed, 4 KDIR missing.
 set -u
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # static.sh - the static checks of scripts/static-checks.sh as TAP, two
-# tests per check (three for layers).  First the check on this
+# tests per check (three for layers), and two for -Werror in the tools.  First the check on this
 # repository, which must be clean: sparse on kcc.ko (against $KDIR),
 # checkpatch.pl --strict on kmod/, lbr/ and include/uapi/linux/kcc.h,
 # cppcheck, clang-tidy and layers on user/.  Then the same check (static-checks.sh -C) on a small tree with
@@ -18,6 +18,10 @@
 #               user/report/plant_amodel.c (a model) calling the format
 #               of user/report/plant_fmt.c that calls it back (a circle)
 #
+# -Werror: a warning planted in a copy of the tools' sources fails the
+# build of its object with KCC_WERROR=1 (CI) and not without (the
+# default, a distribution's build).
+#
 # A check whose tool is missing is skipped with the package to install;
 # findings are shown as comments, "file:line: message".  Needs no $KCC.
 # KCC_USER_ONLY (make check-user) skips sparse, which needs kernel headers.
@@ -28,7 +32,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 
 echo "TAP version 13"
 ktap_tmpdir static
-plan 11
+plan 13
 
 # ---- the planted tree -------------------------------------------------
 # Each planted line carries a "PLANT-<check>" comment: the expected line
@@ -204,4 +208,31 @@ for c in sparse checkpatch cppcheck clang-tidy layers; do
 		;;
 	esac
 done
+# ---- -Werror in CI builds only ---------------------------------------
+w=$tmp/werror
+mkdir -p "$w" && cp -R "$top/Makefile" "$top/include" "$top/lbr" "$top/user" "$w/" &&
+printf '\nstatic int kcc_werror_probe(void)\n{\n\treturn 0;\n}\n' >>"$w/user/lib/symtab.c"
+obj=build/opt/user/lib/symtab.o
+werror_build() {	# werror_build VALUE LOG: make $obj with KCC_WERROR=VALUE
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL LC_ALL=C \
+		make -C "$w" KCC_WERROR="$1" "$obj" >"$2" 2>&1
+}
+werror_build 1 "$tmp/werror1.log"
+rc=$?
+if [ $rc -ne 0 ] && [ ! -f "$w/$obj" ] &&
+   grep -q "error: .kcc_werror_probe. defined but not used" "$tmp/werror1.log"; then
+	result 0 "KCC_WERROR=1: a warning fails the tools' build"
+else
+	sed 's/^/# /' "$tmp/werror1.log"
+	result 1 "KCC_WERROR=1: a warning fails the tools' build"
+fi
+werror_build "" "$tmp/werror0.log"
+rc=$?
+if [ $rc -eq 0 ] && [ -s "$w/$obj" ] &&
+   grep -q "warning: .kcc_werror_probe. defined but not used" "$tmp/werror0.log"; then
+	result 0 "default build: the warning is reported, the tools build"
+else
+	sed 's/^/# /' "$tmp/werror0.log"
+	result 1 "default build: the warning is reported, the tools build"
+fi
 ktap_exit

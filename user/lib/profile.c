@@ -90,6 +90,11 @@ static int info__set(struct profile_info *in, const char *key,
 	return 0;
 }
 
+int profile__info_set(struct profile *p, const char *key, const char *val)
+{
+	return info__set(&p->info, key, val, strlen(val));
+}
+
 const char *profile__info_get(const struct profile *p, const char *key)
 {
 	uint32_t i;

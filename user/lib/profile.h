@@ -192,6 +192,8 @@ void profile__info_end(struct profile *p);
  */
 int profile__info_snapshot(struct profile *p, const char *prog,
 			   char *const *argv, const char *version);
+/* Set @key of the INFO section to @val: 0, -ENOMEM or -E2BIG (full). */
+int profile__info_set(struct profile *p, const char *key, const char *val);
 /* Value of @key in the INFO section, NULL when absent. */
 const char *profile__info_get(const struct profile *p, const char *key);
 

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kcc_ppp.h"
 #include "stream.h"
 
 const char *kcc_progname = "kcc";
@@ -70,10 +71,15 @@ void stream__exit(struct stream *s)
 		pool__exit(&s->tasks[i].ksf);
 	for (i = 0; i < s->nr_maps; i++)
 		free(s->maps[i].path);
+	for (i = 0; i < s->nr_watch; i++)
+		free(s->watch[i].counts);
 	free(s->tasks);
 	free(s->maps);
+	free(s->watch);
 	s->tasks = NULL;
 	s->maps = NULL;
+	s->watch = NULL;
+	s->nr_watch = 0;
 	s->nr_tasks = 0;
 	s->nr_maps = 0;
 }
@@ -254,8 +260,6 @@ static int parse_map(struct stream *s, const uint8_t *rec, uint64_t off,
 		return stream__fail(s, off + 4, "map record too short (%u bytes)",
 				    size);
 	memcpy(&rm, rec, sizeof(rm));
-	if (rm.__reserved)
-		return stream__fail(s, off + 12, "map: reserved field not zero");
 	if (rm.start >= rm.end)
 		return stream__fail(s, off + 16, "map: empty range 0x%" PRIx64 "-0x%" PRIx64,
 				    (uint64_t)rm.start, (uint64_t)rm.end);
@@ -271,10 +275,61 @@ static int parse_map(struct stream *s, const uint8_t *rec, uint64_t off,
 		return -ENOMEM;
 	s->nr_maps++;
 	m->tgid = rm.tgid;
+	m->image = rm.image;
 	m->start = rm.start;
 	m->end = rm.end;
 	m->pgoff = rm.pgoff;
 	m->ino = rm.ino;
+	return 0;
+}
+
+/*
+ * A KCC_REC_WATCH: its counters must be the stream's (KCC_NR_CTRS, in
+ * the same order) and all records of a stream the same set.
+ */
+static int parse_watch(struct stream *s, const uint8_t *rec, uint64_t off,
+		       uint32_t size)
+{
+	struct kcc_rec_watch rw;
+	struct stream_watch *w;
+	size_t n;
+
+	if (size < sizeof(rw))
+		return stream__fail(s, off + 4, "watch record too short (%u bytes)",
+				    size);
+	memcpy(&rw, rec, sizeof(rw));
+	if (rw.__reserved)
+		return stream__fail(s, off + 36, "watch: reserved field not zero");
+	if (rw.nr_ctrs != KCC_NR_CTRS || rw.nr_ctrs != s->nr_ctrs)
+		return stream__fail(s, off + 28, "watch: %u counters, the stream has %u",
+				    rw.nr_ctrs, s->nr_ctrs);
+	n = (size_t)rw.nr_contexts * rw.nr_ctrs;
+	if (!rw.nr_contexts || rw.nr_contexts > KCC_WATCH_MAX_CONTEXTS ||
+	    size != sizeof(rw) + n * 8)
+		return stream__fail(s, off + 24, "watch: %u contexts do not fill %u bytes",
+				    rw.nr_contexts, size);
+	if (s->nr_watch && (s->watch[0].nr_contexts != rw.nr_contexts ||
+			    s->watch[0].range != rw.range))
+		return stream__fail(s, off + 24, "watch: not the set of the first watch record");
+	if (grow((void **)&s->watch, s->nr_watch, sizeof(*s->watch)))
+		return -ENOMEM;
+	w = &s->watch[s->nr_watch];
+	memset(w, 0, sizeof(*w));
+	w->counts = malloc(n * 8);
+	if (!w->counts)
+		return -ENOMEM;
+	s->nr_watch++;
+	memcpy(w->counts, rec + sizeof(rw), n * 8);
+	w->pid = rw.pid;
+	w->tgid = rw.tgid;
+	w->start_time_ns = rw.start_time_ns;
+	w->nr_contexts = rw.nr_contexts;
+	w->nr_ctrs = rw.nr_ctrs;
+	w->range = rw.range;
+	memcpy(w->totals, rw.totals, sizeof(w->totals));
+	memcpy(w->residual, rw.residual, sizeof(w->residual));
+	w->aliased = rw.aliased;
+	w->stack_drops = rw.stack_drops;
 	return 0;
 }
 
@@ -308,6 +363,9 @@ int stream__parse(struct stream *s, const void *data, size_t len)
 			break;
 		case KCC_REC_MAP:
 			ret = parse_map(s, buf + off, off, r.size);
+			break;
+		case KCC_REC_WATCH:
+			ret = parse_watch(s, buf + off, off, r.size);
 			break;
 		case KCC_REC_END:
 			if (r.size != sizeof(r))
@@ -554,6 +612,40 @@ int stream__write_task(struct sbuf *b, const struct stream_task *t,
 	return b->err;
 }
 
+int stream__write_watch(struct sbuf *b, const struct stream_task *t,
+			const struct kcc_ppp_run *r)
+{
+	size_t n = (size_t)r->p->nctx * (1 + r->nmetrics);
+	struct kcc_rec_watch rw;
+	uint64_t *c;
+	uint32_t m;
+
+	if (1 + r->nmetrics != KCC_NR_CTRS)
+		return -EINVAL;
+	memset(&rw, 0, sizeof(rw));
+	rw.hdr.type = KCC_REC_WATCH;
+	rw.hdr.size = sizeof(rw) + n * 8;
+	rw.pid = t->pid;
+	rw.tgid = t->tgid;
+	rw.start_time_ns = t->start_time_ns;
+	rw.nr_contexts = r->p->nctx;
+	rw.nr_ctrs = KCC_NR_CTRS;
+	rw.range = r->p->range;
+	rw.totals[KCC_CTR_CALLS] = r->weight;
+	rw.residual[KCC_CTR_CALLS] = r->resid_calls;
+	for (m = 0; m < r->nmetrics; m++) {
+		rw.totals[m + 1] = r->charged[m];
+		rw.residual[m + 1] = r->resid[m];
+	}
+	rw.aliased = r->aliased;
+	rw.stack_drops = r->stack_drops;
+	sbuf__append(b, &rw, sizeof(rw));
+	c = sbuf__append(b, NULL, n * 8);
+	if (c)
+		kcc_ppp_export(r, c);
+	return b->err;
+}
+
 int stream__write_map(struct sbuf *b, const struct stream_map *m)
 {
 	struct kcc_rec_map rm;
@@ -566,6 +658,7 @@ int stream__write_map(struct sbuf *b, const struct stream_map *m)
 	rm.hdr.type = KCC_REC_MAP;
 	rm.hdr.size = size;
 	rm.tgid = m->tgid;
+	rm.image = m->image;
 	rm.start = m->start;
 	rm.end = m->end;
 	rm.pgoff = m->pgoff;
@@ -621,6 +714,11 @@ int stream__from_trace(struct sbuf *out, const struct trace *t,
 	};
 	uint64_t cap = 2 * t->calls + 2, e;
 	uint32_t scap = t->max_depth + 1, depth = 0;
+	struct kcc_ppp_range *ranges = NULL;
+	struct kcc_ppp_frame *wstacks = NULL;
+	struct kcc_ppp_run *runs = NULL;
+	uint64_t *wctr = NULL;
+	size_t wper = 0;
 	int ret = -ENOMEM;
 
 	if (cap >= KCC_FREE || nthreads > 1024)
@@ -630,6 +728,27 @@ int stream__from_trace(struct sbuf *out, const struct trace *t,
 	stacks = calloc((size_t)nthreads * scap, sizeof(*stacks));
 	if (!tasks || !ksf || !stacks)
 		goto cleanup;
+	if (g->watch) {
+		/* Routine i spans [base + i * STRIDE, base + (i + 1) * STRIDE). */
+		uint32_t nr = t->syms.nr ? t->syms.nr : 1;
+
+		wper = (size_t)g->watch->range * KCC_NR_CTRS;
+		ranges = calloc(nr, sizeof(*ranges));
+		runs = calloc(nthreads, sizeof(*runs));
+		wstacks = calloc((size_t)nthreads * scap, sizeof(*wstacks));
+		wctr = calloc(nthreads * wper, sizeof(*wctr));
+		if (!ranges || !runs || !wstacks || !wctr)
+			goto cleanup;
+		for (i = 0; i < nr; i++) {
+			ranges[i].start = g->base + (uint64_t)i * STREAM_GEN_STRIDE;
+			ranges[i].end = ranges[i].start + STREAM_GEN_STRIDE;
+			ranges[i].label = i;
+		}
+		ret = kcc_ppp_set_ranges(g->watch, ranges, nr);
+		if (ret)
+			goto cleanup;
+		ret = -ENOMEM;
+	}
 	for (i = 0; i < nthreads; i++) {
 		struct stream_task *tk = &tasks[i];
 		char name[32];
@@ -639,6 +758,18 @@ int stream__from_trace(struct sbuf *out, const struct trace *t,
 			goto cleanup;
 		kcc_ksf_init(&ksf[i], &tk->ksf.f, g->k, stacks + (size_t)i * scap,
 			     scap);
+		if (g->watch) {
+			uint64_t *c = wctr + i * wper;
+
+			if (kcc_ppp_run_init(&runs[i], g->watch, c,
+					     wstacks + (size_t)i * scap, scap) ||
+			    kcc_ppp_run_metrics(&runs[i], c + g->watch->range,
+						KCC_NR_CTRS - 1)) {
+				ret = -EINVAL;
+				goto cleanup;
+			}
+			ksf[i].ppp = &runs[i];
+		}
 		tk->pid = g->tgid + i;
 		tk->tgid = g->tgid;
 		tk->start_time_ns = 1000 + i;
@@ -678,10 +809,20 @@ int stream__from_trace(struct sbuf *out, const struct trace *t,
 		tasks[i].stack_drops = ksf[i].stack_drops;
 		tasks[i].lost_charges = ksf[i].lost_charges;
 		stream__write_task(out, &tasks[i], KCC_NR_CTRS);
+		if (g->watch)
+			stream__write_watch(out, &tasks[i], &runs[i]);
 	}
 	stream__write_map(out, &m);
 	ret = stream__write_end(out);
 cleanup:
+	if (g->watch) {
+		g->watch->ranges = NULL;
+		g->watch->nranges = 0;
+	}
+	free(ranges);
+	free(runs);
+	free(wstacks);
+	free(wctr);
 	if (tasks)
 		for (i = 0; i < nthreads; i++)
 			pool__exit(&tasks[i].ksf);
@@ -770,8 +911,11 @@ int kccdev__snapshot(int fd, const char *path, bool progress, void **bufp,
 			if (err == EBUSY)
 				fprintf(stderr, "%s: %s: the session belongs to another open file of the device\n",
 					kcc_progname, path);
-			else if (err == EINVAL && !len)
-				fprintf(stderr, "%s: %s: no session to read (configure one first, e.g. kcc record)\n",
+			else if ((err == EINVAL || err == ENODEV) && !len)
+				fprintf(stderr, "%s: %s: no session to read (none started at load with autostart=1 and none attached, or it ended with its owner)\n",
+					kcc_progname, path);
+			else if (err == EACCES && !len)
+				fprintf(stderr, "%s: %s: the session is another user's: reading it needs CAP_PERFMON\n",
 					kcc_progname, path);
 			else
 				fprintf(stderr, "%s: %s: read: %s\n", kcc_progname,

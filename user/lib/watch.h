@@ -19,8 +19,10 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <linux/kcc.h>
 
 #include "kcc_ppp.h"
+#include "symbols.h"
 #include "symtab.h"
 #include "trace.h"
 
@@ -66,6 +68,35 @@ int watch__count_trace(const struct watch *w, const struct trace *t,
  */
 void watch__print(const struct watch *w, const struct watch_counts *wc,
 		  FILE *out);
+
+/*
+ * kcc report: the exact counts of the watched contexts that kcc.ko kept
+ * (KCC_REC_WATCH, summed over the tasks of every run), named by the
+ * profile's INFO key "watch" (the contexts, one a line, in upload
+ * order, as kcc record --watch stores them).  -ENOENT when the profile
+ * has none, -EINVAL when the two disagree.
+ */
+struct profile;
+int watch__report(const struct profile *p, FILE *out);
+
+/*
+ * kcc record --watch: the KCC_IOC_WATCH argument for process @pid, the
+ * routines of @w found by name (or demangled name) in the symbols of
+ * the executable objects it maps now (symbols.h), numbered by
+ * kcc_ppp_build() as kcc.ko will number them.  Errors (an unknown
+ * routine, two watched routines at one address, what watch__build()
+ * refuses) are printed; 0 or -errno.
+ */
+struct watch_upload {
+	struct kcc_watch arg;
+	struct kcc_watch_range *ranges;
+	uint32_t nr_ranges, cap_ranges;
+	uint32_t *paths;
+};
+int watch__upload_pid(struct watch *w, int pid, struct watch_upload *u);
+void watch__upload_exit(struct watch_upload *u);
+/* The contexts, one a line in file order (INFO "watch"); malloc()ed. */
+char *watch__list(const struct watch *w);
 
 /* A watch file line for a path, with a check of what fits one. */
 int watch__put(FILE *out, const char *path);

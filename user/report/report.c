@@ -52,7 +52,7 @@ const char *report__ctr_name(const struct report *r, uint32_t i)
 /* ---- symbolization ----------------------------------------------------- */
 
 struct maps_idx {
-	const struct stream_map **m;	/* sorted by tgid, start */
+	const struct stream_map **m;	/* sorted by tgid, image, start */
 	uint32_t nr;
 };
 
@@ -63,6 +63,8 @@ static int map_cmp(const void *a, const void *b)
 
 	if (x->tgid != y->tgid)
 		return x->tgid < y->tgid ? -1 : 1;
+	if (x->image != y->image)
+		return x->image < y->image ? -1 : 1;
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
 	return 0;
@@ -84,24 +86,32 @@ static int maps_idx__init(struct maps_idx *mi, const struct stream *s)
 	return 0;
 }
 
+/*
+ * Last map of image @image of process @tgid starting at or below @addr:
+ * an exec gives the process a new image, whose maps may overlap the old
+ * one's.
+ */
 static const struct stream_map *maps_idx__find(const struct maps_idx *mi,
-					       uint32_t tgid, uint64_t addr)
+					       uint32_t tgid, uint32_t image,
+					       uint64_t addr)
 {
 	uint32_t lo = 0, hi = mi->nr;
 
-	/* Last map of @tgid starting at or below @addr. */
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 		const struct stream_map *m = mi->m[mid];
 
-		if (m->tgid < tgid || (m->tgid == tgid && m->start <= addr))
+		if (m->tgid < tgid ||
+		    (m->tgid == tgid && (m->image < image ||
+					 (m->image == image && m->start <= addr))))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	if (!lo)
 		return NULL;
-	if (mi->m[lo - 1]->tgid != tgid || addr >= mi->m[lo - 1]->end)
+	if (mi->m[lo - 1]->tgid != tgid || mi->m[lo - 1]->image != image ||
+	    addr >= mi->m[lo - 1]->end)
 		return NULL;
 	return mi->m[lo - 1];
 }
@@ -200,10 +210,13 @@ static void set_srcline(struct report *r, uint32_t id, struct profile_obj *o,
 		fn->srcline = NULL;
 }
 
-/* The routine @label of a task of @tgid in @run belongs to, as an id. */
+/*
+ * The routine @label of a task of image @image of @tgid in @run belongs
+ * to, as an id.
+ */
 static int symbolize(struct report *r, uint32_t run,
-		     const struct maps_idx *mi, uint32_t tgid, uint64_t label,
-		     uint32_t *id)
+		     const struct maps_idx *mi, uint32_t tgid, uint32_t image,
+		     uint64_t label, uint32_t *id)
 {
 	const struct stream_map *m;
 	struct profile_obj *o;
@@ -217,7 +230,7 @@ static int symbolize(struct report *r, uint32_t run,
 
 	if (label == 0)
 		return intern(r, REPORT_NO_OBJ, "[unknown]", id);
-	m = maps_idx__find(mi, tgid, label);
+	m = maps_idx__find(mi, tgid, image, label);
 	if (!m) {
 		r->unsymbolized++;
 		snprintf(buf, sizeof(buf), "[0x%" PRIx64 "]", label);
@@ -475,7 +488,8 @@ static int join_task(struct report *r, struct report_grp *g, uint32_t run,
 		const struct kcc_node *n = kcc_forest_node(src, i);
 		uint32_t parent = n->parent, id, j;
 
-		ret = symbolize(r, run, mi, t->tgid, n->label, &id);
+		ret = symbolize(r, run, mi, t->tgid,
+				t->flags >> KCC_TASK_IMAGE_SHIFT, n->label, &id);
 		if (ret)
 			break;
 		if (!kcc_is_root_parent(parent))

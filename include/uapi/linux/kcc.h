@@ -200,6 +200,17 @@ struct kcc_status {
 	__u64 stitch_unmatched_return;	/* Out: returns whose frame the older call did not make */
 	__u64 stitch_far_skipped;	/* Out: records not call/return or with kernel addresses */
 	__u64 stitch_below_walk;	/* Out: calls undone below the walk's bottom frame */
+	/* Batched hand-off: how often the handlers woke the worker */
+	__u64 wakeups;		/* Out: worker wakeups (watermark, new process, flush timer) */
+	__u64 work_batches;	/* Out: worker runs that applied samples */
+	/*
+	 * Several sessions: each configuring file owns one; the module
+	 * parameter max_bytes is the budget all of them share.
+	 */
+	__u32 session_id;	/* Out: id of the session (KCC_IOC_ATTACH) */
+	__u32 nr_readers;	/* Out: files attached to read it */
+	__u64 bytes_all;	/* Out: forest memory of every session */
+	__u64 max_bytes_all;	/* Out: the budget they share */
 	/*
 	 * Memory that follows the work: forests grow from the max_bytes
 	 * budget, exited threads are folded into their process's forest
@@ -216,6 +227,24 @@ struct kcc_status {
 };
 
 #define KCC_IOC_STATUS		_IOWR(KCC_IOC_MAGIC, 0x05, struct kcc_status)
+
+/* ---- commands: several sessions and their readers --------------------- */
+
+/*
+ * Read session @session_id from now on: STATUS, read() and poll() of
+ * this file concern it.  0 names the session this file owns, or, when
+ * it owns none, the one autostart=1 made.  Reading another user's
+ * session needs CAP_PERFMON (or CAP_SYS_ADMIN).  A file is attached to
+ * the session it configures, and to the default one at its first
+ * read() or poll() if it is attached to none.
+ */
+struct kcc_attach {
+	__u32 size;		/* In: sizeof(struct kcc_attach) */
+	__u32 session_id;	/* In: KCC_STATUS's session_id, or 0 */
+	__u64 __reserved;	/* In: zero */
+};
+
+#define KCC_IOC_ATTACH		_IOW(KCC_IOC_MAGIC, 0x0A, struct kcc_attach)
 
 /* ---- commands: synthetic samples (tests) ------------------------------ */
 
@@ -295,6 +324,12 @@ struct kcc_metric_desc {
 #define KCC_HDR_CALLS_EVENT	(1u << 1)
 /* A calls event was asked for but could not be opened: one event. */
 #define KCC_HDR_CALLS_FALLBACK	(1u << 2)
+/*
+ * The reader is in another pid namespace than the initial one: the pid
+ * and tgid of task and map records are as that namespace sees them, 0
+ * for tasks it does not see (their map records are left out).
+ */
+#define KCC_HDR_PID_NS		(1u << 3)
 
 struct kcc_stream_header {
 	__u32 magic;		/* KCC_STREAM_MAGIC */
@@ -321,9 +356,21 @@ struct kcc_rec {
 };
 
 #define KCC_TASK_EXITED		(1u << 0)
+/*
+ * Ended by an exec (exited is set too): the same pid and start go on in
+ * a later image, in a task record of their own.
+ */
+#define KCC_TASK_EXEC		(1u << 1)
+/*
+ * Bits 16-31 of flags: the image of the task's process the record
+ * belongs to, 0 for the first this session saw, one more after each
+ * exec; its map records carry the same number.
+ */
+#define KCC_TASK_IMAGE_SHIFT	16
+#define KCC_TASK_FLAGS_MASK	0xffffu
 /* Memory that follows the work (see kcc_status.tasks_folded) */
-#define KCC_TASK_FOLDED		(1u << 1)	/* exited threads of tgid, pid = tgid */
-#define KCC_TASK_PRUNED		(1u << 2)	/* hot contexts only: counts within eps N */
+#define KCC_TASK_FOLDED		(1u << 2)	/* exited threads of tgid, pid = tgid */
+#define KCC_TASK_PRUNED		(1u << 3)	/* hot contexts only: counts within eps N */
 
 struct kcc_rec_task {
 	struct kcc_rec hdr;
@@ -359,7 +406,7 @@ struct kcc_rec_node {
 struct kcc_rec_map {
 	struct kcc_rec hdr;
 	__u32 tgid;
-	__u32 __reserved;
+	__u32 image;		/* image of the process (KCC_TASK_IMAGE_SHIFT) */
 	__u64 start;		/* first address */
 	__u64 end;		/* one past the last */
 	__u64 pgoff;		/* file offset of start */
@@ -407,5 +454,73 @@ struct kcc_valence_reg {
 };
 
 #define KCC_IOC_VALENCE_REGISTER	_IOW(KCC_IOC_MAGIC, 0x09, struct kcc_valence_reg)
+
+/*
+ * Watched k-contexts (preferential path profiling, Documentation/ppp.rst).
+ * KCC_IOC_WATCH, after CONFIGURE and before START, gives the session a
+ * set I of k-contexts, each a path of 1 to KCC_WATCH_K_MAX + 1 routines,
+ * outermost first, and the address ranges of those routines in the
+ * target.  kcc.ko numbers I with lbr/kcc_ppp (the numbering userspace
+ * computes, whose size @range the upload must state) and counts the
+ * watched contexts of every task in arrays beside its forest: calls at
+ * each replayed call, events and samples at each sample's context.  The
+ * read() stream then carries one KCC_REC_WATCH per task.  nr_contexts 0
+ * removes the set.  A refused upload changes nothing.
+ */
+#define KCC_WATCH_K_MAX		8	/* call edges per context */
+#define KCC_WATCH_MAX_CONTEXTS	65536	/* |I| */
+#define KCC_WATCH_MAX_RANGES	1048576	/* address ranges */
+#define KCC_WATCH_MAX_RANGE	1048576	/* numbers: delta * |I| */
+#define KCC_WATCH_FLAGS_ALL	0u
+
+/* Routine @routine spans [start, end); ranges sorted by start, disjoint. */
+struct kcc_watch_range {
+	__u64 start;
+	__u64 end;
+	__u32 routine;		/* In: < nr_routines */
+	__u32 __reserved;	/* In: zero */
+};
+
+struct kcc_watch {
+	__u32 size;		/* In: sizeof(struct kcc_watch) */
+	__u32 flags;		/* In: zero (KCC_WATCH_FLAGS_ALL) */
+	__u32 k;		/* In: longest context, call edges, <= KCC_WATCH_K_MAX */
+	__u32 range;		/* In: numbers of I's numbering (delta * |I|) */
+	__u32 nr_routines;	/* In: routine ids are 0 .. nr_routines - 1 */
+	__u32 nr_ranges;	/* In: entries at ranges */
+	__u32 nr_contexts;	/* In: |I|, 0: no watched set */
+	__u32 nr_labels;	/* In: entries at paths: the lengths summed */
+	__u64 ranges;		/* In: user pointer, struct kcc_watch_range[] */
+	__u64 lens;		/* In: user pointer, __u32[nr_contexts]: routines */
+	__u64 paths;		/* In: user pointer, __u32[nr_labels]: routine ids */
+	__u64 __reserved[2];	/* In: zero */
+};
+
+#define KCC_IOC_WATCH		_IOW(KCC_IOC_MAGIC, 0x08, struct kcc_watch)
+
+#define KCC_REC_WATCH		4	/* struct kcc_rec_watch */
+
+/*
+ * The watched counts of one task (the task of the KCC_REC_TASK with the
+ * same pid and start_time_ns): per context of the upload, in its order,
+ * nr_ctrs __u64 (KCC_CTR_* order: calls, events, samples).  A context
+ * counts every activation (calls) and every sample (events, samples)
+ * whose call stack ends with it, as the k-CCF does.
+ */
+struct kcc_rec_watch {
+	struct kcc_rec hdr;
+	__u32 pid;
+	__u32 tgid;
+	__u64 start_time_ns;
+	__u32 nr_contexts;	/* contexts following */
+	__u32 nr_ctrs;		/* counters per context */
+	__u32 range;		/* numbers of the array */
+	__u32 __reserved;
+	__u64 totals[KCC_NR_CTRS];	/* calls (weighted), events, samples seen */
+	__u64 residual[KCC_NR_CTRS];	/* of which no watched context took */
+	__u64 aliased;		/* numbers in range refused by the check */
+	__u64 stack_drops;	/* calls deeper than the shadow stack */
+	/* followed by nr_contexts * nr_ctrs __u64 */
+};
 
 #endif /* _UAPI_LINUX_KCC_H */

@@ -8,7 +8,9 @@
  * magic, number, direction, size), the commands of include/uapi/linux/kcc.h
  * with random struct sizes, flags and reserved bits, argument pointers
  * that are NULL, inaccessible, in the kernel half, non-canonical or straddle a
- * guard page; start/stop/reset storms; read() of every size and from bad
+ * guard page; start/stop/reset storms; two-event configurations (the
+ * calls_* block), started for real when the software LBR PMU kcc_lbr is
+ * loaded (selftests/lbrpmu); read() of every size and from bad
  * buffers; poll().  It asserts what kcc.h promises (unknown magic ->
  * ENOTTY, nonzero reserved -> EINVAL, bad pointers -> EFAULT, the sample
  * accounting, a well-formed stream) and, above all, survives: the host
@@ -168,6 +170,65 @@ static void fill_event_name(struct rnd *r, char name[KCC_METRIC_NAME_LEN])
 		       KCC_METRIC_NAME_LEN - strlen(name));
 }
 
+/*
+ * The perf type of the software LBR PMU (selftests/lbrpmu) when it is
+ * loaded, else 0: with it, LBR-source and two-event sessions can start.
+ */
+static uint32_t lbr_type;
+
+static void find_lbr_pmu(void)
+{
+	FILE *f = fopen("/sys/bus/event_source/devices/kcc_lbr/type", "r");
+	unsigned int t;
+
+	if (!f)
+		return;
+	if (fscanf(f, "%u", &t) == 1)
+		lbr_type = t;
+	fclose(f);
+}
+
+/*
+ * The two-event block (ABI 1.1, KCC_CALLS_EVENT): off, on with the
+ * software LBR PMU's calls event (event=1) beside its misses or clock
+ * event, or on with any type and config, including the software,
+ * tracepoint and breakpoint types CONFIGURE refuses for it.
+ */
+static void fill_calls(struct rnd *r, struct kcc_config *c)
+{
+	static const uint32_t types[] = { 0, 1, 2, 3, 4, 5, 6, 7, 100, ~0u };
+	static const uint64_t periods[] = { 0, 1, 1000, 100000, ~0ull };
+
+	switch (rnd_below(r, 4)) {
+	case 0:
+		return;
+	case 1:
+		if (lbr_type) {
+			c->source = KCC_SOURCE_LBR;
+			c->event_type = lbr_type;
+			c->event_config = rnd_one_in(r, 2) ? 2 : 0;
+			c->flags |= KCC_CFG_EVENT;
+			c->calls_event_type = lbr_type;
+			c->calls_event_config = 1;
+			c->calls_flags = KCC_CALLS_EVENT;
+			break;
+		}
+		/* fall through */
+	default:
+		c->calls_flags = rnd_one_in(r, 6) ? (uint32_t)rnd_next(r) :
+						    KCC_CALLS_EVENT;
+		c->calls_event_type = rnd_one_in(r, 3) && lbr_type ? lbr_type :
+				      types[rnd_below(r, ARRAY_SIZE(types))];
+		c->calls_event_config = rnd_one_in(r, 3) ? rnd_next(r) :
+							   rnd_below(r, 4);
+		c->calls_event_config1 = rnd_one_in(r, 4) ? rnd_next(r) : 0;
+		break;
+	}
+	c->calls_sample_period = periods[rnd_below(r, ARRAY_SIZE(periods))];
+	if (rnd_one_in(r, 8))
+		c->calls_sample_period = rnd_next(r);
+}
+
 /* A random config that is sometimes valid. */
 static void fill_config(struct rnd *r, struct kcc_config *c)
 {
@@ -214,6 +275,7 @@ static void fill_config(struct rnd *r, struct kcc_config *c)
 	c->event_config1 = rnd_one_in(r, 3) ? rnd_next(r) : 0;
 	c->event_config2 = rnd_one_in(r, 3) ? rnd_next(r) : 0;
 	fill_event_name(r, c->event_name);
+	fill_calls(r, c);
 }
 
 /* A page of packed kcc_samples, most valid, some malformed one way. */
@@ -619,6 +681,17 @@ static void op_session(struct ctx *x, int fd)
 	c.event_type = 1;	/* PERF_TYPE_SOFTWARE */
 	c.event_config = 0;	/* PERF_COUNT_SW_CPU_CLOCK */
 	c.sample_period = 100000;
+	if (lbr_type && rnd_one_in(&x->r, 2)) {
+		/* two events on the software LBR PMU: misses, and calls */
+		c.source = KCC_SOURCE_LBR;
+		c.flags = KCC_CFG_EVENT;
+		c.event_type = lbr_type;
+		c.event_config = 2;
+		c.sample_period = 0;
+		c.calls_flags = KCC_CALLS_EVENT;
+		c.calls_event_type = lbr_type;
+		c.calls_event_config = 1;
+	}
 	x->st.calls += 2;
 	if (ioctl(fd, KCC_IOC_CONFIGURE, &c) == 0)
 		x->st.ok++;
@@ -835,6 +908,7 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc)
 		usage(argv[0]);
+	find_lbr_pmu();
 
 	signal(SIGPIPE, SIG_IGN);
 	fd = kcc_open(O_RDWR);
