@@ -277,6 +277,7 @@ struct kcc_session {
 	/* Memory that follows the work (kcc_task.c) */
 	u32 nr_foldable;	/* exited, not folded, not a fold itself */
 	u64 alive_check_batch;	/* work_batches of the last pressure check */
+	bool fold_idle;		/* nothing to fold until the next drain */
 };
 
 /* ---- module-wide state ------------------------------------------------- */

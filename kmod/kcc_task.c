@@ -862,26 +862,34 @@ static int kcc_task_fold(struct kcc_session *s, struct kcc_task *t)
 
 /*
  * Memory is short: fold every exited thread but @keep (the one whose
- * sample is being applied).  Tracepoint events can be lost, so once per
- * drain the live ones are checked first.
+ * sample is being applied) and those a reader has had as exited (the
+ * reader would count them twice; they go once every reader has them).
+ * Tracepoint events can be lost, so once per drain the live ones are
+ * checked first; a scan that folds nothing is not repeated in the drain.
  */
 static void kcc_task_fold_exited(struct kcc_session *s,
 				 const struct kcc_task *keep)
 {
 	struct kcc_task *t, *n;
+	bool any = false;
 
 	if (s->alive_check_batch != s->work_batches + 1) {
 		s->alive_check_batch = s->work_batches + 1;
+		s->fold_idle = false;
 		kcc_tasks_check_alive(s);
 	}
-	if (!s->nr_foldable)
+	if (!s->nr_foldable || s->fold_idle)
 		return;
 	list_for_each_entry_safe(t, n, &s->task_list, node) {
-		if (t != keep &&
-		    (t->flags & (KCC_TASK_EXITED | KCC_TASK_FOLDED)) ==
-		    KCC_TASK_EXITED && kcc_task_fold(s, t))
+		if (t == keep || t->exit_seq ||
+		    (t->flags & (KCC_TASK_EXITED | KCC_TASK_FOLDED)) !=
+		    KCC_TASK_EXITED)
+			continue;
+		if (kcc_task_fold(s, t))
 			break;
+		any = true;
 	}
+	s->fold_idle = !any;
 }
 
 void kcc_tasks_free_all(struct kcc_session *s)
