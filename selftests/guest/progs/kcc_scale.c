@@ -14,8 +14,8 @@
  *    between waves); the records' samples add up to processed, so the
  *    exited threads folded into their process's forest lost nothing;
  *    with k = inf every forest's sample counters add up to its samples
- *    minus lost charges; every long-lived thread has a live record of
- *    its own.  Figures: threads covered, bytes per thread, folded.
+ *    minus lost charges; no long-lived thread's record says exited, and
+ *    (a floor: a timer may miss a thread) 7/8 of them have one.  Figures: threads covered, bytes per thread, folded.
  * 2. Hot contexts: injected stack-only samples (k = inf, task_nodes
  *    256: 64 Space-Saving counters) of 4 hot contexts, one of them
  *    appearing only after 4,000 cold contexts have filled the forest,
@@ -129,6 +129,7 @@ struct scan {
 	uint32_t sum_bad;		/* node samples != samples - lost */
 	uint32_t sum_checked;
 	uint32_t long_live;		/* long-lived threads found live */
+	uint32_t long_bad;		/* ... flagged exited */
 };
 
 static void scan_task(const struct gtask *t, void *arg)
@@ -153,10 +154,14 @@ static void scan_task(const struct gtask *t, void *arg)
 		return;
 	}
 	sc->own_records++;
-	for (i = 0; i < nlong; i++)
-		if (r->pid == (uint32_t)long_tid[i] &&
-		    !(r->flags & KCC_TASK_EXITED) && r->samples)
+	for (i = 0; i < nlong; i++) {
+		if (r->pid != (uint32_t)long_tid[i])
+			continue;
+		if (!(r->flags & KCC_TASK_EXITED) && r->samples)
 			sc->long_live++;
+		else
+			sc->long_bad++;
+	}
 }
 
 static void test_threads(void)
@@ -241,9 +246,10 @@ static void test_threads(void)
 	tap_result(!why && !sc.sum_bad && sc.sum_checked,
 		   "every forest's sample counters add up to its samples less lost charges (%u forests, %u not)",
 		   sc.sum_checked, sc.sum_bad);
-	tap_result(sc.long_live == nlong,
-		   "every long-lived thread has a live record of its own (%u of %u)",
-		   sc.long_live, nlong);
+	/* A thread the timer missed has no record: a floor again. */
+	tap_result(!sc.long_bad && sc.long_live >= nlong - nlong / 8,
+		   "long-lived threads keep live records of their own (%u of %u, %u flagged exited)",
+		   sc.long_live, nlong, sc.long_bad);
 	tap_result(!st.tasks_folded || (sc.fold_records && sc.fold_samples),
 		   "exited threads folded into the process: %u records, %llu samples",
 		   sc.fold_records, (unsigned long long)sc.fold_samples);
