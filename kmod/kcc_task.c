@@ -814,8 +814,15 @@ static int kcc_task_fold(struct kcc_session *s, struct kcc_task *t)
 {
 	struct kcc_forest *src = &t->forest, *dst;
 	u32 *order = NULL, *dmap, n = src->count, i, j;
+	struct task_struct *p;
 	struct kcc_task *f;
 
+	/* Only the dead are folded: a live thread's samples would follow. */
+	p = kcc_task_get_live(t->pid, t->start, t->exec_id);
+	if (WARN_ON_ONCE(p)) {
+		put_task_struct(p);
+		return 0;
+	}
 	f = kcc_fold_get(s, t->proc, t);
 	if (!f)
 		return -ENOMEM;

@@ -100,6 +100,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static int go_away;
 static pid_t *long_tid;
+static char *long_seen;		/* a record of it was read */
 
 static void *long_worker(void *arg)
 {
@@ -157,6 +158,7 @@ static void scan_task(const struct gtask *t, void *arg)
 	for (i = 0; i < nlong; i++) {
 		if (r->pid != (uint32_t)long_tid[i])
 			continue;
+		long_seen[i] = 1;
 		if (!(r->flags & KCC_TASK_EXITED) && r->samples)
 			sc->long_live++;
 		else
@@ -179,6 +181,7 @@ static void test_threads(void)
 	int fd, r;
 
 	long_tid = calloc(nlong, sizeof(*long_tid));
+	long_seen = calloc(nlong, 1);
 	fd = kcc_open(O_RDWR);
 	kcc_cfg_init(&c, KCC_SOURCE_FP, KCC_TARGET_ALL, 0, KCC_K_INF);
 	c.event_type = PERF_TYPE_SOFTWARE;
@@ -246,6 +249,10 @@ static void test_threads(void)
 	tap_result(!why && !sc.sum_bad && sc.sum_checked,
 		   "every forest's sample counters add up to its samples less lost charges (%u forests, %u not)",
 		   sc.sum_checked, sc.sum_bad);
+	for (i = 0; i < nlong; i++)
+		if (!long_seen[i])
+			tap_diag("long-lived thread %u (tid %d): no record", i,
+				 long_tid[i]);
 	/* A thread the timer missed has no record: a floor again. */
 	tap_result(!sc.long_bad && sc.long_live >= nlong - nlong / 8,
 		   "long-lived threads keep live records of their own (%u of %u, %u flagged exited)",
