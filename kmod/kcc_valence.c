@@ -178,17 +178,14 @@ void kcc_valence_task_gone(struct task_struct *p)
 
 /* ---- the handler -------------------------------------------------------- */
 
+/* Indices of kcc_hcount.valence[], KCC_VC_NR of them. */
 enum {
 	KCC_VC_SAMPLES, KCC_VC_FALLBACK, KCC_VC_TORN, KCC_VC_BAD,
-	KCC_VC_FAULT, KCC_VC_OVERFLOW, KCC_VC_NR
-};
-
-struct kcc_vcnt {
-	u64 c[KCC_VC_NR];
+	KCC_VC_FAULT, KCC_VC_OVERFLOW,
 };
 
 /* this_cpu_inc() is one instruction: safe against NMIs on this CPU. */
-static DEFINE_PER_CPU(struct kcc_vcnt, kcc_vcnt);
+#define kcc_vc_inc(s, i)	this_cpu_inc((s)->hc->valence[i])
 
 /* The fixed fields of struct kcc_valence_area: all the NMI stack holds. */
 struct kcc_varea_hdr {
@@ -211,7 +208,7 @@ struct kcc_varea_hdr {
  * the number of words; 0 when the task has no area (the caller walks
  * by frame pointers); -1 when the sample is not taken (counted).
  */
-int kcc_valence_read(u64 *w)
+int kcc_valence_read(struct kcc_session *s, u64 *w)
 {
 	u64 area = kcc_vreg_find(current);
 	struct kcc_varea_hdr hd;
@@ -222,22 +219,22 @@ int kcc_valence_read(u64 *w)
 		     offsetof(struct kcc_varea_hdr, root_site) !=
 		     offsetof(struct kcc_valence_area, root_site));
 	if (!area) {
-		this_cpu_inc(kcc_vcnt.c[KCC_VC_FALLBACK]);
+		kcc_vc_inc(s, KCC_VC_FALLBACK);
 		return 0;
 	}
 	if (copy_from_user_nmi(&hd, u, sizeof(hd)))
 		goto fault;
 	if (hd.size != sizeof(struct kcc_valence_area) || hd.acyc_words > KCC_VALENCE_ACYC_WORDS ||
 	    hd.rec_bits > 64 * KCC_VALENCE_REC_WORDS) {
-		this_cpu_inc(kcc_vcnt.c[KCC_VC_BAD]);
+		kcc_vc_inc(s, KCC_VC_BAD);
 		return -1;
 	}
 	if (hd.seq & 1) {
-		this_cpu_inc(kcc_vcnt.c[KCC_VC_TORN]);
+		kcc_vc_inc(s, KCC_VC_TORN);
 		return -1;
 	}
 	if (hd.rec_over) {
-		this_cpu_inc(kcc_vcnt.c[KCC_VC_OVERFLOW]);
+		kcc_vc_inc(s, KCC_VC_OVERFLOW);
 		return -1;
 	}
 	nrec = DIV_ROUND_UP(hd.rec_bits, 64);
@@ -252,7 +249,7 @@ int kcc_valence_read(u64 *w)
 		goto fault;
 	/* Another thread (or a hostile one) wrote it while we read. */
 	if (seq != hd.seq) {
-		this_cpu_inc(kcc_vcnt.c[KCC_VC_TORN]);
+		kcc_vc_inc(s, KCC_VC_TORN);
 		return -1;
 	}
 	/* Bits above rec_bits are stale pushes: not part of the encoding. */
@@ -263,11 +260,11 @@ int kcc_valence_read(u64 *w)
 	w[1] = hd.root_site;
 	w[2] = hd.cur | (u64)hd.root << 32;
 	w[3] = hd.rec_bits | (u64)hd.acyc_words << 32;
-	this_cpu_inc(kcc_vcnt.c[KCC_VC_SAMPLES]);
+	kcc_vc_inc(s, KCC_VC_SAMPLES);
 	return KCC_VKEY_HDR + hd.acyc_words + nrec;
 
 fault:
-	this_cpu_inc(kcc_vcnt.c[KCC_VC_FAULT]);
+	kcc_vc_inc(s, KCC_VC_FAULT);
 	return -1;
 }
 
@@ -294,26 +291,23 @@ struct kcc_vtab {
 	u64 pool[KCC_VTAB_WORDS];
 };
 
-static u64 kcc_vbase[KCC_VC_NR];	/* handler counts at configure/reset */
-static u64 kcc_vfull_retired;		/* table_full of freed tasks */
-
-static void kcc_vcnt_sum(u64 *out)
+static void kcc_vcnt_sum(struct kcc_session *s, u64 *out)
 {
 	int cpu, i;
 
 	memset(out, 0, KCC_VC_NR * sizeof(*out));
 	for_each_possible_cpu(cpu) {
-		const struct kcc_vcnt *c = per_cpu_ptr(&kcc_vcnt, cpu);
+		const struct kcc_hcount *c = per_cpu_ptr(s->hc, cpu);
 
 		for (i = 0; i < KCC_VC_NR; i++)
-			out[i] += READ_ONCE(c->c[i]);
+			out[i] += READ_ONCE(c->valence[i]);
 	}
 }
 
-void kcc_valence_counters_zero(void)
+void kcc_valence_counters_zero(struct kcc_session *s)
 {
-	kcc_vcnt_sum(kcc_vbase);
-	kcc_vfull_retired = 0;
+	kcc_vcnt_sum(s, s->vbase);
+	s->vfull_retired = 0;
 }
 
 /* Apply one encoding read by the handler to @t's table. */
@@ -327,16 +321,16 @@ void kcc_valence_apply(struct kcc_session *s, struct kcc_task *t,
 	u64 hash;
 
 	if (!vt) {
-		if (s->bytes + sizeof(*vt) <= s->cfg.max_bytes)
+		if (kcc_mem_room(s, sizeof(*vt)))
 			vt = kvzalloc(sizeof(*vt), GFP_KERNEL);
 		if (!vt) {
-			kcc_vfull_retired++;
+			s->vfull_retired++;
 			return;
 		}
 		get_random_bytes(&vt->key, sizeof(vt->key));
 		t->vtab = vt;
 		t->bytes += sizeof(*vt);
-		s->bytes += sizeof(*vt);
+		kcc_mem_add(s, sizeof(*vt));
 	}
 	hash = siphash(w, n * sizeof(u64), &vt->key);
 	for (i = 0; i < KCC_VTAB_SLOTS; i++) {
@@ -364,11 +358,16 @@ charge:
 	e->samples++;
 }
 
-void kcc_valence_task_free(struct kcc_task *t)
+/*
+ * A task freed before a reader had its record (a thread folded into its
+ * process when memory is short) takes its encodings with it: counted.
+ */
+void kcc_valence_task_free(struct kcc_session *s, struct kcc_task *t)
 {
 	if (!t->vtab)
 		return;
-	kcc_vfull_retired += t->vtab->full;
+	/* Its bytes are in t->bytes, which kcc_task_release() gives back. */
+	s->vfull_retired += t->vtab->full + (t->exit_seq ? 0 : t->vtab->nr);
 	kvfree(t->vtab);
 	t->vtab = NULL;
 }
@@ -432,14 +431,14 @@ void kcc_valence_status(struct kcc_session *s, struct kcc_status *st)
 	struct kcc_task *t;
 	u64 c[KCC_VC_NR];
 
-	kcc_vcnt_sum(c);
-	st->valence_samples = c[KCC_VC_SAMPLES] - kcc_vbase[KCC_VC_SAMPLES];
-	st->valence_fallback = c[KCC_VC_FALLBACK] - kcc_vbase[KCC_VC_FALLBACK];
-	st->valence_torn = c[KCC_VC_TORN] - kcc_vbase[KCC_VC_TORN];
-	st->valence_bad = c[KCC_VC_BAD] - kcc_vbase[KCC_VC_BAD];
-	st->valence_fault = c[KCC_VC_FAULT] - kcc_vbase[KCC_VC_FAULT];
-	st->valence_overflow = c[KCC_VC_OVERFLOW] - kcc_vbase[KCC_VC_OVERFLOW];
-	st->valence_table_full = kcc_vfull_retired;
+	kcc_vcnt_sum(s, c);
+	st->valence_samples = c[KCC_VC_SAMPLES] - s->vbase[KCC_VC_SAMPLES];
+	st->valence_fallback = c[KCC_VC_FALLBACK] - s->vbase[KCC_VC_FALLBACK];
+	st->valence_torn = c[KCC_VC_TORN] - s->vbase[KCC_VC_TORN];
+	st->valence_bad = c[KCC_VC_BAD] - s->vbase[KCC_VC_BAD];
+	st->valence_fault = c[KCC_VC_FAULT] - s->vbase[KCC_VC_FAULT];
+	st->valence_overflow = c[KCC_VC_OVERFLOW] - s->vbase[KCC_VC_OVERFLOW];
+	st->valence_table_full = s->vfull_retired;
 	list_for_each_entry(t, &s->task_list, node) {
 		if (!t->vtab)
 			continue;

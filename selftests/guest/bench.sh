@@ -31,7 +31,7 @@ trap 'exit 130' INT TERM
 # wordfreq: 80 rounds on 2 threads at 1 ms of cpu-clock give about
 # 1,000 samples in the guest, the sweep 10,000 and 100,000 (the 1000x
 # point would take about an hour of TCG: not run).
-cost=${BENCH_COST:-80,2,1000000,3,12,2,1009,1}
+cost=${BENCH_COST:-80,2,1000000,5,12,2,1009,1}
 
 : "${KCC_STATIC:?set KCC_STATIC to a static kcc (make static-kcc)}"
 : "${KCC_TRACE_RT:?set KCC_TRACE_RT to kcc_trace_rt.o (make trace-rt)}"

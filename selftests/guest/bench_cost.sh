@@ -36,7 +36,7 @@ cost_kv() {	# cost_kv FILE KEY: the value of KEY=VALUE in FILE
 
 cost_setup() {
 	ncpu=$(grep -c ^processor /proc/cpuinfo)
-	set -- $(echo "${cost_args:-80,2,1000000,3,12,2,1009,1}" | tr , ' ')
+	set -- $(echo "${cost_args:-80,2,1000000,5,12,2,1009,1}" | tr , ' ')
 	c_rounds=$1 c_threads=$2 c_period=$3 c_reps=$4
 	c_lrounds=$5 c_lthreads=$6 c_lperiod=$7 c_sweep=$8
 	# The emulated CPU is slow: without this the kernel lowers the
@@ -79,9 +79,10 @@ cost_trace_on() {
 	echo 1 >"$tr"/tracing_on
 }
 
-# "CALLS TOTAL_NS" of the traced function since cost_trace_on.
+# "CALLS TOTAL_NS MEDIAN_NS" of the traced function since cost_trace_on.
+# The median: a call the host preempted QEMU in counts like any other.
 cost_trace_off() {
-	[ -n "$cost_fn" ] || { echo "0 0"; return 0; }
+	[ -n "$cost_fn" ] || { echo "0 0 0"; return 0; }
 	echo 0 >"$tr"/tracing_on
 	awk -v fn="$cost_fn();" '
 		index($0, fn) {
@@ -89,12 +90,15 @@ cost_trace_off() {
 				if ($i == "us") {
 					v = $(i - 1)
 					gsub(/[^0-9.]/, "", v)
-					n++
-					t += v
+					print v * 1000
 					break
 				}
-		}
-		END { printf "%d %.0f\n", n, t * 1000 }' "$tr"/trace
+		}' "$tr"/trace | sort -n >/tmp/hcalls
+	n=$(wc -l </tmp/hcalls)
+	t=$(awk '{ t += $1 } END { printf "%.0f", t }' /tmp/hcalls)
+	m=$(sed -n "$(((n + 1) / 2))p" /tmp/hcalls)
+	echo "$n ${t:-0} ${m:-0}"
+	rm -f /tmp/hcalls
 	echo nop >"$tr"/current_tracer
 	echo >"$tr"/set_ftrace_filter
 	echo >"$tr"/trace
@@ -119,7 +123,7 @@ cost_run() {
 	esac
 	rc=$?
 	tend=$(cost_now)
-	h="0 0"
+	h="0 0 0"
 	[ "$mode" = h ] && h=$(cost_trace_off)
 	w1=$(cat /sys/class/misc/kcc/wakeups 2>/dev/null || echo 0)
 	set -- $(cat /tmp/prog.t 2>/dev/null || echo "0 0 0 0")
@@ -153,7 +157,7 @@ cost_run() {
 	[ "$rc" -eq 0 ] || sed 's/^/# cost: /' /tmp/tool.out | tail -n 5
 	[ "$rrc" -eq 0 ] || sed 's/^/# cost: report: /' /tmp/rep.out | tail -n 5
 	[ "$rrc" -eq 0 ] || rc=$((rc + 1000 * rrc))
-	echo "# cost run group=$g cfg=$cfg scale=$sc rep=$rep mode=$mode rc=$rc wall=$wall samples=${samples:-0} bytes=$bytes fin=$((tend - pend)) report=$report kmem=$kmem wakeups=$((w1 - w0)) hcalls=${h% *} hns=${h#* } workns=$workns"
+	echo "# cost run group=$g cfg=$cfg scale=$sc rep=$rep mode=$mode rc=$rc wall=$wall samples=${samples:-0} bytes=$bytes fin=$((tend - pend)) report=$report kmem=$kmem wakeups=$((w1 - w0)) hcalls=$(echo "$h" | cut -d' ' -f1) hns=$(echo "$h" | cut -d' ' -f2) hmed=$(echo "$h" | cut -d' ' -f3) workns=$workns"
 	rm -rf /tmp/o.data /tmp/o.data.old /tmp/tr
 }
 
