@@ -13,9 +13,12 @@
 #   make static     sparse, checkpatch --strict, cppcheck, clang-tidy, layers
 #   make fuzz       parser fuzzers, FUZZ_SECONDS each (default 20)
 #   make fuzz-guest /dev/kcc fuzzer on the debug kernel (FUZZ_ITERS, FUZZ_SEED)
+#   make check-kcsan the guest suite and session storms on the KCSAN kernel
 #
 #   make install       kcc, kccread and the man pages (DESTDIR, prefix)
 #   make install-dkms  kcc.ko's sources for DKMS under /usr/src
+#   make deb           Debian packages kcc and kcc-dkms in build/deb
+#   make check-deb     install them on a clean Debian 12 root, dkms build
 #
 # Quiet unless V=1.  DESTDIR and prefix are honoured by make install.
 # KCC_WERROR=1 turns warnings into errors, in the tools and in kcc.ko's
@@ -158,7 +161,7 @@ check: $(O)/san/kcc $(O)/san/kccread $(TEST_BINS) $(STATIC_KCC)
 check-user: export KCC_USER_ONLY := 1
 check-user: check
 
-# ---- fuzzing (clang libFuzzer): the stream and profile parsers ----------
+# ---- fuzzing (clang libFuzzer): the stream, profile, perf.data and watch-file parsers
 FUZZ_CC	     ?= clang
 FUZZ_TIME    ?= 20
 FUZZ_SECONDS ?= $(FUZZ_TIME)
@@ -180,7 +183,7 @@ $(O)/fuzz/%: fuzz/%.c $(LBR_SRCS) $(UTIL_SRCS) $(HDRS)
 # fuzz/corpus/ keeping only inputs that add coverage.
 .PHONY: fuzz fuzz-merge
 fuzz: $(FUZZ_BINS) $(O)/kcc
-	$(Q)mkdir -p $(O)/fuzz/corpus-stream $(O)/fuzz/corpus-profile
+	$(Q)for t in $(FUZZ_TARGETS); do mkdir -p $(O)/fuzz/corpus-$$t || exit 1; done
 	$(Q)for k in 1 2 3; do \
 		$(O)/kcc record --trace selftests/kcc/data/fig2.trace -k $$k \
 			--threads 2 --stream -o $(O)/fuzz/corpus-stream/fig2-k$$k && \
@@ -284,7 +287,7 @@ FUZZ_ITERS ?= $(FUZZ_ITER)
 # Guest time limit: CI's 5000 iterations fit 1500 s with margin; a long
 # campaign needs about 30 ms per iteration on the debug kernel under TCG.
 FUZZ_GUEST_TIMEOUT ?= $(shell echo $$(( 1500 + $(FUZZ_ITERS) * 30 / 1000 )))
-KERNELS	  ?= 6.1 6.12 6.12-rt debug
+KERNELS	  ?= 6.1 6.12 6.12-rt debug debug-6.12
 
 .PHONY: kernels
 kernels:
@@ -294,6 +297,11 @@ kernels:
 .PHONY: guest-kernels
 guest-kernels:
 	$(Q)KCC_GUEST_KERNELS="$(KERNELS)" sh selftests/kcc/guest.sh
+
+# kcc.ko under KCSAN (nightly, not in .ci/run: Documentation/testing.rst).
+.PHONY: check-kcsan
+check-kcsan:
+	$(Q)sh scripts/check-kcsan.sh
 
 .PHONY: fuzz-guest
 fuzz-guest:
@@ -337,6 +345,17 @@ install-dkms:
 	install -d $(DESTDIR)$(srcdir_dkms)/kcc-$(DKMS_VERSION)
 	cp -R Kbuild dkms.conf kmod lbr include \
 		$(DESTDIR)$(srcdir_dkms)/kcc-$(DKMS_VERSION)/
+
+# Debian packages (debian/, Documentation/packaging.rst), built with
+# dpkg-buildpackage from a copy of the sources into $(O)/deb; check-deb
+# installs them on a clean Debian 12 root (debootstrap, cached under
+# /var/cache/kcc) and builds kcc.ko there with dkms.
+.PHONY: deb check-deb
+deb:
+	$(Q)sh scripts/deb.sh $(O)/deb
+
+check-deb: deb
+	$(Q)sh selftests/deb/clean_root.sh $(O)/deb
 
 .PHONY: clean
 clean:

@@ -26,14 +26,16 @@
 #include <linux/pid.h>
 #include <linux/sched/coredump.h>
 #include <linux/sched/task.h>
+#include <linux/string.h>
 
 #include "kcc_mod.h"
 
 /* What a file holds besides the session it may own. */
 struct kcc_file {
-	struct mutex lock;	/* threads sharing the file: snap and its use */
+	struct mutex lock;	/* threads sharing the file: its session, snap */
 	void *snap;		/* the stream served by read() */
 	size_t snap_len;
+	struct kcc_reader rd;	/* the session it reads (kcc_g.lock) */
 };
 
 /* Smallest sizes accepted: the structs of ABI 1.0. */
@@ -41,6 +43,7 @@ struct kcc_file {
 #define KCC_CONFIG_SIZE0	offsetofend(struct kcc_config, __reserved)
 #define KCC_STATUS_SIZE0	offsetofend(struct kcc_status, __reserved)
 #define KCC_INJECT_SIZE0	sizeof(struct kcc_inject)
+#define KCC_ATTACH_SIZE0	sizeof(struct kcc_attach)
 
 #define KCC_INJECT_MAX_LEN	(64u << 20)	/* bytes per KCC_IOC_INJECT */
 #define KCC_INJECT_MAX_COUNT	BIT(20)
@@ -97,27 +100,74 @@ static long kcc_ioc_version(void __user *u, unsigned int cmd)
 	return kcc_copy_out(u, usize, &v, sizeof(v));
 }
 
-/* The session of @file, -EINVAL if there is none, -EBUSY if not ours. */
+static struct kcc_session *kcc_owned(struct file *file)
+{
+	return kcc_session_owned(file);
+}
+
+/* The session of @file for control, -EINVAL if it owns none. */
 static struct kcc_session *kcc_own(struct file *file)
 {
-	struct kcc_session *s = kcc_g.sess;
+	return kcc_owned(file) ?: ERR_PTR(-EINVAL);
+}
 
+/*
+ * Whether the caller may read @s: its creator (same effective uid), a
+ * CAP_PERFMON (or CAP_SYS_ADMIN) holder, or the file that owns it, which
+ * may have been passed to another process as a perf event fd can be.
+ */
+static bool kcc_may_read(struct file *file, const struct kcc_session *s)
+{
+	return s->owner == file || perfmon_capable() ||
+	       uid_eq(current_euid(), s->uid);
+}
+
+/*
+ * The session @file reads: the one it is attached to, else the one it
+ * owns, else the autostart session.  -ENODEV when there is none (or it
+ * went away with its owner), -EACCES when the default is not the
+ * caller's to read.  With @attach, the file becomes its reader.
+ */
+static struct kcc_session *kcc_view(struct file *file, bool attach)
+{
+	struct kcc_file *kf = file->private_data;
+	struct kcc_session *s = kf->rd.sess;
+
+	if (s)
+		return s;
+	s = kcc_owned(file) ?: kcc_g.autostart;
 	if (!s)
-		return ERR_PTR(-EINVAL);
-	if (s->owner != file)
-		return ERR_PTR(-EBUSY);
+		return ERR_PTR(-ENODEV);
+	if (!kcc_may_read(file, s))
+		return ERR_PTR(-EACCES);
+	if (attach)
+		kcc_reader_attach(&kf->rd, s);
 	return s;
 }
 
 /*
- * The session any privileged opener may look at (STATUS, read(), poll):
- * control belongs to its owner, but a profile can be read by anyone
- * allowed to open the device, which is what lets kccread read a session
- * that kcc record or autostart=1 set up.
+ * kernel.perf_event_paranoid.  The variable is not exported to modules,
+ * so the sysctl file is read (process context); where it cannot be read
+ * the strictest level is assumed.
  */
-static struct kcc_session *kcc_view(void)
+#define KCC_PARANOID_MAX	3	/* Debian's "no unprivileged use at all" */
+
+static int kcc_perf_paranoid(void)
 {
-	return kcc_g.sess ? kcc_g.sess : ERR_PTR(-EINVAL);
+	struct file *f;
+	char buf[16] = "";
+	loff_t pos = 0;
+	ssize_t n;
+	int level;
+
+	f = filp_open("/proc/sys/kernel/perf_event_paranoid", O_RDONLY, 0);
+	if (IS_ERR(f))
+		return KCC_PARANOID_MAX;
+	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
+	filp_close(f, NULL);
+	if (n <= 0 || kstrtoint(strim(buf), 10, &level))
+		return KCC_PARANOID_MAX;
+	return level;
 }
 
 /*
@@ -162,24 +212,84 @@ out:
 	return ret;
 }
 
+/*
+ * Who may configure what, as perf_event_open() decides for the events
+ * kcc opens (user-space only, exclude_kernel): every task needs
+ * perf_event_paranoid <= 0 or CAP_PERFMON (perf_allow_cpu()); one
+ * process needs paranoid <= 2 (3 is Debian's level that refuses every
+ * unprivileged user) or CAP_PERFMON, and in any case the ptrace
+ * credential check on that process.  -EACCES, or 0.
+ */
+static int kcc_may_configure(const struct kcc_config *c)
+{
+	int paranoid = kcc_perf_paranoid();
+	int ret;
+
+	if (c->target == KCC_TARGET_ALL)
+		return paranoid > 0 && !perfmon_capable() ? -EACCES : 0;
+	if (c->target != KCC_TARGET_PID || c->pid <= 0)
+		return 0;	/* CONFIGURE's -EINVAL */
+	if (paranoid > 2 && !perfmon_capable())
+		return -EACCES;
+	ret = kcc_may_profile(c->pid);
+	/* A missing process is CONFIGURE's to report, as before. */
+	return ret == -EACCES ? ret : 0;
+}
+
 static long kcc_ioc_configure(struct file *file, void __user *u,
 			      unsigned int cmd)
 {
+	struct kcc_file *kf = file->private_data;
+	struct kcc_session *s;
 	struct kcc_config c;
 	long ret;
 
 	ret = kcc_copy_in(&c, sizeof(c), KCC_CONFIG_SIZE0, u, cmd);
 	if (ret < 0)
 		return ret;
-	if (c.target == KCC_TARGET_PID && c.pid > 0) {
-		ret = kcc_may_profile(c.pid);
-		/* A missing process is CONFIGURE's to report, as before. */
-		if (ret == -EACCES)
-			return ret;
-	}
+	ret = kcc_may_configure(&c);
+	if (ret)
+		return ret;
+	mutex_lock(&kf->lock);
 	mutex_lock(&kcc_g.lock);
-	ret = kcc_configure(file, &c);
+	s = kcc_configure(file, &c);
+	ret = PTR_ERR_OR_ZERO(s);
+	/* The file reads what it configured. */
+	if (!ret)
+		kcc_reader_attach(&kf->rd, s);
 	mutex_unlock(&kcc_g.lock);
+	mutex_unlock(&kf->lock);
+	return ret;
+}
+
+static long kcc_ioc_attach(struct file *file, void __user *u,
+			   unsigned int cmd)
+{
+	struct kcc_file *kf = file->private_data;
+	struct kcc_session *s;
+	struct kcc_attach a;
+	int usize;
+	long ret = 0;
+
+	usize = kcc_copy_in(&a, sizeof(a), KCC_ATTACH_SIZE0, u, cmd);
+	if (usize < 0)
+		return usize;
+	if (a.__reserved)
+		return -EINVAL;
+	mutex_lock(&kf->lock);
+	mutex_lock(&kcc_g.lock);
+	if (a.session_id)
+		s = kcc_session_find(a.session_id);
+	else
+		s = kcc_owned(file) ?: kcc_g.autostart;
+	if (!s)
+		ret = -ENOENT;
+	else if (!kcc_may_read(file, s))
+		ret = -EACCES;
+	else if (kf->rd.sess != s)
+		kcc_reader_attach(&kf->rd, s);
+	mutex_unlock(&kcc_g.lock);
+	mutex_unlock(&kf->lock);
 	return ret;
 }
 
@@ -224,14 +334,17 @@ static long kcc_ioc_status(struct file *file, void __user *u,
 	if (usize < 0)
 		return usize;
 	mutex_lock(&kcc_g.lock);
-	s = kcc_view();
+	s = kcc_view(file, false);
 	if (IS_ERR(s)) {
 		mutex_unlock(&kcc_g.lock);
+		if (PTR_ERR(s) != -ENODEV)
+			return PTR_ERR(s);
 		/* No session: an idle status. */
 		memset(&st, 0, sizeof(st));
+		st.max_bytes_all = READ_ONCE(kcc_param_max_bytes);
 		return kcc_copy_out(u, usize, &st, sizeof(st));
 	}
-	kcc_drain(s);
+	kcc_drain();
 	kcc_status_fill(s, &st);
 	mutex_unlock(&kcc_g.lock);
 	return kcc_copy_out(u, usize, &st, sizeof(st));
@@ -258,6 +371,7 @@ static int kcc_inject_push(const struct kcc_sample *smp)
 static long kcc_ioc_inject(struct file *file, void __user *u,
 			   unsigned int cmd)
 {
+	struct kcc_file *kf = file->private_data;
 	struct kcc_session *s;
 	struct kcc_inject in;
 	size_t off = 0;
@@ -276,6 +390,9 @@ static long kcc_ioc_inject(struct file *file, void __user *u,
 	if (!kcc_param_inject)
 		return -EPERM;
 
+	/* The file's lock keeps its session from a concurrent CONFIGURE. */
+	if (mutex_lock_interruptible(&kf->lock))
+		return -ERESTARTSYS;
 	mutex_lock(&kcc_g.lock);
 	s = kcc_own(file);
 	if (IS_ERR(s))
@@ -287,12 +404,14 @@ static long kcc_ioc_inject(struct file *file, void __user *u,
 		ret = 0;
 	mutex_unlock(&kcc_g.lock);
 	if (ret)
-		return ret;
+		goto out;
 
 	if (in.len) {
 		buf = kvmalloc(in.len, GFP_KERNEL);
-		if (!buf)
-			return -ENOMEM;
+		if (!buf) {
+			ret = -ENOMEM;
+			goto out;
+		}
 		if (copy_from_user(buf, u64_to_user_ptr(in.data), in.len)) {
 			ret = -EFAULT;
 			goto out;
@@ -316,7 +435,7 @@ static long kcc_ioc_inject(struct file *file, void __user *u,
 	for (i = 0, off = 0; i < in.count; i++) {
 		const struct kcc_sample *smp = (const void *)(buf + off);
 
-		if (!READ_ONCE(kcc_g.running))
+		if (!READ_ONCE(s->running))
 			break;
 		ret = kcc_inject_push(smp);
 		if (ret)
@@ -331,6 +450,7 @@ static long kcc_ioc_inject(struct file *file, void __user *u,
 							  done))))
 		ret = -EFAULT;
 out:
+	mutex_unlock(&kf->lock);
 	kvfree(buf);
 	return ret;
 }
@@ -363,6 +483,8 @@ static long kcc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return kcc_ioc_status(file, u, cmd);
 	case KCC_CMD(KCC_IOC_INJECT):
 		return kcc_ioc_inject(file, u, cmd);
+	case KCC_CMD(KCC_IOC_ATTACH):
+		return kcc_ioc_attach(file, u, cmd);
 	case KCC_CMD(KCC_IOC_WATCH):
 		return kcc_ioc_watch(file, u, cmd);
 	default:
@@ -389,13 +511,13 @@ static ssize_t kcc_read(struct file *file, char __user *ubuf, size_t count,
 		size_t len;
 
 		mutex_lock(&kcc_g.lock);
-		s = kcc_view();
+		s = kcc_view(file, true);
 		if (IS_ERR(s)) {
 			mutex_unlock(&kcc_g.lock);
 			ret = PTR_ERR(s);
 			goto out;
 		}
-		snap = kcc_snapshot(s, &len);
+		snap = kcc_snapshot(&kf->rd, &len);
 		mutex_unlock(&kcc_g.lock);
 		if (!snap) {
 			ret = -ENOMEM;
@@ -414,35 +536,43 @@ out:
 	return ret;
 }
 
-/* Readable when samples were applied since the last snapshot or the
- * session is not running any more.
+/*
+ * Readable when samples were applied to the file's session since this
+ * file's last snapshot, or the session is not running; EPOLLERR when
+ * there is no session to read (or it went away with its owner).
  */
 static __poll_t kcc_poll(struct file *file, poll_table *wait)
 {
+	struct kcc_file *kf = file->private_data;
 	struct kcc_session *s;
 	__poll_t mask = 0;
 
 	poll_wait(file, &kcc_g.wait, wait);
 	mutex_lock(&kcc_g.lock);
-	s = kcc_g.sess;
-	if (s &&
-	    (s->processed != s->last_processed ||
-	     s->state != KCC_STATE_RUNNING))
+	s = kcc_view(file, true);
+	if (IS_ERR(s))
+		mask = EPOLLERR;
+	else if (s->processed != kf->rd.last_processed ||
+		 s->state != KCC_STATE_RUNNING)
 		mask = EPOLLIN | EPOLLRDNORM;
 	mutex_unlock(&kcc_g.lock);
 	return mask;
 }
 
+/*
+ * Anyone may open: what a file may do is decided when it configures a
+ * session (kcc_may_configure()) or reads one (kcc_may_read()), as
+ * perf_event_open() decides it per event.
+ */
 static int kcc_open(struct inode *inode, struct file *file)
 {
 	struct kcc_file *kf;
 
-	if (!perfmon_capable())
-		return -EPERM;
 	kf = kzalloc(sizeof(*kf), GFP_KERNEL);
 	if (!kf)
 		return -ENOMEM;
 	mutex_init(&kf->lock);
+	INIT_LIST_HEAD(&kf->rd.node);
 	file->private_data = kf;
 	return 0;
 }
@@ -450,10 +580,13 @@ static int kcc_open(struct inode *inode, struct file *file)
 static int kcc_release(struct inode *inode, struct file *file)
 {
 	struct kcc_file *kf = file->private_data;
+	struct kcc_session *s;
 
 	mutex_lock(&kcc_g.lock);
-	if (kcc_g.sess && kcc_g.sess->owner == file)
-		kcc_session_destroy(kcc_g.sess);
+	kcc_reader_detach(&kf->rd);
+	s = kcc_owned(file);
+	if (s)
+		kcc_session_destroy(s);
 	mutex_unlock(&kcc_g.lock);
 	vfree(kf->snap);
 	mutex_destroy(&kf->lock);
@@ -474,17 +607,24 @@ static const struct file_operations kcc_fops = {
 
 /* ---- /sys/class/misc/kcc/: read-only counters --------------------------- */
 
+/*
+ * The counters below are those of the default session: the autostart
+ * one, else the oldest; "sessions" lists them all.
+ */
 static ssize_t kcc_show(char *buf, int what)
 {
 	struct kcc_status st = { 0 };
+	struct kcc_session *s;
 	u64 work_ns = 0, batches = 0;
 	int i, n = 0;
 
 	mutex_lock(&kcc_g.lock);
-	if (kcc_g.sess) {
-		kcc_status_fill(kcc_g.sess, &st);
-		work_ns = kcc_g.sess->work_ns;
-		batches = kcc_g.sess->work_batches;
+	s = kcc_g.autostart ?:
+	    list_first_entry_or_null(&kcc_g.sessions, struct kcc_session, node);
+	if (s) {
+		kcc_status_fill(s, &st);
+		work_ns = s->work_ns;
+		batches = s->work_batches;
 	}
 	mutex_unlock(&kcc_g.lock);
 
@@ -515,6 +655,36 @@ static ssize_t kcc_show(char *buf, int what)
 	}
 }
 
+/* One line per session: id state target pid tasks bytes readers. */
+static ssize_t sessions_show(struct device *dev, struct device_attribute *attr,
+			     char *buf)
+{
+	struct kcc_session *s;
+	int n = 0;
+
+	mutex_lock(&kcc_g.lock);
+	list_for_each_entry(s, &kcc_g.sessions, node) {
+		if (n >= PAGE_SIZE - 96)
+			break;
+		n += sysfs_emit_at(buf, n, "%u %u %s %d %u %llu %u%s\n", s->id,
+				   s->state, s->cfg.target == KCC_TARGET_ALL ?
+				   "all" : "pid",
+				   s->target ? pid_nr(s->target) : 0,
+				   s->nr_tasks, s->bytes, s->nr_readers,
+				   s == kcc_g.autostart ? " autostart" : "");
+	}
+	mutex_unlock(&kcc_g.lock);
+	return n;
+}
+static DEVICE_ATTR_RO(sessions);
+
+static ssize_t maps_hook_show(struct device *dev,
+			      struct device_attribute *attr, char *buf)
+{
+	return kcc_maps_show(buf);
+}
+static DEVICE_ATTR_RO(maps_hook);
+
 #define KCC_ATTR(name, what)						\
 static ssize_t name##_show(struct device *dev,				\
 			   struct device_attribute *attr, char *buf)	\
@@ -542,14 +712,16 @@ static struct attribute *kcc_attrs[] = {
 	&dev_attr_bytes.attr,
 	&dev_attr_nodes.attr,
 	&dev_attr_work_ns.attr,
+	&dev_attr_sessions.attr,
+	&dev_attr_maps_hook.attr,
 	&dev_attr_wakeups.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(kcc);
 
 /*
- * Mode 0666: permission is decided by kcc_open() on capabilities, so
- * an unprivileged open gets a clear -EPERM rather than -EACCES.
+ * Mode 0666: permission is decided per session, at CONFIGURE and when a
+ * file starts reading one (kcc_may_configure(), kcc_may_read()).
  */
 static struct miscdevice kcc_misc = {
 	.minor	= MISC_DYNAMIC_MINOR,

@@ -35,7 +35,7 @@ MODULE_PARM_DESC(selftest, "check the lbr core on the k-CCF paper's example at l
 
 static bool autostart;
 module_param(autostart, bool, 0444);
-MODULE_PARM_DESC(autostart, "start a system-wide session with the defaults at load (read it with kccread /dev/kcc)");
+MODULE_PARM_DESC(autostart, "start a system-wide session with the defaults at load, the default session of readers (kccread /dev/kcc)");
 
 bool kcc_param_inject;
 module_param_named(inject, kcc_param_inject, bool, 0444);
@@ -99,11 +99,15 @@ MODULE_PARM_DESC(period, "default sample period, 0: 10007 events or 1 ms of cpu-
 
 unsigned long kcc_param_max_bytes = 64ul << 20;
 module_param_named(max_bytes, kcc_param_max_bytes, ulong, 0444);
-MODULE_PARM_DESC(max_bytes, "default cap on the memory of all forests (default 64 MiB)");
+MODULE_PARM_DESC(max_bytes, "cap on the memory of all forests of all sessions, and a session's default cap (default 64 MiB)");
 
-unsigned int kcc_param_max_tasks = 1024;
+unsigned int kcc_param_max_sessions = 16;
+module_param_named(max_sessions, kcc_param_max_sessions, uint, 0444);
+MODULE_PARM_DESC(max_sessions, "sessions that may exist at once, the autostart one included (default 16)");
+
+unsigned int kcc_param_max_tasks = 16384;
 module_param_named(max_tasks, kcc_param_max_tasks, uint, 0444);
-MODULE_PARM_DESC(max_tasks, "default cap on tasks with a forest (default 1024)");
+MODULE_PARM_DESC(max_tasks, "default cap on tasks with a forest (default 16384)");
 
 unsigned int kcc_param_task_nodes = 4096;
 module_param_named(task_nodes, kcc_param_task_nodes, uint, 0444);
@@ -372,20 +376,24 @@ static void __init kcc_autostart(void)
 		.source = KCC_SOURCE_AUTO,
 		.target = KCC_TARGET_ALL,
 	};
+	struct kcc_session *s;
 	long ret;
 
 	mutex_lock(&kcc_g.lock);
-	ret = kcc_configure(NULL, &c);
+	s = kcc_configure(NULL, &c);
+	ret = PTR_ERR_OR_ZERO(s);
 	if (!ret) {
-		ret = kcc_start(kcc_g.sess);
+		ret = kcc_start(s);
 		if (ret)
-			kcc_session_destroy(kcc_g.sess);
+			kcc_session_destroy(s);
+		else
+			kcc_g.autostart = s;
 	}
 	mutex_unlock(&kcc_g.lock);
 	if (ret)
 		pr_err("autostart failed: %ld\n", ret);
 	else
-		pr_info("autostart: system-wide session running\n");
+		pr_info("autostart: system-wide session %u running\n", s->id);
 }
 
 static int __init kcc_init(void)
@@ -399,6 +407,7 @@ static int __init kcc_init(void)
 	}
 
 	mutex_init(&kcc_g.lock);
+	INIT_LIST_HEAD(&kcc_g.sessions);
 	raw_spin_lock_init(&kcc_g.ev_lock);
 	init_waitqueue_head(&kcc_g.wait);
 	INIT_WORK(&kcc_g.work, kcc_work_fn);
@@ -416,6 +425,7 @@ static int __init kcc_init(void)
 	ret = kcc_tp_init();
 	if (ret)
 		goto err_tp;
+	kcc_maps_init();
 	ret = kcc_dev_init();
 	if (ret)
 		goto err_dev;
@@ -445,11 +455,16 @@ static void __exit kcc_exit(void)
 	 * autostart=1 made, which no file owns.
 	 */
 	mutex_lock(&kcc_g.lock);
-	if (kcc_g.sess) {
-		WARN_ON_ONCE(kcc_g.sess->owner);
-		kcc_session_destroy(kcc_g.sess);
+	while (!list_empty(&kcc_g.sessions)) {
+		struct kcc_session *s = list_first_entry(&kcc_g.sessions,
+							 struct kcc_session,
+							 node);
+
+		WARN_ON_ONCE(s->owner);
+		kcc_session_destroy(s);
 	}
 	mutex_unlock(&kcc_g.lock);
+	kcc_maps_exit();
 	kcc_tp_exit();
 	kcc_rings_sync();
 	destroy_workqueue(kcc_g.wq);

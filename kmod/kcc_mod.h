@@ -7,17 +7,22 @@
  *
  *   perf overflow handler (NMI or hardirq)  KCC_IOC_INJECT (task)
  *        |  bounded copy of stack + branches      |
+ *        |  tagged with its session's id          |  tagged 0
  *        v                                        v
- *   per-CPU ring, one per context level (task, irq, nmi): one writer
+ *   per-CPU ring, one per context level (task, irq, nmi): one writer,
+ *   shared by every session
  *        |  batched hand-off: irq_work_queue() when the ring passes half
  *        |  full or a process new to it is sampled (-> queue_work()), or
  *        |  when the flush timer is idle (-> queue_delayed_work(),
  *        |  flush_ms); batch=0: one per sample
  *        v
  *   kcc_work (process context, kcc_g.lock held): per-task k-SF updates
+ *   of the session the record names (injected ones: every running inject
+ *   session whose target holds the injecting thread)
  *        |
  *        v
- *   read(): snapshot built under kcc_g.lock, served from a vmalloc buffer
+ *   read(): snapshot of the file's session built under kcc_g.lock,
+ *   served from the file's vmalloc buffer
  */
 #ifndef KCC_MOD_H
 #define KCC_MOD_H
@@ -48,6 +53,8 @@ extern unsigned int kcc_param_ring_kb;
 extern unsigned int kcc_param_burst_table;
 extern unsigned int kcc_param_burst_sig_depth;
 extern unsigned int kcc_param_task_budget_us;
+extern unsigned int kcc_param_max_sessions;
+extern bool kcc_param_tracepoints;
 extern bool kcc_param_fixed_seed;
 extern unsigned int kcc_param_flush_ms;
 extern bool kcc_param_batch;
@@ -74,7 +81,9 @@ struct kcc_rrec {
 	u32 tgid;
 	u64 start;		/* task start_boottime: (pid, start) is the key */
 	u64 leader_start;	/* its thread group leader's */
-	u32 gen;		/* kcc_g.gen when taken */
+	u32 gen;		/* its session's gen when taken */
+	u32 sid;		/* session id, 0: injected */
+	u32 exec_id;		/* its self_exec_id: which image */
 	u32 __pad;
 	char comm[TASK_COMM_LEN];
 	struct kcc_sample s;	/* then the stack and branch arrays */
@@ -87,11 +96,15 @@ struct kcc_ring {
 	u32 size;		/* power of two */
 	u64 head;		/* bytes committed: producer, release */
 	u64 tail;		/* bytes consumed: consumer, release */
-	u64 drops[KCC_DROP_NR];	/* handler-side drops, producer only */
-	u64 throttles;		/* overflows that throttled their event */
 	/* Processes of the last samples (tgid, leader start): producer only */
 	u64 recent[KCC_RING_RECENT];
 	u32 recent_next;
+};
+
+/* Handler-side counters of one session on one CPU (this_cpu_inc()). */
+struct kcc_hcount {
+	u64 drops[KCC_DROP_NR];
+	u64 throttles;		/* overflows that throttled their event */
 };
 
 struct kcc_cpu {
@@ -112,6 +125,7 @@ struct kcc_cpu {
 struct kcc_tev {
 	u32 kind;
 	u32 pid;		/* EXIT: thread; EXEC: thread group */
+	u32 exec_id;		/* the image it ends or starts */
 	u64 start;
 };
 
@@ -129,11 +143,15 @@ struct kcc_proc {
 	struct list_head node;
 	u32 tgid;
 	u32 nr_tasks;		/* task states pointing here */
+	u32 ns_tgid;		/* snapshot scratch: tgid in the reader's ns */
 	u64 start;		/* group leader start_boottime */
+	u32 exec_id;		/* self_exec_id of the image */
+	u32 image;		/* images of (tgid, start) seen before it */
 	u8 *maps;		/* packed struct kcc_rec_map */
 	u32 maps_len;
 	u32 maps_cap;
 	u32 nr_maps;
+	struct kcc_task *fold;	/* exited threads folded (kcc_task.c) */
 };
 
 struct kcc_task {
@@ -142,9 +160,13 @@ struct kcc_task {
 	u32 pid;
 	u32 tgid;
 	u64 start;
+	u32 exec_id;		/* self_exec_id of its image */
 	char comm[TASK_COMM_LEN];
 	u32 flags;		/* KCC_TASK_* */
-	bool delivered;		/* exited and handed to a reader: free it */
+	bool delivered;		/* exited and handed to every reader: free it */
+	u64 exit_seq;		/* first snapshot that had it exited, 0: none */
+	struct pid *pid_ref;	/* its pid and tgid, to translate them into */
+	struct pid *tgid_ref;	/* a reader's namespace, NULL if seen dead */
 	size_t bytes;		/* charged to the session */
 	struct kcc_proc *proc;
 	u64 budget_drain;	/* work_batches of the drain charged below */
@@ -153,9 +175,18 @@ struct kcc_task {
 	struct kcc_burst burst;
 	struct kcc_stitch st;
 	struct kcc_watch_task *watch;	/* watched contexts (kcc_watch.c) */
+	/*
+	 * Memory that follows the work (kcc_task.c): the forest's block
+	 * grows from the session budget, and a forest that cannot grow
+	 * keeps its hot contexts (prune).  bytes above counts both.
+	 */
+	void *fmem;
+	size_t fbytes;
+	struct kcc_fprune *prune;
+	size_t pbytes;
 };
 
-#define KCC_TASK_HASH_BITS	10
+#define KCC_TASK_HASH_BITS	12
 
 /* Totals of freed tasks, so that status counters never go back. */
 struct kcc_retired {
@@ -166,10 +197,38 @@ struct kcc_retired {
 	u64 stitch_errors;
 	u64 node_drops;
 	struct kcc_stitch_counts stitch;
+	/* Memory that follows the work (kcc_task.c), since configure/reset */
+	u64 tasks_created;
+	u64 tasks_folded;
+	u64 forests_pruned;
+	u64 nodes_evicted;	/* by forests since freed */
+	u32 eps_ppm_max;	/* largest epsilon of the pruned forests */
+};
+
+struct kcc_session;
+
+/* A file's view of the session it reads (kcc_dev.c). */
+struct kcc_reader {
+	struct list_head node;		/* in its session's readers */
+	struct kcc_session *sess;	/* NULL: attached to none */
+	u64 seen;			/* snap_seq of its last snapshot */
+	u64 last_processed;		/* for poll: processed at that time */
 };
 
 struct kcc_session {
-	struct file *owner;
+	struct list_head node;	/* kcc_g.sessions */
+	u32 id;			/* never 0, never reused while loaded */
+	kuid_t uid;		/* creator's euid: its readers need no cap */
+	struct file *owner;	/* NULL: the autostart session */
+	struct pid *target;	/* KCC_TARGET_PID: the process */
+	/* Read by the handlers, whose events carry the session. */
+	bool running;
+	u32 gen;		/* bumped at stop and reset */
+	u32 stack_depth;	/* user frames per sample */
+	struct kcc_hcount __percpu *hc;
+	struct list_head readers;	/* struct kcc_reader */
+	u32 nr_readers;
+	u64 snap_seq;		/* snapshots taken */
 	u32 state;		/* KCC_STATE_* */
 	struct kcc_config cfg;	/* as resolved: defaults filled in */
 	u32 source;		/* never AUTO */
@@ -211,17 +270,25 @@ struct kcc_session {
 	u64 map_drops;		/* mappings not recorded (caps) */
 	u64 work_ns;		/* time spent applying samples */
 	u64 work_batches;
-	u64 last_processed;	/* for poll: processed at the last snapshot */
+	u64 work_n0;		/* consumed at the start of a drain */
 	u64 wakeups_base;	/* kcc_g.wakeups at configure/reset */
 	/* Watched contexts (kcc_watch.c): the set, tasks left without arrays. */
 	struct kcc_watch_set *watch;
 	u64 watch_task_drops;
+	/* Memory that follows the work (kcc_task.c) */
+	u32 nr_foldable;	/* exited, not folded, not a fold itself */
+	u64 alive_check_batch;	/* work_batches of the last pressure check */
+	bool fold_idle;		/* nothing to fold until the next drain */
 };
 
 /* ---- module-wide state ------------------------------------------------- */
 struct kcc_global {
-	struct mutex lock;		/* the session, its tasks and counters */
-	struct kcc_session *sess;
+	struct mutex lock;		/* the sessions, their tasks and counters */
+	struct list_head sessions;
+	u32 nr_sessions;
+	u32 next_id;
+	struct kcc_session *autostart;	/* the default session of readers */
+	u64 bytes;			/* every session's: the shared budget */
 	struct workqueue_struct *wq;
 	struct work_struct work;
 	/* The flush timer of the batched hand-off (kcc_sample.c). */
@@ -229,11 +296,6 @@ struct kcc_global {
 	unsigned long flush_armed;	/* bit 0: flush queued or being armed */
 	atomic64_t wakeups;		/* worker wakeups by the handlers */
 	wait_queue_head_t wait;
-
-	/* Read by the handlers. */
-	bool running;
-	u32 gen;			/* bumped at stop and reset */
-	u32 stack_depth;		/* user frames per sample */
 
 	bool lbr;			/* an LBR event could be created */
 	u32 lbr_depth;
@@ -252,16 +314,16 @@ int kcc_rings_init(void);
 void kcc_rings_sync(void);
 void kcc_rings_exit(void);
 void kcc_lbr_detect(void);
-int kcc_probe_event(const struct kcc_evsel *ev, bool lbr, char *pmu_name,
-		    size_t len);
+int kcc_probe_event(const struct kcc_evsel *ev, bool lbr, bool task,
+		    char *pmu_name, size_t len);
 void kcc_events_read(struct kcc_session *s, struct kcc_status *st);
 int kcc_events_start(struct kcc_session *s);
 void kcc_events_stop(struct kcc_session *s);
 int kcc_push_task(const struct kcc_sample *smp);
 void kcc_kick(void);
-void kcc_drain_rings(struct kcc_session *s);
-void kcc_handler_drops(u64 *out);
-u64 kcc_handler_throttles(void);
+void kcc_drain_rings(void);
+void kcc_handler_drops(const struct kcc_session *s, u64 *out);
+u64 kcc_handler_throttles(const struct kcc_session *s);
 void kcc_work_fn(struct work_struct *work);
 void kcc_flush_fn(struct work_struct *work);
 
@@ -272,20 +334,46 @@ void kcc_task_events(struct kcc_session *s, struct kcc_tev *ev, u32 nr);
 u32 kcc_task_grab_events(struct kcc_tev *ev);
 void kcc_task_apply(struct kcc_session *s, const struct kcc_rrec *r);
 void kcc_task_free(struct kcc_session *s, struct kcc_task *t);
+struct kcc_proc *kcc_proc_find(struct kcc_session *s, u32 tgid, u64 start,
+			       u32 exec_id);
+struct kcc_proc *kcc_proc_get(struct kcc_session *s, u32 tgid, u64 start,
+			      u32 exec_id, struct task_struct *live);
+void kcc_proc_free(struct kcc_session *s, struct kcc_proc *pr);
+void kcc_maps_capture(struct kcc_session *s, struct kcc_proc *pr,
+		      struct task_struct *p);
 void kcc_tasks_free_all(struct kcc_session *s);
 void kcc_tasks_check_alive(struct kcc_session *s);
 void kcc_tasks_reap_delivered(struct kcc_session *s);
 size_t kcc_task_bytes(const struct kcc_session *s);
+u32 kcc_task_nr_nodes(const struct kcc_task *t);
+u8 *kcc_task_put_nodes(u8 *p, const struct kcc_task *t);
+void kcc_task_status(const struct kcc_session *s, struct kcc_status *st);
+
+/* kcc_maps.c */
+void kcc_maps_init(void);
+void kcc_maps_start(void);
+void kcc_maps_stop(void);
+void kcc_maps_exit(void);
+void kcc_maps_free_orphans(struct kcc_session *s, const struct kcc_tev *ev,
+			   u32 nr);
+int kcc_maps_show(char *buf);
 
 /* kcc_session.c */
-long kcc_configure(struct file *file, const struct kcc_config *cfg);
+bool kcc_mem_room(const struct kcc_session *s, size_t n);
+void kcc_mem_add(struct kcc_session *s, ssize_t n);
+struct kcc_session *kcc_session_find(u32 id);
+struct kcc_session *kcc_session_owned(struct file *file);
+struct kcc_session *kcc_configure(struct file *file,
+				  const struct kcc_config *cfg);
 int kcc_start(struct kcc_session *s);
 void kcc_stop(struct kcc_session *s);
 void kcc_reset(struct kcc_session *s);
 void kcc_session_destroy(struct kcc_session *s);
 void kcc_status_fill(struct kcc_session *s, struct kcc_status *st);
-void kcc_drain(struct kcc_session *s);
-void *kcc_snapshot(struct kcc_session *s, size_t *len);
+void kcc_drain(void);
+void kcc_reader_attach(struct kcc_reader *r, struct kcc_session *s);
+void kcc_reader_detach(struct kcc_reader *r);
+void *kcc_snapshot(struct kcc_reader *r, size_t *len);
 
 /* kcc_watch.c */
 long kcc_watch_upload(struct file *file, const struct kcc_watch *w);

@@ -217,7 +217,7 @@ static void kcc_ring_commit(struct kcc_ring *r, u64 base,
 	smp_store_release(&r->head, base + rec->size);
 }
 
-static void kcc_rrec_fill_task(struct kcc_rrec *rec)
+static void kcc_rrec_fill_task(struct kcc_rrec *rec, u32 sid, u32 gen)
 {
 	struct task_struct *t = current;
 
@@ -226,7 +226,9 @@ static void kcc_rrec_fill_task(struct kcc_rrec *rec)
 	rec->tgid = t->tgid;
 	rec->start = t->start_boottime;
 	rec->leader_start = t->group_leader->start_boottime;
-	rec->gen = READ_ONCE(kcc_g.gen);
+	rec->gen = gen;
+	rec->sid = sid;
+	rec->exec_id = (u32)t->self_exec_id;
 	rec->__pad = 0;
 	/* Racy against prctl(PR_SET_NAME): a torn name is harmless. */
 	memcpy(rec->comm, t->comm, TASK_COMM_LEN);
@@ -290,9 +292,10 @@ static void __kcc_overflow(struct perf_event *event,
 			   bool calls)
 {
 	const struct perf_branch_stack *br = kcc_sample_br_stack(data);
-	u32 depth = READ_ONCE(kcc_g.stack_depth);
+	struct kcc_session *s = event->overflow_handler_context;
 	struct kcc_cpu *cpu;
 	struct kcc_ring *ring;
+	u32 depth;
 	struct kcc_rrec *rec;
 	struct kcc_branch *b;
 	unsigned long irqf = 0;
@@ -300,8 +303,10 @@ static void __kcc_overflow(struct perf_event *event,
 	int lvl;
 	u64 base;
 
-	if (!READ_ONCE(kcc_g.running))
+	/* The session outlives its events (kcc_events_stop()). */
+	if (!s || !READ_ONCE(s->running))
 		return;
+	depth = READ_ONCE(s->stack_depth);
 
 	lvl = kcc_level();
 	if (lvl != KCC_LVL_NMI)
@@ -310,16 +315,16 @@ static void __kcc_overflow(struct perf_event *event,
 	ring = &cpu->ring[lvl];
 	/* The sample is still taken; the event is off until the next tick. */
 	if (kcc_event_throttled(event))
-		ring->throttles++;
+		this_cpu_inc(s->hc->throttles);
 
 	if ((current->flags & PF_KTHREAD) || !current->mm) {
-		ring->drops[KCC_DROP_NO_STACK]++;
+		this_cpu_inc(s->hc->drops[KCC_DROP_NO_STACK]);
 		goto out;
 	}
 	if (!user_mode(regs))
 		regs = task_pt_regs(current);
 	if (!user_64bit_mode(regs)) {
-		ring->drops[KCC_DROP_NO_STACK]++;
+		this_cpu_inc(s->hc->drops[KCC_DROP_NO_STACK]);
 		goto out;
 	}
 	if (br)
@@ -328,10 +333,10 @@ static void __kcc_overflow(struct perf_event *event,
 	rec = kcc_ring_reserve(ring, sizeof(*rec) + depth * sizeof(u64) +
 			       nbr * sizeof(struct kcc_branch), &base);
 	if (!rec) {
-		ring->drops[KCC_DROP_RING_FULL]++;
+		this_cpu_inc(s->hc->drops[KCC_DROP_RING_FULL]);
 		goto out;
 	}
-	kcc_rrec_fill_task(rec);
+	kcc_rrec_fill_task(rec, s->id, READ_ONCE(s->gen));
 	rec->s.nr_stack = kcc_walk_user(regs, (u64 *)(&rec->s + 1), depth,
 					&flags);
 	rec->s.flags = flags;
@@ -385,7 +390,7 @@ int kcc_push_task(const struct kcc_sample *smp)
 	rec = kcc_ring_reserve(ring, offsetof(struct kcc_rrec, s) + smp->size,
 			       &base);
 	if (rec) {
-		kcc_rrec_fill_task(rec);
+		kcc_rrec_fill_task(rec, 0, 0);
 		/* The arrays follow rec->s: copy through the record's bytes. */
 		memcpy((u8 *)rec + offsetof(struct kcc_rrec, s), smp, smp->size);
 		rec->size = offsetof(struct kcc_rrec, s) + smp->size;
@@ -401,30 +406,71 @@ void kcc_kick(void)
 	queue_work(kcc_g.wq, &kcc_g.work);
 }
 
-/* Handler-side drops of every ring, by reason. */
-void kcc_handler_drops(u64 *out)
+/* Handler-side drops of session @s on every CPU, by reason. */
+void kcc_handler_drops(const struct kcc_session *s, u64 *out)
 {
-	int cpu, l, i;
+	int cpu, i;
 
 	memset(out, 0, KCC_DROP_NR * sizeof(*out));
 	for_each_possible_cpu(cpu) {
-		struct kcc_cpu *c = per_cpu_ptr(&kcc_cpus, cpu);
+		const struct kcc_hcount *h = per_cpu_ptr(s->hc, cpu);
 
-		for (l = 0; l < KCC_NR_LVL; l++)
-			for (i = 0; i < KCC_DROP_NR; i++)
-				out[i] += READ_ONCE(c->ring[l].drops[i]);
+		for (i = 0; i < KCC_DROP_NR; i++)
+			out[i] += READ_ONCE(h->drops[i]);
 	}
 }
 
 /*
- * Empty every ring into the session (@s may be NULL: the records are
- * then discarded).  Process context, kcc_g.lock held.
+ * An injected record goes to every running inject session whose target
+ * holds the injecting process: all tasks, or that process.
  */
-void kcc_drain_rings(struct kcc_session *s)
+static void kcc_apply_injected(const struct kcc_rrec *rec)
 {
+	struct kcc_session *s;
+
+	list_for_each_entry(s, &kcc_g.sessions, node) {
+		/* Stopped ones count it as KCC_DROP_STOPPED. */
+		if (s->source != KCC_SOURCE_INJECT ||
+		    s->state == KCC_STATE_READY)
+			continue;
+		if (s->cfg.target == KCC_TARGET_PID &&
+		    pid_nr(s->target) != rec->tgid)
+			continue;
+		kcc_task_apply(s, rec);
+	}
+}
+
+/*
+ * Apply @rec to its session (@last: the previous record's, often the
+ * same); returns the session found, NULL if it is gone.
+ */
+static struct kcc_session *kcc_dispatch(const struct kcc_rrec *rec,
+					struct kcc_session *last)
+{
+	if (!rec->sid) {
+		kcc_apply_injected(rec);
+		return last;
+	}
+	if (!last || last->id != rec->sid)
+		last = kcc_session_find(rec->sid);
+	if (last)
+		kcc_task_apply(last, rec);
+	return last;
+}
+
+/*
+ * Empty every ring into the sessions the records name; records of a
+ * session that is gone are discarded.  Process context, kcc_g.lock
+ * held.
+ */
+void kcc_drain_rings(void)
+{
+	struct kcc_session *s, *last = NULL;
 	u64 t0 = ktime_get_ns();
-	u64 n0 = s ? s->consumed : 0;
 	int cpu, l;
+
+	list_for_each_entry(s, &kcc_g.sessions, node)
+		s->work_n0 = s->consumed;
 
 	for_each_possible_cpu(cpu) {
 		struct kcc_cpu *c = per_cpu_ptr(&kcc_cpus, cpu);
@@ -445,8 +491,8 @@ void kcc_drain_rings(struct kcc_session *s)
 				const struct kcc_rrec *rec = (const void *)
 					(r->buf + (tail & (r->size - 1)));
 
-				if (rec->kind == KCC_RREC_SAMPLE && s)
-					kcc_task_apply(s, rec);
+				if (rec->kind == KCC_RREC_SAMPLE)
+					last = kcc_dispatch(rec, last);
 				tail += rec->size;
 				/* Pairs with kcc_ring_reserve(): space is free. */
 				smp_store_release(&r->tail, tail);
@@ -454,8 +500,12 @@ void kcc_drain_rings(struct kcc_session *s)
 		}
 		cond_resched();
 	}
-	if (s && s->consumed != n0) {
-		s->work_ns += ktime_get_ns() - t0;
+	/* The drain's time is charged to every session it served. */
+	t0 = ktime_get_ns() - t0;
+	list_for_each_entry(s, &kcc_g.sessions, node) {
+		if (s->consumed == s->work_n0)
+			continue;
+		s->work_ns += t0;
 		s->work_batches++;
 	}
 }
@@ -463,26 +513,19 @@ void kcc_drain_rings(struct kcc_session *s)
 void kcc_work_fn(struct work_struct *work)
 {
 	mutex_lock(&kcc_g.lock);
-	if (kcc_g.sess)
-		kcc_drain(kcc_g.sess);
-	else
-		kcc_drain_rings(NULL);
+	kcc_drain();
 	mutex_unlock(&kcc_g.lock);
 	wake_up_interruptible(&kcc_g.wait);
 }
 
-/* Overflows that throttled their event, every ring. */
-u64 kcc_handler_throttles(void)
+/* Overflows of @s's events that throttled them, every CPU. */
+u64 kcc_handler_throttles(const struct kcc_session *s)
 {
 	u64 n = 0;
-	int cpu, l;
+	int cpu;
 
-	for_each_possible_cpu(cpu) {
-		struct kcc_cpu *c = per_cpu_ptr(&kcc_cpus, cpu);
-
-		for (l = 0; l < KCC_NR_LVL; l++)
-			n += READ_ONCE(c->ring[l].throttles);
-	}
+	for_each_possible_cpu(cpu)
+		n += READ_ONCE(per_cpu_ptr(s->hc, cpu)->throttles);
 	return n;
 }
 
@@ -521,24 +564,30 @@ static void kcc_attr_init(struct perf_event_attr *a,
 }
 
 /*
- * Whether an event can be created here at all: one disabled counter on
- * the current CPU, released at once.  The name of the PMU that took it
- * goes to @pmu_name (@len bytes) when given.  Returns 0 or the -errno of
+ * Whether an event can be created here at all: one disabled counter,
+ * released at once, on the current CPU (@task false) or on the calling
+ * thread (@task true: what a session on one process opens, which perf
+ * allows an unprivileged caller where a CPU-wide event needs
+ * perf_allow_cpu()).  The name of the PMU that took it goes to
+ * @pmu_name (@len bytes) when given.  Returns 0 or the -errno of
  * perf_event_create_kernel_counter().
  */
-int kcc_probe_event(const struct kcc_evsel *evs, bool lbr, char *pmu_name,
-		    size_t len)
+int kcc_probe_event(const struct kcc_evsel *evs, bool lbr, bool task,
+		    char *pmu_name, size_t len)
 {
 	struct perf_event_attr attr;
 	struct perf_event *ev;
-	int cpu;
+	int cpu = -1;
 
 	kcc_attr_init(&attr, evs, 100000, lbr);
 	attr.disabled = 1;
-	cpu = get_cpu();
-	put_cpu();
-	ev = perf_event_create_kernel_counter(&attr, cpu, NULL, kcc_overflow,
-					      NULL);
+	if (!task) {
+		cpu = get_cpu();
+		put_cpu();
+	}
+	ev = perf_event_create_kernel_counter(&attr, cpu,
+					      task ? current : NULL,
+					      kcc_overflow, NULL);
 	if (IS_ERR(ev))
 		return PTR_ERR(ev);
 	if (pmu_name)
@@ -578,7 +627,7 @@ void kcc_events_read(struct kcc_session *s, struct kcc_status *st)
 			       &st->ev_running_ns, &errors);
 	st->ev_nr = s->ev_nr;
 	st->ev_errors = errors;
-	st->ev_throttles = kcc_handler_throttles() - s->throttles_base;
+	st->ev_throttles = kcc_handler_throttles(s) - s->throttles_base;
 }
 
 /*
@@ -595,7 +644,7 @@ void kcc_lbr_detect(void)
 	};
 	struct x86_pmu_lbr lbr;
 
-	kcc_g.lbr = !kcc_probe_event(&cycles, true, NULL, 0);
+	kcc_g.lbr = !kcc_probe_event(&cycles, true, false, NULL, 0);
 	if (!kcc_g.lbr)
 		return;
 	x86_perf_get_lbr(&lbr);
@@ -633,13 +682,11 @@ static int kcc_events_pid(struct kcc_session *s, struct perf_event_attr *attr,
 			  struct perf_event_attr *cattr)
 {
 	struct task_struct **tasks, *p, *t;
-	struct pid *pid;
 	u32 n = 0, i;
 	int ret = 0;
 
-	pid = find_get_pid(s->cfg.pid);
-	p = pid ? get_pid_task(pid, PIDTYPE_PID) : NULL;
-	put_pid(pid);
+	/* Resolved at CONFIGURE, in the configuring process's namespace. */
+	p = get_pid_task(s->target, PIDTYPE_PID);
 	if (!p)
 		return -ESRCH;
 	tasks = kvcalloc(KCC_MAX_EVENTS, sizeof(*tasks), GFP_KERNEL);

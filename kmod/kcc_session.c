@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kcc_session.c - the one profiling session of /dev/kcc: its
- * configuration, its life cycle (ready, running, stopped), its counters
- * and the snapshot read() serves.
+ * kcc_session.c - the profiling sessions of /dev/kcc: their
+ * configuration, their life cycle (ready, running, stopped), their
+ * counters, the memory budget they share, their readers and the
+ * snapshot read() serves.
  *
- * A session belongs to the file that configured it and dies with it.
- * Everything here runs in process context with kcc_g.lock held.
+ * A session belongs to the file that configured it and dies with it
+ * (the autostart session belongs to no file and dies at unload).  Any
+ * number of files may read it; an exited task's data stays until every
+ * one of them has had a snapshot with it.  Everything here runs in
+ * process context with kcc_g.lock held.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -15,6 +19,10 @@
 #include <linux/mm.h>
 #include <linux/perf_event.h>
 #include <linux/ktime.h>
+#include <linux/pid.h>
+#include <linux/pid_namespace.h>
+#include <linux/cred.h>
+#include <linux/percpu.h>
 
 #include "kcc_mod.h"
 
@@ -86,6 +94,7 @@ static bool kcc_no_pmu(int err)
 static int kcc_calls_resolve(struct kcc_session *s, const struct kcc_config *in)
 {
 	struct kcc_config *c = &s->cfg;
+	bool task = c->target == KCC_TARGET_PID;
 	int ret;
 
 	if (in->calls_flags & ~KCC_CALLS_FLAGS_ALL)
@@ -116,7 +125,7 @@ static int kcc_calls_resolve(struct kcc_session *s, const struct kcc_config *in)
 	s->cev.config = c->calls_event_config;
 	s->cev.config1 = c->calls_event_config1;
 	ret = s->source == KCC_SOURCE_LBR ?
-	      kcc_probe_event(&s->cev, true, NULL, 0) : -EOPNOTSUPP;
+	      kcc_probe_event(&s->cev, true, task, NULL, 0) : -EOPNOTSUPP;
 	if (ret && !kcc_no_pmu(ret))
 		return ret;
 	if (ret) {
@@ -137,7 +146,7 @@ static int kcc_config_resolve(struct kcc_session *s, const struct kcc_config *in
 	struct kcc_config *c = &s->cfg;
 	u64 ram = (u64)totalram_pages() << PAGE_SHIFT;
 	char pmu[KCC_METRIC_NAME_LEN] = "";
-	bool dflt_event, lbr;
+	bool dflt_event, lbr, task;
 	size_t i;
 	int ret;
 
@@ -167,6 +176,8 @@ static int kcc_config_resolve(struct kcc_session *s, const struct kcc_config *in
 	} else {
 		return -EINVAL;
 	}
+	/* Probe what the session will open: CPU-wide or per-task events. */
+	task = c->target == KCC_TARGET_PID;
 
 	if (!c->max_bytes)
 		c->max_bytes = kcc_param_max_bytes;
@@ -270,13 +281,14 @@ static int kcc_config_resolve(struct kcc_session *s, const struct kcc_config *in
 	s->ev.config2 = c->event_config2;
 	/* With a calls event, this one is sampled without records. */
 	lbr = s->source == KCC_SOURCE_LBR && !s->calls_on;
-	ret = kcc_probe_event(&s->ev, lbr, pmu, sizeof(pmu));
+	ret = kcc_probe_event(&s->ev, lbr, task, pmu, sizeof(pmu));
 	if (ret && dflt_event && !lbr && kcc_no_pmu(ret)) {
 		c->event_type = PERF_TYPE_SOFTWARE;
 		c->event_config = PERF_COUNT_SW_CPU_CLOCK;
 		s->ev.type = c->event_type;
 		s->ev.config = c->event_config;
-		ret = kcc_probe_event(&s->ev, false, pmu, sizeof(pmu));
+		ret = kcc_probe_event(&s->ev, false, task, pmu,
+				      sizeof(pmu));
 	}
 	if (ret)
 		return kcc_no_pmu(ret) ? -EOPNOTSUPP : ret;
@@ -309,54 +321,126 @@ static void kcc_counters_zero(struct kcc_session *s)
 	s->processed = 0;
 	memset(s->dropped, 0, sizeof(s->dropped));
 	memset(&s->retired, 0, sizeof(s->retired));
-	kcc_handler_drops(s->base);
+	kcc_handler_drops(s, s->base);
 	s->ring_drops_seen = s->base[KCC_DROP_RING_FULL];
 	s->map_drops = 0;
 	s->work_ns = 0;
 	s->work_batches = 0;
-	s->last_processed = 0;
 	s->wakeups_base = atomic64_read(&kcc_g.wakeups);
 }
 
+/* ---- the shared memory budget ------------------------------------------ */
+
 /*
- * CONFIGURE from @file.  A session of another file makes it -EBUSY, so
- * does a running session of this file.  Returns 0 or -errno.
+ * Whether @n more bytes fit both the session's own cap (its max_bytes)
+ * and the budget every session shares (the max_bytes parameter).
  */
-long kcc_configure(struct file *file, const struct kcc_config *cfg)
+bool kcc_mem_room(const struct kcc_session *s, size_t n)
 {
-	struct kcc_session *s, *old = kcc_g.sess;
+	return s->bytes + n <= s->cfg.max_bytes &&
+	       kcc_g.bytes + n <= READ_ONCE(kcc_param_max_bytes);
+}
+
+/* Charge @n bytes (negative: give back) to @s and the shared budget. */
+void kcc_mem_add(struct kcc_session *s, ssize_t n)
+{
+	s->bytes += n;
+	kcc_g.bytes += n;
+}
+
+/* ---- sessions ----------------------------------------------------------- */
+
+struct kcc_session *kcc_session_find(u32 id)
+{
+	struct kcc_session *s;
+
+	list_for_each_entry(s, &kcc_g.sessions, node)
+		if (s->id == id)
+			return s;
+	return NULL;
+}
+
+/* The session @file owns, or NULL. */
+struct kcc_session *kcc_session_owned(struct file *file)
+{
+	struct kcc_session *s;
+
+	list_for_each_entry(s, &kcc_g.sessions, node)
+		if (s->owner == file)
+			return s;
+	return NULL;
+}
+
+static u32 kcc_session_new_id(void)
+{
+	do {
+		kcc_g.next_id++;
+	} while (!kcc_g.next_id || kcc_session_find(kcc_g.next_id));
+	return kcc_g.next_id;
+}
+
+/*
+ * CONFIGURE from @file (NULL: autostart): a new session, which replaces
+ * the one @file owned unless that one is running (-EBUSY).  Permissions
+ * are the caller's (kcc_dev.c).  Returns the session or an ERR_PTR.
+ */
+struct kcc_session *kcc_configure(struct file *file,
+				  const struct kcc_config *cfg)
+{
+	struct kcc_session *s, *old = NULL, *it;
 	int ret;
 
-	if (old && old->owner != file)
-		return -EBUSY;
+	list_for_each_entry(it, &kcc_g.sessions, node)
+		if (file && it->owner == file)
+			old = it;
 	if (old && old->state == KCC_STATE_RUNNING)
-		return -EBUSY;
+		return ERR_PTR(-EBUSY);
+	if (!old && kcc_g.nr_sessions >= kcc_param_max_sessions)
+		return ERR_PTR(-EBUSY);
 
 	s = kvzalloc(sizeof(*s), GFP_KERNEL);
 	if (!s)
-		return -ENOMEM;
-	ret = kcc_config_resolve(s, cfg);
-	if (ret) {
+		return ERR_PTR(-ENOMEM);
+	s->hc = alloc_percpu(struct kcc_hcount);
+	if (!s->hc) {
 		kvfree(s);
-		return ret;
+		return ERR_PTR(-ENOMEM);
+	}
+	ret = kcc_config_resolve(s, cfg);
+	if (!ret && s->cfg.target == KCC_TARGET_PID) {
+		/* In the namespace of the process that configures. */
+		s->target = find_get_pid(s->cfg.pid);
+		if (!s->target)
+			ret = -ESRCH;
+	}
+	if (ret) {
+		free_percpu(s->hc);
+		kvfree(s);
+		return ERR_PTR(ret);
 	}
 	if (old)
 		kcc_session_destroy(old);
 
 	s->owner = file;
+	s->uid = file ? current_euid() : GLOBAL_ROOT_UID;
+	s->id = kcc_session_new_id();
 	s->state = KCC_STATE_READY;
+	s->stack_depth = s->cfg.stack_depth;
 	hash_init(s->tasks);
 	INIT_LIST_HEAD(&s->task_list);
 	INIT_LIST_HEAD(&s->procs);
+	INIT_LIST_HEAD(&s->readers);
 	kcc_counters_zero(s);
-	s->throttles_base = kcc_handler_throttles();
-	WRITE_ONCE(kcc_g.gen, kcc_g.gen + 1);
-	raw_spin_lock_irq(&kcc_g.ev_lock);
-	kcc_g.nr_ev = 0;
-	kcc_g.ev_on = true;
-	raw_spin_unlock_irq(&kcc_g.ev_lock);
-	kcc_g.sess = s;
-	return 0;
+	if (!kcc_g.nr_sessions) {
+		raw_spin_lock_irq(&kcc_g.ev_lock);
+		kcc_g.nr_ev = 0;
+		kcc_g.ev_on = true;
+		raw_spin_unlock_irq(&kcc_g.ev_lock);
+		kcc_maps_start();
+	}
+	list_add_tail(&s->node, &kcc_g.sessions);
+	kcc_g.nr_sessions++;
+	return s;
 }
 
 int kcc_start(struct kcc_session *s)
@@ -365,14 +449,13 @@ int kcc_start(struct kcc_session *s)
 
 	if (s->state == KCC_STATE_RUNNING)
 		return -EBUSY;
-	WRITE_ONCE(kcc_g.stack_depth, s->cfg.stack_depth);
 	s->state = KCC_STATE_RUNNING;
-	WRITE_ONCE(kcc_g.running, true);
+	WRITE_ONCE(s->running, true);
 	ret = kcc_events_start(s);
 	if (ret) {
-		WRITE_ONCE(kcc_g.running, false);
+		WRITE_ONCE(s->running, false);
 		s->state = KCC_STATE_STOPPED;
-		WRITE_ONCE(kcc_g.gen, kcc_g.gen + 1);
+		WRITE_ONCE(s->gen, s->gen + 1);
 	}
 	return ret;
 }
@@ -387,58 +470,122 @@ void kcc_stop(struct kcc_session *s)
 	if (s->state != KCC_STATE_RUNNING)
 		return;
 	kcc_events_stop(s);
-	WRITE_ONCE(kcc_g.running, false);
-	kcc_drain(s);
+	WRITE_ONCE(s->running, false);
+	kcc_drain();
 	s->state = KCC_STATE_STOPPED;
-	WRITE_ONCE(kcc_g.gen, kcc_g.gen + 1);
+	WRITE_ONCE(s->gen, s->gen + 1);
 }
 
+/* Frees every task, exited or not, whoever has read it. */
 void kcc_reset(struct kcc_session *s)
 {
-	kcc_drain(s);
+	kcc_drain();
 	kcc_tasks_free_all(s);
-	WRITE_ONCE(kcc_g.gen, kcc_g.gen + 1);
+	kcc_maps_free_orphans(s, NULL, 0);
+	WRITE_ONCE(s->gen, s->gen + 1);
 	kcc_counters_zero(s);
 }
 
 void kcc_session_destroy(struct kcc_session *s)
 {
+	struct kcc_reader *r, *n;
+
 	kcc_stop(s);
-	raw_spin_lock_irq(&kcc_g.ev_lock);
-	kcc_g.ev_on = false;
-	kcc_g.nr_ev = 0;
-	raw_spin_unlock_irq(&kcc_g.ev_lock);
-	kcc_drain_rings(NULL);
+	list_del(&s->node);
+	kcc_g.nr_sessions--;
+	if (kcc_g.autostart == s)
+		kcc_g.autostart = NULL;
+	if (!kcc_g.nr_sessions) {
+		raw_spin_lock_irq(&kcc_g.ev_lock);
+		kcc_g.ev_on = false;
+		kcc_g.nr_ev = 0;
+		raw_spin_unlock_irq(&kcc_g.ev_lock);
+		kcc_maps_stop();
+	}
+	/* Its records still in the rings find no session: discarded. */
+	list_for_each_entry_safe(r, n, &s->readers, node) {
+		list_del_init(&r->node);
+		r->sess = NULL;
+	}
 	kcc_tasks_free_all(s);
+	kcc_maps_free_orphans(s, NULL, 0);
 	kcc_watch_session_free(s);
-	WRITE_ONCE(kcc_g.gen, kcc_g.gen + 1);
-	kcc_g.sess = NULL;
+	put_pid(s->target);
+	free_percpu(s->hc);
 	kvfree(s);
 }
 
 /*
- * Apply everything pending: the queued task events that were already
- * there, then the samples, then those events (a thread's samples are in
- * the rings before its exit is queued, so they find it alive).
+ * Apply everything pending to every session: the queued task events
+ * that were already there, then the samples, then those events (a
+ * thread's samples are in the rings before its exit is queued, so they
+ * find it alive).
  */
-void kcc_drain(struct kcc_session *s)
+void kcc_drain(void)
 {
 	static struct kcc_tev ev[KCC_TEV_MAX];	/* under kcc_g.lock */
+	struct kcc_session *s;
 	struct kcc_task *t;
 	u64 hd[KCC_DROP_NR];
 	u32 nr;
 
 	nr = kcc_task_grab_events(ev);
-	kcc_drain_rings(s);
-	kcc_task_events(s, ev, nr);
+	kcc_drain_rings();
+	list_for_each_entry(s, &kcc_g.sessions, node) {
+		kcc_task_events(s, ev, nr);
+		kcc_maps_free_orphans(s, ev, nr);
 
-	/* A lost sample may sit between two bursts: do not join them. */
-	kcc_handler_drops(hd);
-	if (hd[KCC_DROP_RING_FULL] != s->ring_drops_seen) {
-		s->ring_drops_seen = hd[KCC_DROP_RING_FULL];
-		list_for_each_entry(t, &s->task_list, node)
-			kcc_stitch_break(&t->st);
+		/* A lost sample may sit between two bursts: do not join them. */
+		kcc_handler_drops(s, hd);
+		if (hd[KCC_DROP_RING_FULL] != s->ring_drops_seen) {
+			s->ring_drops_seen = hd[KCC_DROP_RING_FULL];
+			list_for_each_entry(t, &s->task_list, node)
+				kcc_stitch_break(&t->st);
+		}
 	}
+}
+
+/* ---- readers ------------------------------------------------------------ */
+
+/*
+ * Exited tasks are freed once a snapshot had them exited and every
+ * reader attached now has taken such a snapshot (or on RESET).
+ */
+static void kcc_reap(struct kcc_session *s)
+{
+	struct kcc_reader *r;
+	struct kcc_task *t;
+	u64 min = U64_MAX;
+
+	list_for_each_entry(r, &s->readers, node)
+		min = min(min, r->seen);
+	list_for_each_entry(t, &s->task_list, node)
+		if (t->exit_seq && t->exit_seq <= min)
+			t->delivered = true;
+	kcc_tasks_reap_delivered(s);
+}
+
+void kcc_reader_attach(struct kcc_reader *r, struct kcc_session *s)
+{
+	kcc_reader_detach(r);
+	r->sess = s;
+	r->seen = 0;
+	r->last_processed = 0;
+	list_add_tail(&r->node, &s->readers);
+	s->nr_readers++;
+}
+
+void kcc_reader_detach(struct kcc_reader *r)
+{
+	struct kcc_session *s = r->sess;
+
+	if (!s)
+		return;
+	list_del_init(&r->node);
+	r->sess = NULL;
+	s->nr_readers--;
+	/* What only this reader had yet to see can go. */
+	kcc_reap(s);
 }
 
 void kcc_status_fill(struct kcc_session *s, struct kcc_status *st)
@@ -454,7 +601,7 @@ void kcc_status_fill(struct kcc_session *s, struct kcc_status *st)
 	st->state = s->state;
 	st->source = s->source;
 	st->k = s->cfg.k;
-	kcc_handler_drops(hd);
+	kcc_handler_drops(s, hd);
 	st->samples = s->consumed;
 	st->processed = s->processed;
 	for (i = 0; i < KCC_DROP_NR; i++) {
@@ -476,14 +623,19 @@ void kcc_status_fill(struct kcc_session *s, struct kcc_status *st)
 		st->branches += t->st.branches;
 		st->stitch_errors += t->st.stitch_errors;
 		st->node_drops += t->forest.drops;
-		st->nodes += t->forest.count;
+		st->nodes += t->forest.live;
 	}
 	kcc_stitch_counts_export(st, &sc);
+	kcc_task_status(s, st);
 	st->bytes = s->bytes;
 	st->tasks = s->nr_tasks;
 	st->tasks_exited = s->nr_exited;
 	st->wakeups = atomic64_read(&kcc_g.wakeups) - s->wakeups_base;
 	st->work_batches = s->work_batches;
+	st->session_id = s->id;
+	st->nr_readers = s->nr_readers;
+	st->bytes_all = kcc_g.bytes;
+	st->max_bytes_all = READ_ONCE(kcc_param_max_bytes);
 	kcc_events_read(s, st);
 }
 
@@ -491,42 +643,34 @@ void kcc_status_fill(struct kcc_session *s, struct kcc_status *st)
 
 static size_t kcc_task_rec_size(const struct kcc_task *t)
 {
-	return sizeof(struct kcc_rec_task) + (size_t)t->forest.count *
+	return sizeof(struct kcc_rec_task) + (size_t)kcc_task_nr_nodes(t) *
 	       (sizeof(struct kcc_rec_node) + KCC_NR_CTRS * sizeof(u64));
 }
 
-static u8 *kcc_put_task(u8 *p, const struct kcc_task *t)
+static u8 *kcc_put_task(u8 *p, const struct kcc_task *t,
+			struct pid_namespace *ns)
 {
 	struct kcc_rec_task *rt = (struct kcc_rec_task *)p;
-	u32 i;
 
 	memset(rt, 0, sizeof(*rt));
 	rt->hdr.type = KCC_REC_TASK;
 	rt->hdr.size = kcc_task_rec_size(t);
 	rt->pid = t->pid;
 	rt->tgid = t->tgid;
+	if (ns != &init_pid_ns) {
+		rt->pid = pid_nr_ns(t->pid_ref, ns);
+		rt->tgid = pid_nr_ns(t->tgid_ref, ns);
+	}
 	rt->start_time_ns = t->start;
 	memcpy(rt->comm, t->comm, sizeof(rt->comm));
-	rt->flags = t->flags;
-	rt->nr_nodes = t->forest.count;
+	rt->flags = t->flags | t->proc->image << KCC_TASK_IMAGE_SHIFT;
+	rt->nr_nodes = kcc_task_nr_nodes(t);
 	rt->samples = t->st.samples;
 	rt->node_drops = t->forest.drops;
 	rt->stack_drops = t->st.ksf.stack_drops;
 	rt->stitch_errors = t->st.stitch_errors;
 	rt->lost_charges = t->st.ksf.lost_charges;
-	p += sizeof(*rt);
-	for (i = 0; i < t->forest.count; i++) {
-		const struct kcc_node *n = kcc_forest_node(&t->forest, i);
-		struct kcc_rec_node *rn = (struct kcc_rec_node *)p;
-
-		rn->parent = n->parent;
-		rn->__reserved = 0;
-		rn->label = n->label;
-		p += sizeof(*rn);
-		memcpy(p, n->ctr, KCC_NR_CTRS * sizeof(u64));
-		p += KCC_NR_CTRS * sizeof(u64);
-	}
-	return p;
+	return kcc_task_put_nodes(p + sizeof(*rt), t);
 }
 
 static void kcc_put_desc(struct kcc_metric_desc *d, u32 type, u64 config,
@@ -539,11 +683,40 @@ static void kcc_put_desc(struct kcc_metric_desc *d, u32 type, u64 config,
 }
 
 /*
- * Everything the session holds, in the stream format, in a vmalloc()ed
- * buffer of *@len bytes.  Exited tasks handed out here are freed.
+ * Map records of @pr for a reader in @ns: its tgid there, none when the
+ * process is not visible there.  Returns the end of what was written.
  */
-void *kcc_snapshot(struct kcc_session *s, size_t *len)
+static u8 *kcc_put_maps(u8 *p, const struct kcc_proc *pr,
+			struct pid_namespace *ns)
 {
+	u32 off;
+
+	if (ns == &init_pid_ns) {
+		memcpy(p, pr->maps, pr->maps_len);
+		return p + pr->maps_len;
+	}
+	if (!pr->ns_tgid)
+		return p;
+	memcpy(p, pr->maps, pr->maps_len);
+	for (off = 0; off < pr->maps_len;) {
+		struct kcc_rec_map *m = (struct kcc_rec_map *)(p + off);
+
+		m->tgid = pr->ns_tgid;
+		off += m->hdr.size;
+	}
+	return p + pr->maps_len;
+}
+
+/*
+ * Everything the session of reader @r holds, in the stream format, in a
+ * vmalloc()ed buffer of *@len bytes, with pids as the reader's pid
+ * namespace sees them.  Exited tasks every reader has now seen are
+ * freed.
+ */
+void *kcc_snapshot(struct kcc_reader *r, size_t *len)
+{
+	struct pid_namespace *ns = task_active_pid_ns(current);
+	struct kcc_session *s = r->sess;
 	struct kcc_stream_header *h;
 	struct kcc_metric_desc *d;
 	struct kcc_proc *pr;
@@ -552,8 +725,17 @@ void *kcc_snapshot(struct kcc_session *s, size_t *len)
 	struct kcc_rec *end;
 	u8 *buf, *p;
 
-	kcc_drain(s);
+	kcc_drain();
 	kcc_tasks_check_alive(s);
+	s->snap_seq++;
+	list_for_each_entry(pr, &s->procs, node)
+		pr->ns_tgid = 0;
+	list_for_each_entry(t, &s->task_list, node) {
+		if ((t->flags & KCC_TASK_EXITED) && !t->exit_seq)
+			t->exit_seq = s->snap_seq;
+		if (ns != &init_pid_ns && !t->proc->ns_tgid)
+			t->proc->ns_tgid = pid_nr_ns(t->tgid_ref, ns);
+	}
 
 	size = sizeof(*h) + KCC_NR_CTRS * sizeof(*d);
 	list_for_each_entry(t, &s->task_list, node)
@@ -576,6 +758,8 @@ void *kcc_snapshot(struct kcc_session *s, size_t *len)
 		h->flags |= KCC_HDR_CALLS_EVENT;
 	if (s->calls_fallback)
 		h->flags |= KCC_HDR_CALLS_FALLBACK;
+	if (ns != &init_pid_ns)
+		h->flags |= KCC_HDR_PID_NS;
 	h->k = s->cfg.k;
 	h->source = s->source;
 	h->nr_ctrs = KCC_NR_CTRS;
@@ -595,21 +779,28 @@ void *kcc_snapshot(struct kcc_session *s, size_t *len)
 	p = (u8 *)(d + KCC_NR_CTRS);
 
 	list_for_each_entry(t, &s->task_list, node) {
-		p = kcc_put_task(p, t);
+		struct kcc_rec_watch *w;
+
+		p = kcc_put_task(p, t, ns);
+		w = (struct kcc_rec_watch *)p;
 		p = kcc_watch_put(s, t, p);
-		if (t->flags & KCC_TASK_EXITED)
-			t->delivered = true;
+		/* Its pids as the task record has them. */
+		if (p != (u8 *)w && ns != &init_pid_ns) {
+			w->pid = pid_nr_ns(t->pid_ref, ns);
+			w->tgid = pid_nr_ns(t->tgid_ref, ns);
+		}
 	}
-	list_for_each_entry(pr, &s->procs, node) {
-		memcpy(p, pr->maps, pr->maps_len);
-		p += pr->maps_len;
-	}
+	list_for_each_entry(pr, &s->procs, node)
+		p = kcc_put_maps(p, pr, ns);
 	end = (struct kcc_rec *)p;
 	end->type = KCC_REC_END;
 	end->size = sizeof(*end);
+	/* Map records left out make the stream shorter than reserved. */
+	size = (u8 *)(end + 1) - buf;
 
-	s->last_processed = s->processed;
-	kcc_tasks_reap_delivered(s);
+	r->seen = s->snap_seq;
+	r->last_processed = s->processed;
+	kcc_reap(s);
 	*len = size;
 	return buf;
 }

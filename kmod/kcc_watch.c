@@ -200,7 +200,7 @@ out:
 /*
  * KCC_IOC_WATCH with the session lock NOT held: the upload is built
  * first, then installed when the caller still owns a configured session
- * that has not started (-EINVAL otherwise, -EBUSY for another owner).
+ * that has not started (-EINVAL otherwise: no session of its own, or started).
  */
 long kcc_watch_upload(struct file *file, const struct kcc_watch *w)
 {
@@ -219,21 +219,19 @@ long kcc_watch_upload(struct file *file, const struct kcc_watch *w)
 	}
 
 	mutex_lock(&kcc_g.lock);
-	s = kcc_g.sess;
+	s = kcc_session_owned(file);
 	if (!s || s->state != KCC_STATE_READY) {
 		ret = -EINVAL;
-	} else if (s->owner != file) {
-		ret = -EBUSY;
-	} else if (ws && s->bytes + ws->bytes > s->cfg.max_bytes) {
+	} else if (ws && !kcc_mem_room(s, ws->bytes)) {
 		ret = -E2BIG;
 	} else {
 		if (s->watch) {
-			s->bytes -= s->watch->bytes;
+			kcc_mem_add(s, -(ssize_t)s->watch->bytes);
 			kcc_watch_set_free(s->watch);
 		}
 		s->watch = ws;
 		if (ws)
-			s->bytes += ws->bytes;
+			kcc_mem_add(s, ws->bytes);
 		ws = NULL;
 	}
 	mutex_unlock(&kcc_g.lock);
@@ -245,7 +243,7 @@ void kcc_watch_session_free(struct kcc_session *s)
 {
 	if (!s->watch)
 		return;
-	s->bytes -= s->watch->bytes;
+	kcc_mem_add(s, -(ssize_t)s->watch->bytes);
 	kcc_watch_set_free(s->watch);
 	s->watch = NULL;
 }
@@ -265,7 +263,7 @@ void kcc_watch_task_init(struct kcc_session *s, struct kcc_task *t)
 	if (!ws)
 		return;
 	size = kcc_watch_task_size(s, ws);
-	if (s->bytes + size > s->cfg.max_bytes) {
+	if (!kcc_mem_room(s, size)) {
 		s->watch_task_drops++;
 		return;
 	}
@@ -290,7 +288,7 @@ void kcc_watch_task_init(struct kcc_session *s, struct kcc_task *t)
 	t->watch = wt;
 	t->st.ksf.ppp = &wt->run;
 	t->bytes += size;
-	s->bytes += size;
+	kcc_mem_add(s, size);
 }
 
 /* Before the task state is freed; its bytes go with t->bytes. */
@@ -319,8 +317,7 @@ u8 *kcc_watch_put(const struct kcc_session *s, const struct kcc_task *t,
 	const struct kcc_ppp_run *r;
 	const struct kcc_ppp *pp;
 	struct kcc_rec_watch *rw;
-	u64 *out;
-	u32 i, m;
+	u32 m;
 
 	if (!s->watch || !t->watch)
 		return p;
@@ -344,13 +341,6 @@ u8 *kcc_watch_put(const struct kcc_session *s, const struct kcc_task *t,
 	}
 	rw->aliased = r->aliased;
 	rw->stack_drops = r->stack_drops;
-	out = (u64 *)(rw + 1);
-	for (i = 0; i < pp->nctx; i++) {
-		u32 n = pp->ctx_num[i];
-
-		*out++ = r->counts[n];
-		for (m = 0; m < KCC_WATCH_NMETRICS; m++)
-			*out++ = r->metrics[(size_t)n * KCC_WATCH_NMETRICS + m];
-	}
-	return (u8 *)out;
+	kcc_ppp_export(r, (u64 *)(rw + 1));
+	return p + rw->hdr.size;
 }

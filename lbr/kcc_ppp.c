@@ -557,6 +557,11 @@ int kcc_ppp_run_init(struct kcc_ppp_run *r, const struct kcc_ppp *p,
 	r->stack_cap = stack_cap;
 	for (i = 0; i < p->range; i++)
 		counts[i] = 0;
+	/* Frames keep their memo across pushes (kcc_ppp_call_w()). */
+	for (i = 0; i < stack_cap; i++) {
+		stack[i].rid = KCC_NIL;
+		stack[i].memo = 0;
+	}
 	return 0;
 }
 
@@ -693,11 +698,37 @@ bool kcc_ppp_resolve(const struct kcc_ppp *p, u64 addr, u64 *label)
 	return true;
 }
 
-static u32 ppp_routine_of(const struct kcc_ppp *p, u64 label)
+/*
+ * The routine id of @label, and the labels [*lo, *hi) that have the same
+ * one: the label alone, or with ranges the range that holds it (the gap
+ * between two ranges when none does).
+ */
+static u32 ppp_routine_of(const struct kcc_ppp *p, u64 label, u64 *lo,
+			  u64 *hi)
 {
-	if (p->nranges && !kcc_ppp_resolve(p, label, &label))
-		return KCC_NIL;
-	return kcc_ppp_routine(p, label);
+	u32 a = 0, b = p->nranges;
+
+	if (!p->nranges) {
+		*lo = label;
+		*hi = label + 1;	/* ~0 wraps: an empty memo, never hit */
+		return kcc_ppp_routine(p, label);
+	}
+	while (a < b) {
+		u32 mid = a + (b - a) / 2;
+
+		if (p->ranges[mid].start <= label)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	if (a && label < p->ranges[a - 1].end) {
+		*lo = p->ranges[a - 1].start;
+		*hi = p->ranges[a - 1].end;
+		return kcc_ppp_routine(p, p->ranges[a - 1].label);
+	}
+	*lo = a ? p->ranges[a - 1].end : 0;
+	*hi = a < p->nranges ? p->ranges[a].start : ~0ull;
+	return KCC_NIL;
 }
 
 void kcc_ppp_call_w(struct kcc_ppp_run *r, u64 label, u64 w)
@@ -717,25 +748,35 @@ void kcc_ppp_call_w(struct kcc_ppp_run *r, u64 label, u64 w)
 		return;
 	}
 	up = d ? &r->stack[d - 1] : NULL;
-	if (up && up->memo && up->memo_label == label) {
+	if (up && up->memo && label - up->memo_lo < up->memo_hi - up->memo_lo) {
 		rid = up->memo_rid;
 		eid = up->memo_eid;
 	} else {
-		rid = ppp_routine_of(p, label);
+		u64 lo, hi;
+
+		rid = ppp_routine_of(p, label, &lo, &hi);
 		eid = KCC_NIL;
 		if (up && up->rid != KCC_NIL && rid != KCC_NIL)
 			eid = kcc_ppp_edge(p, up->rid, rid);
 		if (up) {
-			up->memo_label = label;
+			up->memo_lo = lo;
+			up->memo_hi = hi;
 			up->memo_rid = rid;
 			up->memo_eid = eid;
 			up->memo = 1;
 		}
 	}
+	/*
+	 * A frame pushed again for the same routine keeps its memo: it maps
+	 * a callee label to that callee's routine and edge from this
+	 * routine, which do not change.  A stack anchored again at every
+	 * sample (kcc_ksf_enter()) then costs one compare a frame.
+	 */
 	fr = &r->stack[d];
+	if (fr->rid != rid)
+		fr->memo = 0;
 	fr->rid = rid;
 	fr->eid = eid;
-	fr->memo = 0;
 	r->depth = d + 1;
 	if (!w)
 		return;
@@ -783,6 +824,20 @@ void kcc_ppp_charge(struct kcc_ppp_run *r, u32 metric, u64 delta)
 			delta);
 	if (!hits)
 		r->resid[metric - 1] += delta;
+}
+
+void kcc_ppp_export(const struct kcc_ppp_run *r, u64 *out)
+{
+	const struct kcc_ppp *p = r->p;
+	u32 i, m;
+
+	for (i = 0; i < p->nctx; i++) {
+		u32 n = p->ctx_num[i];
+
+		*out++ = r->counts[n];
+		for (m = 0; m < r->nmetrics; m++)
+			*out++ = r->metrics[(size_t)n * r->nmetrics + m];
+	}
 }
 
 u32 kcc_ppp_lookup(struct kcc_ppp_run *r, u32 len)

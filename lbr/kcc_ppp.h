@@ -144,7 +144,13 @@ struct kcc_ppp_frame {
 	u32 memo;		/* memo_* hold this activation's last callee */
 	u32 memo_rid;
 	u32 memo_eid;
-	u64 memo_label;
+	/*
+	 * Labels in [memo_lo, memo_hi) give memo_rid: one label without
+	 * ranges, else the callee's whole range (or the gap between two),
+	 * so any address inside the routine hits.
+	 */
+	u64 memo_lo;
+	u64 memo_hi;
 };
 
 struct kcc_ppp_run {
@@ -192,6 +198,12 @@ void kcc_ppp_call_w(struct kcc_ppp_run *r, u64 label, u64 w);
 int kcc_ppp_run_metrics(struct kcc_ppp_run *r, u64 *metrics, u32 nmetrics);
 /* Add @delta to metric @metric of every watched suffix of the stack. */
 void kcc_ppp_charge(struct kcc_ppp_run *r, u32 metric, u64 delta);
+/*
+ * The counts by context of I, in the order kcc_ppp_build() was given
+ * them: for context i, counts then the metrics, 1 + r->nmetrics u64 at
+ * @out + i * (1 + r->nmetrics) (KCC_REC_WATCH's layout).
+ */
+void kcc_ppp_export(const struct kcc_ppp_run *r, u64 *out);
 /* Forget the pending activations (kcc_ksf_clear_stack()). */
 static inline void kcc_ppp_clear_stack(struct kcc_ppp_run *r)
 {

@@ -19,6 +19,10 @@ PKGS="$PKGS g++"		# symbols_test's C++ program
 PKGS="$PKGS libdebuginfod-dev"	# debuginfod client (header; the library is dlopen()ed)
 PKGS="$PKGS help2man groff-base"	# man pages from --help; install.sh renders them
 PKGS="$PKGS libcapstone-dev"	# kcc valence annotate: direct calls of a program
+PKGS="$PKGS linux-source-6.12"	# the debug-6.12 and kcsan kernels (scripts/debug-kernel.sh -v 6.12)
+PKGS="$PKGS debhelper dh-dkms dpkg-dev"	# make deb: dpkg-buildpackage of debian/
+PKGS="$PKGS lintian"	# make deb: checks the packages
+PKGS="$PKGS debootstrap zstd"	# make check-deb: a clean Debian root, cached as .tar.zst
 
 missing=""
 for p in $PKGS; do

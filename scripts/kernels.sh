@@ -20,9 +20,10 @@
 #   names     every flavour name, present or not
 #   get       "VMLINUZ KDIR" of NAME; exit 4 if it is absent
 #   provide   make the flavours present (default: all): installs Debian
-#             packages with apt-get (root) or builds the debug kernel
-#             (scripts/debug-kernel.sh, about 6+ min on 2 cores, cached),
-#             then lists them
+#             packages with apt-get (root) or builds the checker kernels
+#             (scripts/debug-kernel.sh, several minutes each on 2 cores,
+#             cached; Documentation/testing.rst has the times), then
+#             lists them
 #
 # Flavours:
 #   6.1       Debian 12's kernel (linux-image-amd64, linux-headers-amd64)
@@ -33,12 +34,19 @@
 #   debug     linux-source-6.1 built from tinyconfig and
 #             scripts/kconfig/kcc-debug.config: KASAN, UBSAN, lockdep,
 #             kmemleak, debug lists and objects (scripts/debug-kernel.sh)
+#   debug-6.12  the same from linux-source-6.12 (bookworm-backports),
+#             with scripts/kconfig/kcc-6.12.config
+#   kcsan     linux-source-6.12, the debug-6.12 configuration with KCSAN
+#             instead of KASAN (scripts/kconfig/kcc-kcsan.config); not in
+#             "provide" without names: make check-kcsan builds and boots it
 #
 # Exit status: 0 done, 1 providing failed, 2 usage, 4 get: absent.
 set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-NAMES="6.1 6.12 6.12-rt debug"
+NAMES="6.1 6.12 6.12-rt debug debug-6.12 kcsan"
+# What "list" and "provide" cover without names: kcsan is nightly only.
+DEFAULT="6.1 6.12 6.12-rt debug debug-6.12"
 
 usage() {
 	echo "usage: $0 [list [NAME...] | names | get NAME | provide [NAME...]]" >&2
@@ -85,13 +93,25 @@ pair() {
 	6.1) packaged '/usr/src/linux-headers-6.1.*-amd64' plain ;;
 	6.12) packaged '/usr/src/linux-headers-6.12.*-amd64' plain ;;
 	6.12-rt) packaged '/usr/src/linux-headers-6.12.*-rt-amd64' rt ;;
-	debug) sh "$top/scripts/debug-kernel.sh" -n 2>/dev/null ;;
+	debug | debug-6.12 | kcsan)
+		# shellcheck disable=SC2046
+		sh "$top/scripts/debug-kernel.sh" $(built "$1") -n 2>/dev/null ;;
+	esac
+}
+
+# The scripts/debug-kernel.sh options of a flavour it builds, or nothing.
+built() {
+	case $1 in
+	debug) echo "-v 6.1 -f debug" ;;
+	debug-6.12) echo "-v 6.12 -f debug" ;;
+	kcsan) echo "-v 6.12 -f kcsan" ;;
 	esac
 }
 
 how() {
 	case $1 in
-	debug) echo "scripts/kernels.sh provide debug (builds it)" ;;
+	debug | debug-6.12 | kcsan)
+		echo "scripts/kernels.sh provide $1 (builds it)" ;;
 	*) echo "apt-get install $(packages "$1")" ;;
 	esac
 }
@@ -105,7 +125,7 @@ names)
 	for n in $NAMES; do echo "$n"; done
 	;;
 list)
-	[ $# -gt 0 ] || set -- $NAMES
+	[ $# -gt 0 ] || set -- $DEFAULT
 	for n in "$@"; do
 		known "$n"
 		p=$(pair "$n")
@@ -127,11 +147,11 @@ get)
 	echo "$p"
 	;;
 provide)
-	[ $# -gt 0 ] || set -- $NAMES
+	[ $# -gt 0 ] || set -- $DEFAULT
 	pkgs=
 	for n in "$@"; do
 		known "$n"
-		[ "$n" = debug ] && continue
+		[ -n "$(built "$n")" ] && continue
 		[ -n "$(pair "$n")" ] || pkgs="$pkgs $(packages "$n")"
 	done
 	if [ -n "$pkgs" ]; then
@@ -146,8 +166,10 @@ provide)
 			exit 1
 	fi
 	for n in "$@"; do
-		[ "$n" = debug ] || continue
-		sh "$top/scripts/debug-kernel.sh" >/dev/null || exit 1
+		opts=$(built "$n")
+		[ -n "$opts" ] || continue
+		# shellcheck disable=SC2086
+		sh "$top/scripts/debug-kernel.sh" $opts >/dev/null || exit 1
 	done
 	fail=0
 	for n in "$@"; do
@@ -162,7 +184,7 @@ provide)
 	exit $fail
 	;;
 -h|--help|help)
-	sed -n '4,40s/^# \{0,1\}//p' "$0"
+	sed -n '4,43s/^# \{0,1\}//p' "$0"
 	;;
 *)
 	usage

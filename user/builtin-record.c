@@ -256,10 +256,12 @@ static int record_trace(const struct record_opts *ro)
 	struct sbuf b = { 0 };
 	struct profile p;
 	struct symobj so;
+	struct watch w;
 	struct trace t;
 	uint32_t i;
 	int ret;
 
+	memset(&w, 0, sizeof(w));
 	if (trace__init(&t))
 		return -ENOMEM;
 	profile__init(&p);
@@ -267,6 +269,17 @@ static int record_trace(const struct record_opts *ro)
 	ret = trace__read(&t, ro->trace, false);
 	if (ret)
 		goto cleanup;
+	/* --watch: counted beside the forests as kcc.ko counts them. */
+	if (ro->watch_file) {
+		ret = watch__read(&w, ro->watch_file);
+		if (!ret)
+			ret = watch__resolve(&w, &t.syms);
+		if (!ret)
+			ret = watch__build(&w);
+		if (ret)
+			goto cleanup;
+		g.watch = &w.p;
+	}
 	ret = stream__from_trace(&b, &t, &g);
 	if (ret) {
 		fprintf(stderr, "kcc: %s: cannot make a stream: %s\n", ro->trace,
@@ -287,6 +300,12 @@ static int record_trace(const struct record_opts *ro)
 	b.p = NULL;
 	if (!ret)
 		ret = profile__info_begin(&p, "kcc", ro->argv, KCC_VERSION);
+	if (!ret && ro->watch_file) {
+		char *list = watch__list(&w);
+
+		ret = list ? profile__info_set(&p, "watch", list) : -ENOMEM;
+		free(list);
+	}
 	if (ret)
 		goto cleanup;
 	/* The trace's routines are the symbols of the synthetic mapping. */
@@ -305,6 +324,7 @@ cleanup:
 	sbuf__exit(&b);
 	profile__exit(&p);
 	trace__exit(&t);
+	watch__exit(&w);
 	return ret;
 }
 
@@ -485,7 +505,8 @@ static int record_device(struct record_opts *ro)
 		fprintf(stderr, "kcc: %s: configure: %s%s\n", ro->device, strerror(errno),
 			errno == EOPNOTSUPP || errno == ENOENT ?
 			" (event or source not available here)" :
-			errno == EBUSY ? " (another session is active)" :
+			errno == EBUSY ? " (too many sessions: kcc.ko max_sessions)" :
+			errno == EACCES ? " (not allowed: perf_event_paranoid, CAP_PERFMON, or another user's process)" :
 			errno == E2BIG ? " (this kcc.ko predates --calls-event)" : "");
 		goto cleanup;
 	}
@@ -729,8 +750,6 @@ int cmd_record(int argc, char **argv)
 			return usage_error(CMD, "--calls-event samples with kcc.ko: not with --trace");
 		if (have_p || have_a || ro.cmd)
 			return usage_error(CMD, "--trace replaces -p, -a and a command");
-		if (ro.watch_file)
-			return usage_error(CMD, "--watch counts in kcc.ko: not with --trace (kcc watch counts a trace)");
 		ret = record_trace(&ro);
 		return ret ? KCC_EXIT_ERROR : KCC_EXIT_OK;
 	}

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -71,13 +72,16 @@ static void usage(FILE *out)
 	fprintf(out,
 "usage: kccread [options] [DEVICE|STREAM]\n"
 "\n"
-"Read a snapshot of the kcc session from DEVICE (default /dev/kcc), or a\n"
+"Read a snapshot of a kcc session from DEVICE (default /dev/kcc), or a\n"
 "stream saved earlier, check it, add the build-id and a copy of the\n"
 "symbol table of every mapped object (Documentation/profile-format.rst)\n"
-"and write the profile to standard output.\n"
+"and write the profile to standard output.  The session read is the one\n"
+"kcc.ko started at load (autostart=1) unless --session names another\n"
+"(ids: /sys/class/misc/kcc/sessions).\n"
 "\n"
 "Options:\n"
 "  -o FILE         write to FILE instead of standard output\n"
+"  --session ID    read session ID (another user's needs CAP_PERFMON)\n"
 "  --raw           write the stream as read, without symbols\n"
 "  --symfs DIR     read each mapped object from DIR/<path> first (the\n"
 "                  files of another machine, e.g. a guest's)\n"
@@ -91,6 +95,7 @@ static void usage(FILE *out)
 "EXAMPLES\n"
 "  kccread > app.kcc && kcc report app.kcc\n"
 "  kccread -o app.kcc /dev/kcc\n"
+"  kccread --session 3 -o other.kcc\n"
 "  kccread saved.stream > saved.kcc\n");
 }
 
@@ -106,12 +111,16 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "raw", no_argument, NULL, 'r' },
 		{ "symfs", required_argument, NULL, 's' },
+		{ "session", required_argument, NULL, 'S' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *in = KCC_DEVICE, *outpath = NULL, *symfs = NULL;
+	struct kcc_attach at = { .size = sizeof(at) };
+	bool session = false;
+	char *end;
 	bool raw = false, quiet = false, progress, is_dev;
 	struct profile p;
 	struct stat st;
@@ -132,6 +141,14 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			symfs = optarg;
+			break;
+		case 'S':
+			errno = 0;
+			at.session_id = strtoul(optarg, &end, 0);
+			if (errno || !*optarg || *end || !at.session_id ||
+			    at.session_id != strtoull(optarg, NULL, 0))
+				return usage_err("--session: not a session id:", optarg);
+			session = true;
 			break;
 		case 'q':
 			quiet = true;
@@ -163,12 +180,23 @@ int main(int argc, char **argv)
 	}
 
 	is_dev = !stat(in, &st) && S_ISCHR(st.st_mode);
+	if (session && !is_dev)
+		return usage_err("--session needs a device, not", in);
 	if (is_dev) {
 		struct kcc_version v;
 		int fd = kccdev__open(in, &v);
 
 		if (fd < 0)
 			return 1;
+		if (session && ioctl(fd, KCC_IOC_ATTACH, &at)) {
+			fprintf(stderr, "kccread: %s: session %u: %s%s\n", in,
+				at.session_id, strerror(errno),
+				errno == ENOTTY ? " (this kcc.ko has one session only)" :
+				errno == ENOENT ? " (no such session: see /sys/class/misc/kcc/sessions)" :
+				errno == EACCES ? " (another user's session: CAP_PERFMON needed)" : "");
+			close(fd);
+			return 1;
+		}
 		ret = kccdev__snapshot(fd, in, progress, &buf, &len);
 		close(fd);
 	} else {

@@ -47,4 +47,11 @@ for src in "$top"/selftests/guest/progs/*.c; do
 	fi
 	rm -f "$dir/$name.log"
 done
+# The library kcc_mapping loads with dlopen() (no dependencies).
+if ! $CC -O1 -g -fPIC -shared -nostdlib -fno-omit-frame-pointer \
+	-mno-omit-leaf-frame-pointer -Wall -Wextra -Werror \
+	-o "$dir/libkccdl.so" "$top/selftests/guest/demo/libkccdl.c"; then
+	echo "build_progs.sh: libkccdl.so failed" >&2
+	rc=1
+fi
 exit $rc

@@ -16,7 +16,8 @@
 #      batched hand-off) with ring_kb=16; kcc record of
 #      /demo/demo_workload when /demo/kcc is packed (blob "record")
 #   2b. the software LBR PMU (lbrpmu.sh, when packed): kcc_lbrpmu.ko,
-#      lbr_check of lbr_workload's branch stacks, perf stat and record
+#      lbr_check of lbr_workload's branch stacks, perf stat and record;
+#      kcc_fuzz with kcc_lbrpmu loaded (two-event sessions)
 #   2c. the lbr source end to end when /demo/lbr_e2e.sh is packed
 #   3. rmmod while a session runs and while the device is merely open:
 #      refused; rmmod once the holder is gone: succeeds
@@ -32,11 +33,16 @@
 # kccmode=handoff runs only kcc_handoff, kcc_fp and, when packed, the lbr
 # end-to-end steps (2c) instead;
 # kccmode=lbr runs only the software LBR PMU's tests (2b) instead;
+# kccmode=e2e only the lbr end to end (2c, /demo/lbr_e2e.sh);
 # kccmode=demo runs /demo/kcc_demo on /demo/demo_workload instead (the
 # stream comes back as the blob "demo"), then, when packed, kcc record
 # --source lbr of /demo/demo_workload_lbr on the software LBR PMU (the
 # profile comes back as the blob "demo-lbr"; scripts/demo.sh);
-# kccinjectk=K sets the k of the sample-file injections (default 3).
+# kccinjectk=K sets the k of the sample-file injections (default 3);
+# kccmode=storm runs only kcc_storm (kccstorm=, kccstormkcc=, below).
+# kccmode=only kccrun=PROG,PROG:ARG... runs only those programs of /t
+# (with inject=1 and the parameters of kccko=P=V,P=V), then the autostart,
+# unload and log checks: a targeted run.
 export PATH=/bin
 
 mount -t devtmpfs devtmpfs /dev
@@ -47,11 +53,19 @@ mkdir -p /tmp
 mount -t tmpfs tmpfs /tmp
 
 mode=test
+only=
+onlyko=
 injk=3
+storms=-n,20
+stormkcc=
 for a in $(cat /proc/cmdline); do
 	case $a in
 	kccmode=*) mode=${a#kccmode=} ;;
 	kccinjectk=*) injk=${a#kccinjectk=} ;;
+	kccstorm=*) storms=${a#kccstorm=} ;;
+	kccstormkcc=*) stormkcc=${a#kccstormkcc=} ;;
+	kccrun=*) only=$(echo "${a#kccrun=}" | tr , ' ') ;;
+	kccko=*) onlyko=$(echo "${a#kccko=}" | tr , ' ') ;;
 	kcccost=*) cost_args=${a#kcccost=} ;;
 	esac
 done
@@ -126,6 +140,47 @@ fi
 dmesg -c >/tmp/dmesg.boot
 : >/tmp/dmesg.all
 
+finish() {
+	echo "1..$n"
+	echo "kcc-guest: kernel log:"
+	dmesg -c >>/tmp/dmesg.all
+	cat /tmp/dmesg.all
+	if [ $failed -eq 0 ]; then
+		echo "KCC-GUEST-RESULT: pass"
+	else
+		echo "KCC-GUEST-RESULT: fail"
+	fi
+	poweroff -f
+}
+
+# kccmode=storm: only start/stop storms (kcc_storm), for the
+# multi-threaded TCG study of Documentation/testing.rst.  kccstorm= lists
+# kcc_storm's argument sets, "/" between runs and "," between arguments;
+# kccstormkcc= says how kcc.ko is loaded meanwhile: "none" (not at all),
+# "notp" (tracepoints=0: no sched tracepoint probes) or, by default,
+# plainly.
+if [ "$mode" = storm ]; then
+	case $stormkcc in
+	none) ;;
+	notp) insmod /kcc.ko tracepoints=0; check $? "insmod kcc.ko tracepoints=0" ;;
+	*) insmod /kcc.ko; check $? "insmod kcc.ko" ;;
+	esac
+	# On a KCSAN kernel, the detector must be live for a clean log to
+	# mean anything: its boot selftest provokes races and counts the
+	# ones it caught.
+	if grep -q 'kcsan: ' /tmp/dmesg.boot; then
+		kt=$(sed -n 's/.*kcsan: selftest: \([0-9]*\)\/\([0-9]*\) tests passed.*/\1 \2/p' /tmp/dmesg.boot)
+		set -- $kt
+		[ $# -eq 2 ] && [ "$1" -gt 0 ] && [ "$1" = "$2" ]
+		check $? "KCSAN's boot selftest passed (${kt:-no result line})"
+	fi
+	for s in $(echo "$storms" | tr / ' '); do
+		# shellcheck disable=SC2046
+		run kcc_storm $(echo "$s" | tr , ' ')
+	done
+	finish
+fi
+
 # The default k stands for a configuration's k = 0: only a k that
 # CONFIGURE accepts loads (KCC_K_INF is 4294967295).
 for kp in 0 65 4294967294 x; do
@@ -152,6 +207,17 @@ if [ "$mode" = bench ]; then
 	rmmod kcc
 	insmod /kcc.ko inject=1
 	run kcc_bench
+	rmmod kcc
+	check $? "rmmod kcc"
+elif [ "$mode" = only ]; then
+	rmmod kcc
+	# shellcheck disable=SC2086
+	insmod /kcc.ko inject=1 $onlyko
+	check $? "insmod kcc.ko inject=1 $onlyko"
+	for p in ${only:-}; do
+		# shellcheck disable=SC2086
+		run $(echo "$p" | tr : ' ')
+	done
 	rmmod kcc
 	check $? "rmmod kcc"
 elif [ "$mode" = cost ]; then
@@ -200,6 +266,14 @@ elif [ "$mode" = lbr ]; then
 	# Only the software LBR PMU (lbrpmu.sh), with kcc.ko loaded.
 	. /lbrpmu.sh
 	lbrpmu_tests
+	rmmod kcc
+	check $? "rmmod kcc"
+elif [ "$mode" = e2e ]; then
+	# Only the lbr end to end of /demo/lbr_e2e.sh, with kcc.ko loaded.
+	rmmod kcc
+	insmod /kcc.ko
+	check $? "insmod kcc.ko"
+	. /demo/lbr_e2e.sh
 	rmmod kcc
 	check $? "rmmod kcc"
 elif [ "$mode" = demo ]; then
@@ -252,7 +326,7 @@ else
 		p=${p#/t/}
 		case $p in
 		kcc_abi | kcc_inject | kcc_fp | kcc_hold | kcc_bench | \
-		kcc_handoff | kcc_cost) continue ;;
+		kcc_handoff | kcc_cost | *.so) continue ;;
 		esac
 		run "$p"
 	done
@@ -271,6 +345,13 @@ else
 		rmmod kcc
 	else
 		not_ok "insmod kcc.ko inject=1 fixed_seed=1 task_budget_us=1"
+	fi
+	# Two sessions sharing a budget of 1 MiB (kcc_sessions -b).
+	if insmod /kcc.ko inject=1 max_bytes=1048576; then
+		run kcc_sessions -b
+		rmmod kcc
+	else
+		not_ok "insmod kcc.ko inject=1 max_bytes=1048576"
 	fi
 	handoff_test
 	insmod /kcc.ko inject=1
@@ -294,10 +375,36 @@ else
 		fi
 		dmesg_clean "kcc record"
 	fi
+	# A library loaded with dlopen() after the start and unloaded
+	# before the end (selftests/guest/demo/dl_workload.c): the blob
+	# "dlrecord" must name its routines (selftests/kcc/guest.sh).
+	if [ -x /demo/kcc ] && [ -x /demo/dl_workload ]; then
+		/demo/kcc record -k 2 -o /tmp/dl.data -- \
+			/demo/dl_workload /demo/libkccdl.so >/tmp/dl.err 2>&1
+		check $? "kcc record -k 2 -- dl_workload (a dlopen()ed library)"
+		sed 's/^/# /' /tmp/dl.err
+		if [ -s /tmp/dl.data ]; then
+			echo "KCC-BLOB-BEGIN dlrecord $(wc -c </tmp/dl.data)"
+			busybox base64 /tmp/dl.data
+			echo "KCC-BLOB-END dlrecord"
+		fi
+		echo "# maps_hook: $(cat /sys/class/misc/kcc/maps_hook)"
+		dmesg_clean "kcc record of dl_workload"
+	fi
 
 	if [ -f /lbrpmu.sh ]; then
 		. /lbrpmu.sh
 		lbrpmu_tests
+		# The fuzzer again with an LBR PMU present: LBR-source and
+		# two-event sessions start for real.  (Without kprobes, the
+		# debug kernels, the PMU takes perf_event_overflow's address.)
+		ovf=$(sed -n 's/^\([0-9a-f]*\) [Tt] perf_event_overflow$/\1/p' /proc/kallsyms)
+		if insmod /lbr/kcc_lbrpmu.ko poll_us=250 2>/dev/null ||
+		   insmod /lbr/kcc_lbrpmu.ko poll_us=250 overflow_addr=0x$ovf; then
+			run kcc_fuzz -s 17 -n 300
+			rmmod kcc_lbrpmu
+			check $? "rmmod kcc_lbrpmu after kcc_fuzz"
+		fi
 	fi
 
 	# The lbr source end to end on the software LBR PMU, when packed
@@ -349,7 +456,7 @@ fi
 # autostart=1: the three-line path (insmod, read /dev/kcc, report).
 if insmod /kcc.ko autostart=1; then
 	ok "insmod kcc.ko autostart=1"
-	dmesg | grep -q "autostart: system-wide session running"
+	dmesg | grep -q 'autostart: system-wide session [0-9]* running'
 	check $? "autostart session running"
 	i=0
 	while [ $i -lt 20000 ]; do i=$((i + 1)); done
@@ -411,13 +518,4 @@ else
 	check $? "kmemleak: no leak"
 fi
 
-echo "1..$n"
-echo "kcc-guest: kernel log:"
-dmesg -c >>/tmp/dmesg.all
-cat /tmp/dmesg.all
-if [ $failed -eq 0 ]; then
-	echo "KCC-GUEST-RESULT: pass"
-else
-	echo "KCC-GUEST-RESULT: fail"
-fi
-poweroff -f
+finish

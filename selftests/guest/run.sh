@@ -134,11 +134,10 @@ if [ $rc -ne 0 ]; then
 fi
 
 # One TCG thread for both vCPUs.  With a thread per vCPU, 6.12 guests
-# oopsed on an int3 in __schedule during session start/stop storms;
-# with a single thread the same suite runs clean.  The suspected cause
-# (not proven) is cross-vCPU code patching under multi-threaded TCG: the
-# jump labels of perf's scheduler hooks flip at every start and stop.
-# Override with KCC_QEMU_ACCEL (e.g. tcg) to reproduce.
+# oops on an int3 in __schedule() when perf's scheduler jump labels are
+# patched while the other vCPU runs them, with kcc.ko not even loaded
+# (kccmode=storm, kccstormkcc=none; Documentation/testing.rst,
+# "Multi-threaded TCG").  Override with KCC_QEMU_ACCEL (e.g. tcg).
 accel=${KCC_QEMU_ACCEL:-tcg,thread=single}
 echo "run.sh: booting $kernel ($accel) with $ko, limit ${limit}s" >&2
 timeout "$limit" qemu-system-x86_64 -accel "$accel" -cpu max -m 1024 -smp 2 \

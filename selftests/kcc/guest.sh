@@ -15,10 +15,15 @@
 # (`kcc dump` of the stream the guest prints) must equal `kcc replay` of
 # the same samples, node for node.
 #
+# kcc_scale: the stream of its pruned forest (blob "scale-hot") must
+# make `kcc report` ($KCC) print phi, epsilon and the guarantee.
+#
 # kcc record: when $KCC_STATIC is a statically linked kcc (make
 # static-kcc), it goes to the guest's /demo with demo_workload, the guest
 # runs `kcc record -k 2 -- demo_workload` and prints the profile; here
-# `kcc report` of it must show the workload's call paths by name.
+# `kcc report` of it must show the workload's call paths by name.  The
+# same for dl_workload, whose hot routines are in a library it loads
+# with dlopen() and unloads before exiting.
 #
 # LBR end to end: with kcc record, wordfreq (selftests/guest/lbr_e2e/)
 # runs under `kcc record --source lbr -e kcc_lbr/calls/`, /misses/ and
@@ -101,7 +106,15 @@ if [ -n "${KCC_STATIC:-}" ] && [ -x "$KCC_STATIC" ] &&
 	   ${CC:-gcc} -static -O1 -g -fno-omit-frame-pointer \
 		-mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls \
 		-fno-inline -Wall -Wextra -Werror -o "$tmp/rec/demo_workload" \
-		"$top/selftests/guest/demo/demo_workload.c" 2>"$tmp/rec.err"; then
+		"$top/selftests/guest/demo/demo_workload.c" 2>"$tmp/rec.err" &&
+	   ${CC:-gcc} -static -O1 -g -fno-omit-frame-pointer \
+		-mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls \
+		-fno-inline -Wall -Wextra -Werror -o "$tmp/rec/dl_workload" \
+		"$top/selftests/guest/demo/dl_workload.c" 2>>"$tmp/rec.err" &&
+	   ${CC:-gcc} -O1 -g -fPIC -shared -nostdlib -fno-omit-frame-pointer \
+		-mno-omit-leaf-frame-pointer -Wall -Wextra -Werror \
+		-o "$tmp/rec/libkccdl.so" \
+		"$top/selftests/guest/demo/libkccdl.c" 2>>"$tmp/rec.err"; then
 		record=1
 	else
 		sed 's/^/# demo_workload: /' "$tmp/rec.err"
@@ -267,7 +280,12 @@ lbr_agree() {
 
 per=1
 [ -n "$equal" ] && per=$((per + 1))
-[ -n "$record" ] && per=$((per + 1))
+scale=
+if [ -n "${KCC:-}" ] && [ -x "$KCC" ]; then
+	scale=1
+	per=$((per + 1))
+fi
+[ -n "$record" ] && per=$((per + 2))
 # kcc import in the guest needs perf there (run.sh packs the host's).
 lbr_runs="lbr-wf-calls:floors: lbr-wf-misses:floors: lbr-wf-2ev:floors: lbr-adv-calls::"
 for p in /usr/bin/perf /usr/bin/perf_*; do
@@ -284,10 +302,10 @@ fail=0
 while read -r name vmlinuz kdir; do
 	i=$((i + 1))
 	rm -rf "$tmp/blobs"
-	# KASAN and lockdep under TCG make the debug kernel several times
-	# slower than the others.
+	# KASAN (or KCSAN) and lockdep under TCG make the checker kernels
+	# several times slower than the others.
 	case $name in
-	debug) limit=${KCC_GUEST_DEBUG_LIMIT:-1500} ;;
+	debug | debug-6.12 | kcsan) limit=${KCC_GUEST_DEBUG_LIMIT:-1500} ;;
 	*) limit=${KCC_GUEST_LIMIT:-600} ;;
 	esac
 	sh "$top/selftests/guest/run.sh" -K "$kdir" -k "$vmlinuz" -t "$limit" \
@@ -317,6 +335,42 @@ while read -r name vmlinuz kdir; do
 		     "$KCC" report "$prof" >"$tmp/report" 2>&1 &&
 		     grep -q ' main;scan_big;touch$' "$tmp/report" &&
 		     grep -q ' main;scan_small;touch$' "$tmp/report"; then
+			echo "ok $i $what"
+		else
+			head -n 30 "$tmp/report" 2>/dev/null | sed 's/^/# /'
+			echo "not ok $i $what"
+			fail=1
+		fi
+		# main -> dl_work -> dl_leaf (dl_workload.c), the last two
+		# in a library mapped only in the middle of the run.
+		i=$((i + 1))
+		what="guest $name: kcc record of dl_workload, kcc report names main;dl_work;dl_leaf of the dlopen()ed library"
+		prof=$tmp/blobs/dlrecord.stream
+		rm -f "$tmp/report"
+		if [ $rc -eq 4 ]; then
+			echo "ok $i $what # SKIP guest not booted"
+		elif [ -s "$prof" ] &&
+		     "$KCC" report "$prof" >"$tmp/report" 2>&1 &&
+		     grep -q ' main;dl_work;dl_leaf$' "$tmp/report"; then
+			echo "ok $i $what"
+		else
+			head -n 30 "$tmp/report" 2>/dev/null | sed 's/^/# /'
+			echo "not ok $i $what"
+			fail=1
+		fi
+	fi
+	# kcc_scale's pruned forest: kcc report states the guarantee.
+	if [ -n "$scale" ]; then
+		i=$((i + 1))
+		what="guest $name: kcc report of kcc_scale's pruned forest says phi, eps and the guarantee"
+		rm -f "$tmp/report"
+		if [ $rc -eq 4 ]; then
+			echo "ok $i $what # SKIP guest not booted"
+		elif [ ! -s "$tmp/blobs/scale-hot.stream" ]; then
+			echo "ok $i $what # SKIP no scale-hot blob"
+		elif "$KCC" report "$tmp/blobs/scale-hot.stream" >"$tmp/report" 2>&1 &&
+		     grep -q '^# pruned forests: 1, keeping only their hot contexts (Space-Saving, phi [0-9.]*%, eps [0-9.]*%, [1-9][0-9]* cold nodes evicted): .* every context with more than floor(phi N) samples is present and every count is at most eps N below the true one$' "$tmp/report" &&
+		     grep -q '; pruned: 1 forest, hot above [1-9][0-9]* samples, counts within [1-9][0-9]*$' "$tmp/report"; then
 			echo "ok $i $what"
 		else
 			head -n 30 "$tmp/report" 2>/dev/null | sed 's/^/# /'

@@ -9,7 +9,7 @@
 . "$(dirname "$0")/../lib/ktap.sh"
 ktap_begin
 ktap_tmpdir watch
-plan 14
+plan 18
 
 # r calls a, a calls b; r calls b.  Worked by hand: b runs twice (under
 # a and under r), every other watched context once; the call of a has
@@ -141,5 +141,49 @@ awk 'BEGIN { for (i = 0; i <= 65536; i++) print "r;x" i }' \
 	>"$tmp/bad.watch"
 expect 1 "bad.watch:65537: more than 65536 contexts" "too many contexts" -- \
 	"$KCC" watch -w "$tmp/bad.watch" "$tmp/small.txt"
+
+# kcc record --watch without the module: --trace makes the stream of a
+# process running the trace on 3 threads, each call entering its routine
+# at some address inside it and charging 1 sample; the watched contexts
+# are counted beside each thread's k-SF through the routines' address
+# ranges, as kcc.ko counts them, and come back as KCC_REC_WATCH records
+# summed by kcc report.  Calls must be kcc watch's on the trace, samples
+# equal to calls, and the totals and residual kcc watch's.
+"$KCC" ccf -k 3 "$tmp/rand.txt" | awk -F '\t' 'NR % 3 == 0 { print $2 }' \
+	>"$tmp/rec.watch"
+echo 'f1;f2;f1;f2' >>"$tmp/rec.watch"
+"$KCC" watch -w "$tmp/rec.watch" "$tmp/rand.txt" >"$tmp/rec.want" 2>/dev/null
+run "$KCC" record --trace "$tmp/rand.txt" --threads 3 -k 2 \
+	--watch "$tmp/rec.watch" -o "$tmp/rec.kcc"
+[ $rc -eq 0 ] && ! sanitized &&
+	run "$KCC" report --watched "$tmp/rec.kcc" && [ $rc -eq 0 ] &&
+	! sanitized && grep -v '^#' "$tmp/out" | cut -f1,4 >"$tmp/rec.got" &&
+	grep -v '^#' "$tmp/rec.want" | cmp -s - "$tmp/rec.got" &&
+	[ "$(grep -vc '^#' "$tmp/rec.got")" -ge 100 ] &&
+	awk -F '\t' '/^#/ { next } $1 != $3 { bad = 1 } END { exit bad }' \
+		"$tmp/out"
+st=$?
+[ $st -eq 0 ] || show
+result $st "record --trace --watch: report --watched = kcc watch ($(grep -vc '^#' "$tmp/rec.watch") contexts, 3 threads)"
+calls=$(sed -n 's/^# calls=\([0-9]*\) .*residual=\([0-9]*\) .*/\1 \2/p' "$tmp/rec.want")
+grep -q "^# total: calls=${calls% *} " "$tmp/out" &&
+	grep -q "^# residual: calls=${calls#* } " "$tmp/out"
+st=$?
+[ $st -eq 0 ] || show
+result $st "record --trace --watch: totals and residual are kcc watch's ($calls)"
+run "$KCC" report "$tmp/rec.kcc"
+[ $rc -eq 0 ] && ! sanitized && tail -n 1 "$tmp/out" | grep -q '^# residual: calls='
+st=$?
+[ $st -eq 0 ] || show
+result $st "the text report ends with the watched contexts"
+printf 'f1\nf1;f2;f1;f2;f1;f2;f1;f2;f1;f2\n' >"$tmp/bad.watch"
+rm -f "$tmp/bad.kcc"
+run "$KCC" record --trace "$tmp/rand.txt" --watch "$tmp/bad.watch" \
+	-o "$tmp/bad.kcc"
+[ $rc -eq 1 ] && ! sanitized && [ ! -e "$tmp/bad.kcc" ] &&
+	grep -q "bad.watch:2: .* is longer than 8 call edges" "$tmp/err"
+st=$?
+[ $st -eq 0 ] || show
+result $st "record --watch with a bad file: the error, no profile"
 
 ktap_exit

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kcc_ppp.h"
 #include "stream.h"
 
 const char *kcc_progname = "kcc";
@@ -259,8 +260,6 @@ static int parse_map(struct stream *s, const uint8_t *rec, uint64_t off,
 		return stream__fail(s, off + 4, "map record too short (%u bytes)",
 				    size);
 	memcpy(&rm, rec, sizeof(rm));
-	if (rm.__reserved)
-		return stream__fail(s, off + 12, "map: reserved field not zero");
 	if (rm.start >= rm.end)
 		return stream__fail(s, off + 16, "map: empty range 0x%" PRIx64 "-0x%" PRIx64,
 				    (uint64_t)rm.start, (uint64_t)rm.end);
@@ -276,6 +275,7 @@ static int parse_map(struct stream *s, const uint8_t *rec, uint64_t off,
 		return -ENOMEM;
 	s->nr_maps++;
 	m->tgid = rm.tgid;
+	m->image = rm.image;
 	m->start = rm.start;
 	m->end = rm.end;
 	m->pgoff = rm.pgoff;
@@ -612,6 +612,59 @@ int stream__write_task(struct sbuf *b, const struct stream_task *t,
 	return b->err;
 }
 
+/* The fixed part of a KCC_REC_WATCH, its counters to follow. */
+static void put_watch(struct sbuf *b, const struct stream_watch *w)
+{
+	struct kcc_rec_watch rw;
+
+	memset(&rw, 0, sizeof(rw));
+	rw.hdr.type = KCC_REC_WATCH;
+	rw.hdr.size = sizeof(rw) + (size_t)w->nr_contexts * w->nr_ctrs * 8;
+	rw.pid = w->pid;
+	rw.tgid = w->tgid;
+	rw.start_time_ns = w->start_time_ns;
+	rw.nr_contexts = w->nr_contexts;
+	rw.nr_ctrs = w->nr_ctrs;
+	rw.range = w->range;
+	memcpy(rw.totals, w->totals, sizeof(rw.totals));
+	memcpy(rw.residual, w->residual, sizeof(rw.residual));
+	rw.aliased = w->aliased;
+	rw.stack_drops = w->stack_drops;
+	sbuf__append(b, &rw, sizeof(rw));
+}
+
+int stream__write_watch(struct sbuf *b, const struct stream_task *t,
+			const struct kcc_ppp_run *r)
+{
+	size_t n = (size_t)r->p->nctx * (1 + r->nmetrics);
+	struct stream_watch w;
+	uint64_t *c;
+	uint32_t m;
+
+	if (1 + r->nmetrics != KCC_NR_CTRS)
+		return -EINVAL;
+	memset(&w, 0, sizeof(w));
+	w.pid = t->pid;
+	w.tgid = t->tgid;
+	w.start_time_ns = t->start_time_ns;
+	w.nr_contexts = r->p->nctx;
+	w.nr_ctrs = KCC_NR_CTRS;
+	w.range = r->p->range;
+	w.totals[KCC_CTR_CALLS] = r->weight;
+	w.residual[KCC_CTR_CALLS] = r->resid_calls;
+	for (m = 0; m < r->nmetrics; m++) {
+		w.totals[m + 1] = r->charged[m];
+		w.residual[m + 1] = r->resid[m];
+	}
+	w.aliased = r->aliased;
+	w.stack_drops = r->stack_drops;
+	put_watch(b, &w);
+	c = sbuf__append(b, NULL, n * 8);
+	if (c)
+		kcc_ppp_export(r, c);
+	return b->err;
+}
+
 int stream__write_map(struct sbuf *b, const struct stream_map *m)
 {
 	struct kcc_rec_map rm;
@@ -624,6 +677,7 @@ int stream__write_map(struct sbuf *b, const struct stream_map *m)
 	rm.hdr.type = KCC_REC_MAP;
 	rm.hdr.size = size;
 	rm.tgid = m->tgid;
+	rm.image = m->image;
 	rm.start = m->start;
 	rm.end = m->end;
 	rm.pgoff = m->pgoff;
@@ -649,6 +703,11 @@ int stream__write(const struct stream *s, struct sbuf *out)
 	stream__write_header(out, &s->hdr, s->desc);
 	for (i = 0; i < s->nr_tasks; i++)
 		stream__write_task(out, &s->tasks[i], s->nr_ctrs);
+	for (i = 0; i < s->nr_watch; i++) {
+		put_watch(out, &s->watch[i]);
+		sbuf__append(out, s->watch[i].counts, (size_t)s->watch[i].nr_contexts *
+			     s->watch[i].nr_ctrs * 8);
+	}
 	for (i = 0; i < s->nr_maps; i++)
 		stream__write_map(out, &s->maps[i]);
 	return stream__write_end(out);
@@ -679,6 +738,11 @@ int stream__from_trace(struct sbuf *out, const struct trace *t,
 	};
 	uint64_t cap = 2 * t->calls + 2, e;
 	uint32_t scap = t->max_depth + 1, depth = 0;
+	struct kcc_ppp_range *ranges = NULL;
+	struct kcc_ppp_frame *wstacks = NULL;
+	struct kcc_ppp_run *runs = NULL;
+	uint64_t *wctr = NULL;
+	size_t wper = 0;
 	int ret = -ENOMEM;
 
 	if (cap >= KCC_FREE || nthreads > 1024)
@@ -688,6 +752,26 @@ int stream__from_trace(struct sbuf *out, const struct trace *t,
 	stacks = calloc((size_t)nthreads * scap, sizeof(*stacks));
 	if (!tasks || !ksf || !stacks)
 		goto cleanup;
+	if (g->watch) {
+		/* Routine i spans [base + i * STRIDE, base + (i + 1) * STRIDE). */
+		uint32_t nr = t->syms.nr ? t->syms.nr : 1;
+
+		wper = (size_t)g->watch->range * KCC_NR_CTRS;
+		ranges = calloc(nr, sizeof(*ranges));
+		runs = calloc(nthreads, sizeof(*runs));
+		wstacks = calloc((size_t)nthreads * scap, sizeof(*wstacks));
+		wctr = calloc(nthreads * wper, sizeof(*wctr));
+		if (!ranges || !runs || !wstacks || !wctr)
+			goto cleanup;
+		for (i = 0; i < nr; i++) {
+			ranges[i].start = g->base + (uint64_t)i * STREAM_GEN_STRIDE;
+			ranges[i].end = ranges[i].start + STREAM_GEN_STRIDE;
+			ranges[i].label = i;
+		}
+		ret = kcc_ppp_set_ranges(g->watch, ranges, nr);
+		if (ret)
+			goto cleanup;
+	}
 	for (i = 0; i < nthreads; i++) {
 		struct stream_task *tk = &tasks[i];
 		char name[32];
@@ -697,6 +781,18 @@ int stream__from_trace(struct sbuf *out, const struct trace *t,
 			goto cleanup;
 		kcc_ksf_init(&ksf[i], &tk->ksf.f, g->k, stacks + (size_t)i * scap,
 			     scap);
+		if (g->watch) {
+			uint64_t *c = wctr + i * wper;
+
+			if (kcc_ppp_run_init(&runs[i], g->watch, c,
+					     wstacks + (size_t)i * scap, scap) ||
+			    kcc_ppp_run_metrics(&runs[i], c + g->watch->range,
+						KCC_NR_CTRS - 1)) {
+				ret = -EINVAL;
+				goto cleanup;
+			}
+			ksf[i].ppp = &runs[i];
+		}
 		tk->pid = g->tgid + i;
 		tk->tgid = g->tgid;
 		tk->start_time_ns = 1000 + i;
@@ -736,10 +832,20 @@ int stream__from_trace(struct sbuf *out, const struct trace *t,
 		tasks[i].stack_drops = ksf[i].stack_drops;
 		tasks[i].lost_charges = ksf[i].lost_charges;
 		stream__write_task(out, &tasks[i], KCC_NR_CTRS);
+		if (g->watch)
+			stream__write_watch(out, &tasks[i], &runs[i]);
 	}
 	stream__write_map(out, &m);
 	ret = stream__write_end(out);
 cleanup:
+	if (g->watch) {
+		g->watch->ranges = NULL;
+		g->watch->nranges = 0;
+	}
+	free(ranges);
+	free(runs);
+	free(wstacks);
+	free(wctr);
 	if (tasks)
 		for (i = 0; i < nthreads; i++)
 			pool__exit(&tasks[i].ksf);
@@ -828,8 +934,11 @@ int kccdev__snapshot(int fd, const char *path, bool progress, void **bufp,
 			if (err == EBUSY)
 				fprintf(stderr, "%s: %s: the session belongs to another open file of the device\n",
 					kcc_progname, path);
-			else if (err == EINVAL && !len)
-				fprintf(stderr, "%s: %s: no session to read (configure one first, e.g. kcc record)\n",
+			else if ((err == EINVAL || err == ENODEV) && !len)
+				fprintf(stderr, "%s: %s: no session to read (none started at load with autostart=1 and none attached, or it ended with its owner)\n",
+					kcc_progname, path);
+			else if (err == EACCES && !len)
+				fprintf(stderr, "%s: %s: the session is another user's: reading it needs CAP_PERFMON\n",
 					kcc_progname, path);
 			else
 				fprintf(stderr, "%s: %s: read: %s\n", kcc_progname,

@@ -41,7 +41,7 @@ struct stream_task {
 	uint32_t tgid;
 	uint64_t start_time_ns;
 	char comm[17];			/* NUL-terminated copy */
-	uint32_t flags;			/* KCC_TASK_* */
+	uint32_t flags;			/* KCC_TASK_*, image in bits 16-31 */
 	uint64_t samples;
 	uint64_t node_drops;
 	uint64_t stack_drops;
@@ -56,6 +56,7 @@ struct stream_task {
 
 struct stream_map {
 	uint32_t tgid;
+	uint32_t image;		/* process image, as task flags say it */
 	uint64_t start;
 	uint64_t end;
 	uint64_t pgoff;
@@ -146,6 +147,10 @@ int stream__write_header(struct sbuf *b, const struct kcc_stream_header *h,
 			 const struct kcc_metric_desc *desc);
 int stream__write_task(struct sbuf *b, const struct stream_task *t,
 		       uint32_t nr_ctrs);
+/* A KCC_REC_WATCH of task @t from its counting state @r (kcc_ppp.h). */
+struct kcc_ppp_run;
+int stream__write_watch(struct sbuf *b, const struct stream_task *t,
+			const struct kcc_ppp_run *r);
 int stream__write_map(struct sbuf *b, const struct stream_map *m);
 int stream__write_end(struct sbuf *b);
 
@@ -174,6 +179,13 @@ struct stream_gen {
 	const char *comm;
 	uint64_t base;
 	uint64_t jitter;	/* 0: labels at routine starts; else a seed */
+	/*
+	 * Watched contexts over the trace's routine ids, or NULL: counted
+	 * beside each thread's k-SF as kcc.ko does (the k-SF builder
+	 * drives lbr/kcc_ppp, labels found in the routines' ranges), one
+	 * KCC_REC_WATCH after each task record.  Ranges are set here.
+	 */
+	struct kcc_ppp *watch;
 };
 
 int stream__from_trace(struct sbuf *out, const struct trace *t,

@@ -312,7 +312,7 @@ int watch__report(const struct profile *p, FILE *out)
 			ntasks++;
 		}
 	}
-	fprintf(out, "# watched contexts: %u in %u numbers (delta %.3f), exact counts of kcc.ko's arrays, %u tasks\n",
+	fprintf(out, "# watched contexts: %u in %u numbers (delta %.3f), exact counts (KCC_REC_WATCH), %u tasks\n",
 		n, range, (double)range / n, ntasks);
 	fprintf(out, "# calls\t%s\tsamples\tcontext\n", evname);
 	for (l = list, c = 0; c < n; c++) {

@@ -52,7 +52,7 @@ const char *report__ctr_name(const struct report *r, uint32_t i)
 /* ---- symbolization ----------------------------------------------------- */
 
 struct maps_idx {
-	const struct stream_map **m;	/* sorted by tgid, start */
+	const struct stream_map **m;	/* sorted by tgid, image, start */
 	uint32_t nr;
 };
 
@@ -63,6 +63,8 @@ static int map_cmp(const void *a, const void *b)
 
 	if (x->tgid != y->tgid)
 		return x->tgid < y->tgid ? -1 : 1;
+	if (x->image != y->image)
+		return x->image < y->image ? -1 : 1;
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
 	return 0;
@@ -84,24 +86,32 @@ static int maps_idx__init(struct maps_idx *mi, const struct stream *s)
 	return 0;
 }
 
+/*
+ * Last map of image @image of process @tgid starting at or below @addr:
+ * an exec gives the process a new image, whose maps may overlap the old
+ * one's.
+ */
 static const struct stream_map *maps_idx__find(const struct maps_idx *mi,
-					       uint32_t tgid, uint64_t addr)
+					       uint32_t tgid, uint32_t image,
+					       uint64_t addr)
 {
 	uint32_t lo = 0, hi = mi->nr;
 
-	/* Last map of @tgid starting at or below @addr. */
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 		const struct stream_map *m = mi->m[mid];
 
-		if (m->tgid < tgid || (m->tgid == tgid && m->start <= addr))
+		if (m->tgid < tgid ||
+		    (m->tgid == tgid && (m->image < image ||
+					 (m->image == image && m->start <= addr))))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	if (!lo)
 		return NULL;
-	if (mi->m[lo - 1]->tgid != tgid || addr >= mi->m[lo - 1]->end)
+	if (mi->m[lo - 1]->tgid != tgid || mi->m[lo - 1]->image != image ||
+	    addr >= mi->m[lo - 1]->end)
 		return NULL;
 	return mi->m[lo - 1];
 }
@@ -200,10 +210,13 @@ static void set_srcline(struct report *r, uint32_t id, struct profile_obj *o,
 		fn->srcline = NULL;
 }
 
-/* The routine @label of a task of @tgid in @run belongs to, as an id. */
+/*
+ * The routine @label of a task of image @image of @tgid in @run belongs
+ * to, as an id.
+ */
 static int symbolize(struct report *r, uint32_t run,
-		     const struct maps_idx *mi, uint32_t tgid, uint64_t label,
-		     uint32_t *id)
+		     const struct maps_idx *mi, uint32_t tgid, uint32_t image,
+		     uint64_t label, uint32_t *id)
 {
 	const struct stream_map *m;
 	struct profile_obj *o;
@@ -217,7 +230,7 @@ static int symbolize(struct report *r, uint32_t run,
 
 	if (label == 0)
 		return intern(r, REPORT_NO_OBJ, "[unknown]", id);
-	m = maps_idx__find(mi, tgid, label);
+	m = maps_idx__find(mi, tgid, image, label);
 	if (!m) {
 		r->unsymbolized++;
 		snprintf(buf, sizeof(buf), "[0x%" PRIx64 "]", label);
@@ -475,7 +488,8 @@ static int join_task(struct report *r, struct report_grp *g, uint32_t run,
 		const struct kcc_node *n = kcc_forest_node(src, i);
 		uint32_t parent = n->parent, id, j;
 
-		ret = symbolize(r, run, mi, t->tgid, n->label, &id);
+		ret = symbolize(r, run, mi, t->tgid,
+				t->flags >> KCC_TASK_IMAGE_SHIFT, n->label, &id);
 		if (ret)
 			break;
 		if (!kcc_is_root_parent(parent))
@@ -751,6 +765,13 @@ int report__build(struct report *r, struct profile *p,
 		r->st_bursts_skipped += s->hdr.status.bursts_skipped;
 		r->st_stitch_errors += s->hdr.status.stitch_errors;
 		r->st_node_drops += s->hdr.status.node_drops;
+		r->st_folded += s->hdr.status.tasks_folded;
+		r->st_pruned += s->hdr.status.forests_pruned;
+		r->st_evicted += s->hdr.status.nodes_evicted;
+		if (s->hdr.status.hcct_phi_ppm > r->hcct_phi_ppm)
+			r->hcct_phi_ppm = s->hdr.status.hcct_phi_ppm;
+		if (s->hdr.status.hcct_eps_ppm > r->hcct_eps_ppm)
+			r->hcct_eps_ppm = s->hdr.status.hcct_eps_ppm;
 		r->ev_enabled_ns += s->hdr.status.ev_enabled_ns;
 		r->ev_running_ns += s->hdr.status.ev_running_ns;
 		r->ev_throttles += s->hdr.status.ev_throttles;
@@ -800,6 +821,10 @@ int report__build(struct report *r, struct profile *p,
 			r->groups[g].stack_drops += t->stack_drops;
 			r->groups[g].stitch_errors += t->stitch_errors;
 			r->groups[g].lost_charges += t->lost_charges;
+			if (t->flags & KCC_TASK_PRUNED) {
+				r->groups[g].pruned++;
+				r->groups[g].pruned_samples += t->samples;
+			}
 		}
 	}
 	for (gi = 0; gi < r->nr_groups; gi++) {
@@ -1100,6 +1125,13 @@ static void print_header(struct report *r, FILE *out)
 		any = true;
 	}
 	fprintf(out, "%s\n", any ? "" : " nothing repaired or dropped");
+	if (r->st_folded)
+		fprintf(out, "# folded: %" PRIu64 " exited threads into their process's forest (pid = tgid)\n",
+			r->st_folded);
+	if (r->st_pruned)
+		fprintf(out, "# pruned forests: %" PRIu64 ", keeping only their hot contexts (Space-Saving, phi %.4f%%, eps %.4f%%, %" PRIu64 " cold nodes evicted): in such a forest, with N its samples (twice for a finite k), every context with more than floor(phi N) samples is present and every count is at most eps N below the true one\n",
+			r->st_pruned, r->hcct_phi_ppm / 1e4, r->hcct_eps_ppm / 1e4,
+			r->st_evicted);
 	if (r->unsymbolized)
 		fprintf(out, "# labels without a symbol: %" PRIu64 "\n", r->unsymbolized);
 }
@@ -1369,6 +1401,15 @@ int report__text(struct report *r, FILE *out)
 			fprintf(out, "; lost: %" PRIu64 " nodes, %" PRIu64 " frames, %" PRIu64 " charges; stitch errors %" PRIu64,
 				g->node_drops, g->stack_drops, g->lost_charges,
 				g->stitch_errors);
+		if (g->pruned) {
+			/* The guarantee in samples, N as the header says. */
+			uint64_t n = g->pruned_samples * (r->k_src == KCC_K_INF ? 1 : 2);
+
+			fprintf(out, "; pruned: %u forest%s, hot above %" PRIu64 " samples, counts within %" PRIu64,
+				g->pruned, g->pruned == 1 ? "" : "s",
+				n * r->hcct_phi_ppm / 1000000,
+				(n * r->hcct_eps_ppm + 999999) / 1000000);
+		}
 		fprintf(out, "\n# total:");
 		for (j = 0; j < r->nr_ctrs; j++) {
 			if (j == KCC_CTR_CALLS && !r->calls_valid)

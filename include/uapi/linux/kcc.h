@@ -203,9 +203,48 @@ struct kcc_status {
 	/* Batched hand-off: how often the handlers woke the worker */
 	__u64 wakeups;		/* Out: worker wakeups (watermark, new process, flush timer) */
 	__u64 work_batches;	/* Out: worker runs that applied samples */
+	/*
+	 * Several sessions: each configuring file owns one; the module
+	 * parameter max_bytes is the budget all of them share.
+	 */
+	__u32 session_id;	/* Out: id of the session (KCC_IOC_ATTACH) */
+	__u32 nr_readers;	/* Out: files attached to read it */
+	__u64 bytes_all;	/* Out: forest memory of every session */
+	__u64 max_bytes_all;	/* Out: the budget they share */
+	/*
+	 * Memory that follows the work: forests grow from the max_bytes
+	 * budget, exited threads are folded into their process's forest
+	 * and a forest that cannot grow keeps its hot contexts
+	 * (Space-Saving, the HCCT's phi and epsilon; kcc-abi.rst).
+	 */
+	__u64 max_bytes;	/* Out: the budget that bytes is kept under */
+	__u64 tasks_created;	/* Out: task forests created since configure */
+	__u64 tasks_folded;	/* Out: exited threads folded (KCC_TASK_FOLDED) */
+	__u64 forests_pruned;	/* Out: forests keeping hot contexts only */
+	__u64 nodes_evicted;	/* Out: cold nodes deleted by those forests */
+	__u32 hcct_phi_ppm;	/* Out: phi of the guarantee, ppm; 0: none pruned */
+	__u32 hcct_eps_ppm;	/* Out: the largest epsilon of those forests, ppm */
 };
 
 #define KCC_IOC_STATUS		_IOWR(KCC_IOC_MAGIC, 0x05, struct kcc_status)
+
+/* ---- commands: several sessions and their readers --------------------- */
+
+/*
+ * Read session @session_id from now on: STATUS, read() and poll() of
+ * this file concern it.  0 names the session this file owns, or, when
+ * it owns none, the one autostart=1 made.  Reading another user's
+ * session needs CAP_PERFMON (or CAP_SYS_ADMIN).  A file is attached to
+ * the session it configures, and to the default one at its first
+ * read() or poll() if it is attached to none.
+ */
+struct kcc_attach {
+	__u32 size;		/* In: sizeof(struct kcc_attach) */
+	__u32 session_id;	/* In: KCC_STATUS's session_id, or 0 */
+	__u64 __reserved;	/* In: zero */
+};
+
+#define KCC_IOC_ATTACH		_IOW(KCC_IOC_MAGIC, 0x0A, struct kcc_attach)
 
 /* ---- commands: synthetic samples (tests) ------------------------------ */
 
@@ -285,6 +324,12 @@ struct kcc_metric_desc {
 #define KCC_HDR_CALLS_EVENT	(1u << 1)
 /* A calls event was asked for but could not be opened: one event. */
 #define KCC_HDR_CALLS_FALLBACK	(1u << 2)
+/*
+ * The reader is in another pid namespace than the initial one: the pid
+ * and tgid of task and map records are as that namespace sees them, 0
+ * for tasks it does not see (their map records are left out).
+ */
+#define KCC_HDR_PID_NS		(1u << 3)
 
 struct kcc_stream_header {
 	__u32 magic;		/* KCC_STREAM_MAGIC */
@@ -311,6 +356,21 @@ struct kcc_rec {
 };
 
 #define KCC_TASK_EXITED		(1u << 0)
+/*
+ * Ended by an exec (exited is set too): the same pid and start go on in
+ * a later image, in a task record of their own.
+ */
+#define KCC_TASK_EXEC		(1u << 1)
+/*
+ * Bits 16-31 of flags: the image of the task's process the record
+ * belongs to, 0 for the first this session saw, one more after each
+ * exec; its map records carry the same number.
+ */
+#define KCC_TASK_IMAGE_SHIFT	16
+#define KCC_TASK_FLAGS_MASK	0xffffu
+/* Memory that follows the work (see kcc_status.tasks_folded) */
+#define KCC_TASK_FOLDED		(1u << 2)	/* exited threads of tgid, pid = tgid */
+#define KCC_TASK_PRUNED		(1u << 3)	/* hot contexts only: counts within eps N */
 
 struct kcc_rec_task {
 	struct kcc_rec hdr;
@@ -346,7 +406,7 @@ struct kcc_rec_node {
 struct kcc_rec_map {
 	struct kcc_rec hdr;
 	__u32 tgid;
-	__u32 __reserved;
+	__u32 image;		/* image of the process (KCC_TASK_IMAGE_SHIFT) */
 	__u64 start;		/* first address */
 	__u64 end;		/* one past the last */
 	__u64 pgoff;		/* file offset of start */

@@ -333,50 +333,107 @@ static void test_faults(int fd)
 	       "read() into address 8");
 }
 
-/* open() in a child that gave up its privileges: the errno it got. */
-static int open_unprivileged(int to_nobody)
+/*
+ * In a child that gave up its privileges: open() (@configure 0), or
+ * open() and a system-wide CONFIGURE (1).  The errno it got.
+ */
+static int open_unprivileged(int to_nobody, int configure)
 {
 	int st;
 	pid_t p = fork();
 
 	if (p == 0) {
+		struct kcc_config c;
 		int fd;
 
 		if (kcc_become(to_nobody ? 65534 : 0, 0))
 			_exit(200);
 		fd = open(KCC_DEVICE, O_RDWR);
-		_exit(fd >= 0 ? 0 : errno);
+		if (fd < 0)
+			_exit(errno);
+		kcc_cfg_init(&c, KCC_SOURCE_FP, KCC_TARGET_ALL, 0, 3);
+		_exit(configure ? -kcc_ioc(fd, KCC_IOC_CONFIGURE, &c) : 0);
 	}
 	if (p < 0 || waitpid(p, &st, 0) != p || !WIFEXITED(st))
 		return -1000;
 	return -WEXITSTATUS(st);
 }
 
+/*
+ * Anyone may open; CONFIGURE decides (kcc_perm goes through the
+ * perf_event_paranoid levels: at the default, 2, an unprivileged
+ * system-wide session is refused).
+ */
 static void test_privileges(void)
 {
-	expect(open_unprivileged(1), -EPERM, "open as uid nobody");
-	expect(open_unprivileged(0), -EPERM, "open as root without capabilities");
+	expect(open_unprivileged(1, 0), 0, "open as uid nobody");
+	expect(open_unprivileged(0, 0), 0, "open as root without capabilities");
+	expect(open_unprivileged(1, 1), -EACCES,
+	       "system-wide CONFIGURE as uid nobody");
 }
 
+/* The session id STATUS reports on @fd, 0 on error. */
+static __u32 session_of(int fd)
+{
+	struct kcc_status st;
+
+	return kcc_status_get(fd, &st) ? 0 : st.session_id;
+}
+
+/* read() of a stream header: 0, -errno, or -EIO if it is not one. */
+static int read_header(int fd, __u32 *sid)
+{
+	struct kcc_stream_header h;
+	ssize_t n;
+
+	lseek(fd, 0, SEEK_SET);
+	n = read(fd, &h, sizeof(h));
+	if (n < 0)
+		return -errno;
+	if (n != (ssize_t)sizeof(h) || h.magic != KCC_STREAM_MAGIC)
+		return -EIO;
+	*sid = h.status.session_id;
+	return 0;
+}
+
+/*
+ * Each configuring file owns a session; a file without one reads
+ * nothing until it attaches to one, and loses it with its owner.
+ */
 static void test_sessions(int fd)
 {
+	struct kcc_attach a = { .size = sizeof(a) };
 	struct kcc_config c;
-	int fd2 = kcc_open(O_RDWR);
-	char buf[64];
-	__u32 magic;
-	ssize_t n;
+	int fd2 = kcc_open(O_RDWR), fd3 = kcc_open(O_RDWR);
+	__u32 id1, id2, hid = 0;
 
 	kcc_cfg_init(&c, KCC_SOURCE_FP, KCC_TARGET_ALL, 0, 3);
 	expect(kcc_ioc(fd, KCC_IOC_CONFIGURE, &c), 0, "first file configures");
-	expect(kcc_ioc(fd2, KCC_IOC_CONFIGURE, &c), -EBUSY,
-	       "second file CONFIGURE while the first holds the session");
-	expect(kcc_ioc(fd2, KCC_IOC_START, NULL), -EBUSY,
-	       "second file START");
-	n = read(fd2, buf, sizeof(buf));
-	memcpy(&magic, buf, sizeof(magic));
-	expect(n < 0 ? -errno : n == (ssize_t)sizeof(buf) &&
-	       magic == KCC_STREAM_MAGIC ? 0 : -EIO, 0,
-	       "second file read() gets a snapshot of the session");
+	expect(kcc_ioc(fd2, KCC_IOC_CONFIGURE, &c), 0,
+	       "second file configures a session of its own meanwhile");
+	id1 = session_of(fd);
+	id2 = session_of(fd2);
+	expect(id1 && id2 && id1 != id2 ? 0 : -EINVAL, 0,
+	       "the two sessions have ids of their own");
+	expect(read_header(fd2, &hid) ?: hid == id2 ? 0 : -EINVAL, 0,
+	       "second file read() gets a snapshot of its own session");
+	expect(kcc_ioc(fd3, KCC_IOC_START, NULL), -EINVAL,
+	       "START on a file without a session");
+	expect(read_header(fd3, &hid), -ENODEV,
+	       "read() on a file without a session, no autostart session");
+	a.session_id = id1 + id2 + 1000;
+	expect(kcc_ioc(fd3, KCC_IOC_ATTACH, &a), -ENOENT,
+	       "ATTACH to a session that does not exist");
+	a.session_id = id1;
+	a.__reserved = 1;
+	expect(kcc_ioc(fd3, KCC_IOC_ATTACH, &a), -EINVAL,
+	       "ATTACH with a reserved field set");
+	a.__reserved = 0;
+	expect(kcc_ioc(fd3, KCC_IOC_ATTACH, &a), 0, "ATTACH to the first");
+	expect(read_header(fd3, &hid) ?: hid == id1 ? 0 : -EINVAL, 0,
+	       "the attached file reads the first session");
+	expect(kcc_ioc(fd2, KCC_IOC_STOP, NULL), -EINVAL,
+	       "second file STOP before its START");
 	expect(kcc_ioc(fd, KCC_IOC_STOP, NULL), -EINVAL, "STOP before START");
 	expect(kcc_ioc(fd, KCC_IOC_START, NULL), 0, "START");
 	expect(kcc_ioc(fd, KCC_IOC_START, NULL), -EBUSY, "START twice");
@@ -384,9 +441,12 @@ static void test_sessions(int fd)
 	expect(kcc_ioc(fd, KCC_IOC_STOP, NULL), 0, "STOP");
 	expect(kcc_ioc(fd, KCC_IOC_RESET, NULL), 0, "RESET");
 	close(fd);
+	expect(read_header(fd3, &hid), -ENODEV,
+	       "the attached file's read() once the owner is closed");
 	expect(kcc_ioc(fd2, KCC_IOC_CONFIGURE, &c), 0,
-	       "second file configures once the first is closed");
+	       "second file configures again once the first is closed");
 	close(fd2);
+	close(fd3);
 }
 
 static void test_sources(int fd)

@@ -4,18 +4,22 @@
  * ("Permissions") states it.  Run as root in the guest; every case runs
  * in a forked child that first becomes another user with kcc_become():
  *
- *   - uid 65534 with no capability: open() is -EPERM;
- *   - uid 65534 with CAP_PERFMON only: open, VERSION, a session on a
- *     process of its own, a system-wide session; a session on a process
- *     of another user (uid 65533) or of root is -EACCES (the credential
- *     test of ptrace_may_access(), as perf_event_open() applies it);
+ *   - anyone may open(); CONFIGURE decides, as perf_event_open() does
+ *     for the events kcc opens (user space only);
+ *   - uid 65534 with no capability: a session on a process of its own
+ *     at perf_event_paranoid <= 2 (-EACCES at 3, Debian's level), a
+ *     system-wide one at paranoid <= 0 (-EACCES above, perf_allow_cpu());
+ *     a process of another user is -EACCES at every level;
+ *   - uid 65534 with CAP_PERFMON only: a session on a process of its
+ *     own, a system-wide session; a session on a process of another
+ *     user (uid 65533) or of root is -EACCES (the credential test of
+ *     ptrace_may_access(), as perf_event_open() applies it);
  *   - root keeps CAP_SYS_PTRACE: a session on the uid 65533 process;
- *   - each of the above at kernel.perf_event_paranoid -1, 1, 2 and 3,
- *     which kcc does not consult: the outcomes do not change;
+ *   - each of the above at kernel.perf_event_paranoid -1, 1, 2 and 3;
  *   - a descriptor root opened and configured, passed over a Unix socket
  *     (SCM_RIGHTS) to a uid 65534 process without capabilities: STATUS
- *     and read() work on it, as the check is made at open(), while that
- *     process's own open() is still -EPERM.
+ *     and read() work on it, as on a passed perf event fd, while that
+ *     process's own file cannot attach to root's session (-EACCES).
  *
  * Usage: kcc_perm
  * Output: TAP.  Exit 0 pass, 1 fail, 4 no device or not root.
@@ -40,6 +44,7 @@
 #define NOBODY		65534
 #define OTHER		65533
 #define PARANOID	"/proc/sys/kernel/perf_event_paranoid"
+#define NCASES		10	/* results per paranoid level */
 
 /* Run @fn(@arg) in a child that became @uid with @caps: its -errno or 0. */
 static int as_user(uid_t uid, uint64_t caps, int (*fn)(void *), void *arg)
@@ -130,8 +135,6 @@ static int fd_receiver(int sock)
 
 	if (kcc_become(NOBODY, 0))
 		return 10;
-	if (kcc_open(O_RDWR) >= 0 || errno != EPERM)
-		return 11;	/* its own open must fail */
 	if (recvmsg(sock, &m, 0) != 1)
 		return 12;
 	cm = CMSG_FIRSTHDR(&m);
@@ -146,12 +149,21 @@ static int fd_receiver(int sock)
 	    memcmp(stream, "KCTS", 4))
 		return 15;
 	free(stream);
+	{
+		struct kcc_attach a = {
+			.size = sizeof(a), .session_id = st.session_id,
+		};
+		int own = kcc_open(O_RDWR);
+
+		if (own < 0 || kcc_ioc(own, KCC_IOC_ATTACH, &a) != -EACCES)
+			return 11;	/* its own file may not read root's */
+	}
 	return 0;
 }
 
 static const char *const receiver_errors[] = {
 	[10] = "could not become uid 65534",
-	[11] = "its own open() did not fail with EPERM",
+	[11] = "its own file's ATTACH to root's session was not EACCES",
 	[12] = "no descriptor received",
 	[13] = "no SCM_RIGHTS message",
 	[14] = "STATUS on the received descriptor failed or is not the session",
@@ -231,7 +243,7 @@ static void test_fd_passing(void)
 	if (r && r < (int)ARRAY_SIZE(receiver_errors) && receiver_errors[r])
 		tap_diag("receiver: %s", receiver_errors[r]);
 	tap_result(r == 0,
-		   "a descriptor passed over a Unix socket to uid 65534 without capabilities: STATUS and read() work, its own open() is EPERM");
+		   "a descriptor passed over a Unix socket to uid 65534 without capabilities: STATUS and read() work, its own file cannot attach");
 	close(fd);
 	free(three);
 }
@@ -265,7 +277,7 @@ int main(void)
 	if (!f || fscanf(f, "%d", &saved) != 1)
 		tap_skip_all("no " PARANOID);
 	fclose(f);
-	tap_plan(7 * (int)ARRAY_SIZE(levels) + 1);
+	tap_plan(NCASES * (int)ARRAY_SIZE(levels) + 1);
 
 	mine = sleeper(NOBODY);
 	other = sleeper(OTHER);
@@ -275,12 +287,21 @@ int main(void)
 		if (write_paranoid(l)) {
 			int j;
 
-			for (j = 0; j < 7; j++)
+			for (j = 0; j < NCASES; j++)
 				tap_skip("cannot write %d to %s", l, PARANOID);
 			continue;
 		}
-		expect(as_user(NOBODY, 0, do_open, NULL), -EPERM,
+		expect(as_user(NOBODY, 0, do_open, NULL), 0,
 		       "uid 65534, no capability: open()", l);
+		expect(as_user(NOBODY, 0, do_session, (void *)(intptr_t)mine),
+		       l <= 2 ? 0 : -EACCES,
+		       "uid 65534, no capability: a session on its own process", l);
+		expect(as_user(NOBODY, 0, do_session, NULL),
+		       l <= 0 ? 0 : -EACCES,
+		       "uid 65534, no capability: a system-wide session", l);
+		expect(as_user(NOBODY, 0, do_session,
+			       (void *)(intptr_t)other), -EACCES,
+		       "uid 65534, no capability: -p a process of uid 65533", l);
 		expect(as_user(NOBODY, perfmon, do_open, NULL), 0,
 		       "uid 65534, CAP_PERFMON only: open()", l);
 		expect(as_user(NOBODY, perfmon, do_session,

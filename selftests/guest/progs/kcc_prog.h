@@ -300,7 +300,9 @@ static inline const char *kcc_stream_check(const char *buf, size_t len,
 			if (t->nr_nodes > (r->size - sizeof(*t)) / node_sz ||
 			    sizeof(*t) + t->nr_nodes * node_sz != r->size)
 				return "task record size does not match nr_nodes";
-			if (t->flags & ~KCC_TASK_EXITED)
+			if (t->flags & KCC_TASK_FLAGS_MASK &
+			    ~(KCC_TASK_EXITED | KCC_TASK_EXEC | KCC_TASK_FOLDED |
+			      KCC_TASK_PRUNED))
 				return "unknown task flags";
 			p = (const char *)(t + 1);
 			for (i = 0; i < t->nr_nodes; i++, p += node_sz) {

@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kcc_maps.c - executable mappings captured when they appear, so that
+ * code a process maps after its first sample (dlopen()) and processes
+ * that exit before the worker looks at them can still be symbolized.
+ *
+ * A tracepoint tells when a process may have new executable code: the
+ * return of mmap() or mprotect() with PROT_EXEC, or of execve() (sys_exit,
+ * where the kernel has syscall tracepoints), else the release of its
+ * mmap lock taken for writing (mmap_lock_released, the fallback of the
+ * debug kernel; wrapper/maps_tp.h).  The probe cannot sleep, so it only
+ * queues a task_work on the task; that runs in the task itself before
+ * it returns to user space, where it may sleep: it records the
+ * process's file-backed executable mappings, for every running session
+ * that knows the process or targets it, while they are certainly there.
+ *
+ * The probes are attached while a session exists; a syscall tracepoint
+ * sends every syscall of the machine through the slow exit path.  The
+ * task_works come from a fixed pool (no allocation in the probe, which
+ * may run with preemption off, on PREEMPT_RT too): one per task at a
+ * time; a full pool is counted in maps_lost (sysfs maps_hook).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/sched.h>
+#include <linux/sched/task.h>
+#include <linux/mman.h>
+#include <linux/compat.h>
+#include <linux/task_work.h>
+#include <linux/tracepoint.h>
+#include <linux/wait_bit.h>
+#include <linux/err.h>
+#include <asm/syscall.h>
+#include <asm/unistd.h>
+
+#include "kcc_mod.h"
+#include "wrapper/maps_tp.h"
+
+#define KCC_MAPW_NR	64
+
+struct kcc_mapw {
+	struct callback_head cb;
+	struct task_struct *owner;	/* set and cleared by the owner only */
+};
+
+static struct kcc_mapw kcc_mapw[KCC_MAPW_NR];
+static unsigned long kcc_mapw_busy[BITS_TO_LONGS(KCC_MAPW_NR)];
+static atomic_t kcc_mapw_inflight = ATOMIC_INIT(0);
+static atomic64_t kcc_maps_lost = ATOMIC64_INIT(0);
+
+static struct tracepoint *kcc_tp_sys_exit;
+static struct tracepoint *kcc_tp_mmap_lock;
+static struct tracepoint *kcc_maps_tp;	/* the one attached, or NULL */
+static void *kcc_maps_probe;
+
+/*
+ * Does @s profile @p: every task, or its target process and, as an
+ * inherited perf event does, that process's descendants.
+ */
+static bool kcc_maps_targets(struct kcc_session *s, struct task_struct *p)
+{
+	struct task_struct *q;
+	bool ret = false;
+
+	if (s->cfg.target == KCC_TARGET_ALL)
+		return true;
+	rcu_read_lock();
+	for (q = p; q->pid; q = rcu_dereference(q->real_parent)) {
+		if (task_tgid(q) == s->target) {
+			ret = true;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return ret;
+}
+
+static void kcc_maps_work(struct callback_head *cb)
+{
+	struct kcc_mapw *w = container_of(cb, struct kcc_mapw, cb);
+	struct task_struct *p = current;
+	u64 start = p->group_leader->start_boottime;
+	u32 exec_id = (u32)p->self_exec_id;
+	struct kcc_session *s;
+	struct kcc_proc *pr;
+
+	/* Exiting tasks run their works too, without mappings to read. */
+	if (!(p->flags & PF_EXITING) && p->mm) {
+		mutex_lock(&kcc_g.lock);
+		list_for_each_entry(s, &kcc_g.sessions, node) {
+			if (s->state != KCC_STATE_RUNNING)
+				continue;
+			pr = kcc_proc_find(s, p->tgid, start, exec_id);
+			if (pr)
+				kcc_maps_capture(s, pr, p);
+			else if (kcc_maps_targets(s, p))
+				kcc_proc_get(s, p->tgid, start, exec_id, p);
+		}
+		mutex_unlock(&kcc_g.lock);
+	}
+	WRITE_ONCE(w->owner, NULL);
+	clear_bit_unlock(w - kcc_mapw, kcc_mapw_busy);
+	if (atomic_dec_and_test(&kcc_mapw_inflight))
+		wake_up_var(&kcc_mapw_inflight);
+}
+
+/* Probe context: queue one capture on the current task. */
+static void kcc_maps_queue(void)
+{
+	struct task_struct *p = current;
+	int i;
+
+	if (!READ_ONCE(kcc_g.ev_on) || (p->flags & (PF_KTHREAD | PF_EXITING)))
+		return;
+	for (i = 0; i < KCC_MAPW_NR; i++)
+		if (READ_ONCE(kcc_mapw[i].owner) == p)
+			return;		/* one pending already */
+	for (i = 0; i < KCC_MAPW_NR; i++)
+		if (!test_and_set_bit_lock(i, kcc_mapw_busy))
+			break;
+	if (i == KCC_MAPW_NR) {
+		atomic64_inc(&kcc_maps_lost);
+		return;
+	}
+	WRITE_ONCE(kcc_mapw[i].owner, p);
+	atomic_inc(&kcc_mapw_inflight);
+	init_task_work(&kcc_mapw[i].cb, kcc_maps_work);
+	if (task_work_add(p, &kcc_mapw[i].cb, TWA_RESUME)) {
+		WRITE_ONCE(kcc_mapw[i].owner, NULL);
+		clear_bit_unlock(i, kcc_mapw_busy);
+		if (atomic_dec_and_test(&kcc_mapw_inflight))
+			wake_up_var(&kcc_mapw_inflight);
+	}
+}
+
+static void kcc_probe_sys_exit(KCC_TP_SYS_EXIT_PROTO)
+{
+	unsigned long args[6];
+
+	/* kcc samples 64-bit tasks only. */
+	if (in_compat_syscall())
+		return;
+	switch (syscall_get_nr(current, regs)) {
+	case __NR_mmap:
+	case __NR_mprotect:
+		if (IS_ERR_VALUE(ret))
+			return;
+		syscall_get_arguments(current, regs, args);
+		if (!(args[2] & PROT_EXEC))
+			return;
+		break;
+	case __NR_execve:
+	case __NR_execveat:
+		if (ret)
+			return;
+		break;
+	default:
+		return;
+	}
+	kcc_maps_queue();
+}
+
+static void kcc_probe_mmap_lock(KCC_TP_MMAP_LOCK_PROTO)
+{
+	if (write && mm == current->mm)
+		kcc_maps_queue();
+}
+
+static void kcc_maps_lookup(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "sys_exit"))
+		kcc_tp_sys_exit = tp;
+	else if (!strcmp(tp->name, "mmap_lock_released"))
+		kcc_tp_mmap_lock = tp;
+}
+
+/* At load: which tracepoint this kernel offers. */
+void kcc_maps_init(void)
+{
+	for_each_kernel_tracepoint(kcc_maps_lookup, NULL);
+	if (!kcc_tp_sys_exit && !kcc_tp_mmap_lock)
+		pr_info("no mapping tracepoint: mappings are read at first sample and exec only\n");
+}
+
+/* The first session is there: attach.  kcc_g.lock held. */
+void kcc_maps_start(void)
+{
+	struct tracepoint *tp = kcc_tp_sys_exit ?: kcc_tp_mmap_lock;
+	void *probe = kcc_tp_sys_exit ? (void *)kcc_probe_sys_exit :
+					(void *)kcc_probe_mmap_lock;
+	int ret;
+
+	if (!tp || kcc_maps_tp || !kcc_param_tracepoints)
+		return;
+	ret = tracepoint_probe_register(tp, probe, NULL);
+	if (ret) {
+		pr_warn("tracepoint %s: cannot attach (%d): mappings are read at first sample and exec only\n",
+			tp->name, ret);
+		return;
+	}
+	kcc_maps_tp = tp;
+	kcc_maps_probe = probe;
+}
+
+/* The last session is gone: detach.  kcc_g.lock held. */
+void kcc_maps_stop(void)
+{
+	if (!kcc_maps_tp)
+		return;
+	tracepoint_probe_unregister(kcc_maps_tp, kcc_maps_probe, NULL);
+	tracepoint_synchronize_unregister();
+	kcc_maps_tp = NULL;
+}
+
+/*
+ * At unload, after the last session: no probe runs any more, and the
+ * works already queued (each runs as its task returns to user space or
+ * exits) must have left this module's code.
+ */
+void kcc_maps_exit(void)
+{
+	wait_var_event(&kcc_mapw_inflight, !atomic_read(&kcc_mapw_inflight));
+}
+
+/* The processes the mapping hook made that no task ever joined. */
+void kcc_maps_free_orphans(struct kcc_session *s, const struct kcc_tev *ev,
+			   u32 nr)
+{
+	struct kcc_proc *pr, *n;
+	u32 i;
+
+	list_for_each_entry_safe(pr, n, &s->procs, node) {
+		if (pr->nr_tasks)
+			continue;
+		if (!ev) {
+			kcc_proc_free(s, pr);
+			continue;
+		}
+		/* Its group leader exited (the event of thread tgid). */
+		for (i = 0; i < nr; i++) {
+			if (ev[i].kind == KCC_TEV_EXIT && ev[i].pid == pr->tgid &&
+			    ev[i].start == pr->start) {
+				kcc_proc_free(s, pr);
+				break;
+			}
+		}
+	}
+}
+
+/* sysfs maps_hook: the tracepoint in use and the captures lost. */
+int kcc_maps_show(char *buf)
+{
+	const char *name = kcc_tp_sys_exit ? "sys_exit" :
+			   kcc_tp_mmap_lock ? "mmap_lock_released" : "none";
+
+	return sysfs_emit(buf, "%s %lld\n", name,
+			  atomic64_read(&kcc_maps_lost));
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * wrapper/maps_tp.h - the tracepoints kcc.ko watches mappings with, and
+ * their prototypes, which must match TP_PROTO of the running kernel.
+ *
+ * sys_exit (include/trace/events/syscalls.h) exists with
+ * CONFIG_FTRACE_SYSCALLS (Debian's 6.1 and 6.12): the return of mmap,
+ * mprotect and execve tells exactly when executable code appears.
+ * Where it is missing (the debug kernel's tinyconfig), mmap_lock_released
+ * (include/trace/events/mmap_lock.h, CONFIG_TRACING and CONFIG_MMU) is
+ * the fallback: every release of a process's mmap lock taken for
+ * writing, which covers mmap, mprotect and exec, and more (munmap, brk).
+ * Its memcg_path argument is there from 5.13 to 6.12 at least.
+ */
+#ifndef KCC_WRAPPER_MAPS_TP_H
+#define KCC_WRAPPER_MAPS_TP_H
+
+#include <linux/types.h>
+
+struct pt_regs;
+struct mm_struct;
+
+#define KCC_TP_SYS_EXIT_PROTO	void *data, struct pt_regs *regs, long ret
+#define KCC_TP_MMAP_LOCK_PROTO	void *data, struct mm_struct *mm, \
+				const char *memcg_path, bool write
+
+#endif /* KCC_WRAPPER_MAPS_TP_H */

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kcc_mapping - executable mappings are recorded when they appear, and
+ * an exec starts a new image (Documentation/kcc-abi.rst, "Mappings and
+ * exec").  With an inject session, where the samples are known:
+ *
+ *   - dlopen(): once this process is known to the session (a sample,
+ *     applied), it loads libkccdl.so, injects a sample inside dl_work and
+ *     unloads the library; the stream must map dl_work's address to the
+ *     library, of this process, though the mapping is gone by then;
+ *   - a short-lived process and exec: a child injects a sample, execs
+ *     this program, which injects a sample at a routine of its own and
+ *     exits at once.  The child must have two task records, the first
+ *     flagged ended by exec and holding the first sample, the second
+ *     holding the second; and the second's image must have the map of
+ *     this program that covers the routine, although the process was
+ *     gone before the worker could have read its mappings.
+ *
+ * Usage: kcc_mapping			(the test)
+ *        kcc_mapping -x FD		(the exec'd side: one sample via FD)
+ * Output: TAP.  Exit 0 pass, 1 fail, 4 no device or no inject=1.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include "kcc_guest.h"
+
+/* One sample: @ip, called from @caller (0: none), charged to the caller. */
+static int inject1(int fd, uint64_t ip, uint64_t caller)
+{
+	char buf[sizeof(struct kcc_sample) + 16];
+	struct kcc_sample *s = (void *)buf;
+	struct kcc_inject in = { .size = sizeof(in), .count = 1 };
+	uint64_t st[2] = { ip, caller };
+
+	memset(buf, 0, sizeof(buf));
+	s->size = sizeof(buf);
+	s->nr_stack = caller ? 2 : 1;
+	s->size = sizeof(*s) + 8 * s->nr_stack;
+	s->delta = 1;
+	memcpy(s + 1, st, 8 * s->nr_stack);
+	in.data = (uintptr_t)buf;
+	in.len = s->size;
+	return kcc_ioc(fd, KCC_IOC_INJECT, &in);
+}
+
+__attribute__((noinline)) void mp_before_exec(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void mp_after_exec(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
+
+/* What a stream says of one process. */
+struct look {
+	uint32_t tgid;
+	uint64_t addr;			/* a map of it must cover this */
+	int nr_tasks;
+	const struct kcc_rec_task *t[4];
+	int nr_maps;
+	const struct kcc_rec_map *cover[4];	/* maps covering addr */
+};
+
+static void look_task(const struct gtask *t, void *arg)
+{
+	struct look *l = arg;
+
+	if (t->rec->tgid == l->tgid && l->nr_tasks < 4)
+		l->t[l->nr_tasks++] = t->rec;
+}
+
+static void look_map(const struct kcc_rec_map *m, void *arg)
+{
+	struct look *l = arg;
+
+	if (m->tgid == l->tgid && m->start <= l->addr && l->addr < m->end &&
+	    l->nr_maps < 4)
+		l->cover[l->nr_maps++] = m;
+}
+
+static long snapshot(int fd, char **buf, struct look *l)
+{
+	uint64_t tasks, nodes;
+	long len = kcc_read_stream(fd, buf, 0);
+
+	if (len < 0 || kcc_stream_check(*buf, len, &tasks, &nodes))
+		return -1;
+	kcc_stream_walk(*buf, len, look_task, look_map, l);
+	return len;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && !strcmp(s + a - b, suffix);
+}
+
+static void test_dlopen(int fd, const char *lib)
+{
+	struct look l = { .tgid = getpid() };
+	struct kcc_status st;
+	void (*work)(unsigned long);
+	char *buf = NULL;
+	void *h;
+
+	/* Known to the session, mappings read, before the dlopen(). */
+	if (inject1(fd, (uintptr_t)mp_before_exec, 0) ||
+	    kcc_status_get(fd, &st) || st.processed != st.samples) {
+		tap_result(0, "dlopen: a first sample applied");
+		return;
+	}
+	h = dlopen(lib, RTLD_NOW);
+	*(void **)&work = h ? dlsym(h, "dl_work") : NULL;
+	if (!work) {
+		tap_result(0, "dlopen(%s): %s", lib, dlerror());
+		return;
+	}
+	work(10);
+	l.addr = (uintptr_t)work + 1;
+	if (inject1(fd, l.addr, (uintptr_t)mp_before_exec + 1)) {
+		tap_result(0, "dlopen: a sample inside dl_work");
+		return;
+	}
+	dlclose(h);
+	if (snapshot(fd, &buf, &l) < 0) {
+		tap_result(0, "dlopen: a snapshot");
+		return;
+	}
+	tap_result(l.nr_maps == 1 && ends_with(l.cover[0]->path, "/libkccdl.so") &&
+		   l.nr_tasks == 1 && l.t[0]->samples == 2,
+		   "dlopen: dl_work's address maps to %s (%d maps) after dlclose()",
+		   l.nr_maps ? l.cover[0]->path : "nothing", l.nr_maps);
+	free(buf);
+}
+
+static void test_exec(int fd, const char *self)
+{
+	struct look l = { .addr = (uintptr_t)mp_after_exec + 1 };
+	const struct kcc_rec_task *pre = NULL, *post = NULL;
+	char fds[16], *buf = NULL;
+	uint32_t img;
+	int st, i;
+	pid_t c;
+
+	c = fork();
+	if (c == 0) {
+		if (inject1(fd, (uintptr_t)mp_before_exec + 1, 0))
+			_exit(1);
+		snprintf(fds, sizeof(fds), "%d", fd);
+		execl(self, self, "-x", fds, (char *)NULL);
+		_exit(127);
+	}
+	if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st) ||
+	    WEXITSTATUS(st)) {
+		tap_result(0, "exec: the child and its exec'd image injected");
+		return;
+	}
+	l.tgid = c;
+	if (snapshot(fd, &buf, &l) < 0) {
+		tap_result(0, "exec: a snapshot");
+		return;
+	}
+	for (i = 0; i < l.nr_tasks; i++) {
+		if (l.t[i]->flags & KCC_TASK_EXEC)
+			pre = l.t[i];
+		else
+			post = l.t[i];
+	}
+	tap_result(l.nr_tasks == 2 && pre && post && pre->samples == 1 &&
+		   post->samples == 1 && (pre->flags & KCC_TASK_EXITED) &&
+		   (post->flags & KCC_TASK_EXITED) &&
+		   (pre->flags >> KCC_TASK_IMAGE_SHIFT) !=
+		   (post->flags >> KCC_TASK_IMAGE_SHIFT),
+		   "exec: two images of the child, the first ended by exec, one sample each (%d task records)",
+		   l.nr_tasks);
+	img = post ? post->flags >> KCC_TASK_IMAGE_SHIFT : ~0u;
+	for (i = 0; i < l.nr_maps; i++)
+		if (l.cover[i]->image == img)
+			break;
+	tap_result(post && i < l.nr_maps &&
+		   ends_with(l.cover[i]->path, "/kcc_mapping"),
+		   "short-lived: the exec'd image's map covers its routine (%d covering maps)",
+		   l.nr_maps);
+	free(buf);
+}
+
+int main(int argc, char **argv)
+{
+	struct kcc_version v = { .size = sizeof(v) };
+	struct kcc_config c;
+	char lib[4096], *slash;
+	int fd;
+
+	if (argc == 3 && !strcmp(argv[1], "-x"))
+		return inject1(atoi(argv[2]), (uintptr_t)mp_after_exec + 1, 0) ?
+		       1 : 0;
+	/* Kept across exec: the exec'd image injects through it. */
+	fd = open(KCC_DEVICE, O_RDWR);
+	if (fd < 0)
+		tap_skip_all("no /dev/kcc");
+	if (kcc_ioc(fd, KCC_IOC_VERSION, &v) ||
+	    !(v.sources & 1u << KCC_SOURCE_INJECT))
+		tap_skip_all("kcc.ko without inject=1");
+	snprintf(lib, sizeof(lib), "%s", argv[0]);
+	slash = strrchr(lib, '/');
+	snprintf(slash ? slash + 1 : lib, sizeof(lib) - (slash ? slash + 1 - lib : 0),
+		 "libkccdl.so");
+	kcc_cfg_init(&c, KCC_SOURCE_INJECT, KCC_TARGET_ALL, 0, 1);
+	if (kcc_ioc(fd, KCC_IOC_CONFIGURE, &c) ||
+	    kcc_ioc(fd, KCC_IOC_START, NULL)) {
+		tap_result(0, "an inject session: %s", strerror(errno));
+		return tap_exit();
+	}
+	test_dlopen(fd, lib);
+	test_exec(fd, argv[0][0] == '/' ? argv[0] : "/t/kcc_mapping");
+	kcc_check_accounting(fd, "kcc_mapping");
+	close(fd);
+	return tap_exit();
+}
