@@ -77,9 +77,10 @@ MODULE_PARM_DESC(task_budget_us, "worker time one task may use per drain, in us;
 /*
  * The batched hand-off (kcc_sample.c): the handlers wake the worker when
  * a ring is half full or a process is new to it, else a timer does
- * flush_ms after the first sample it has not seen.  4 ms: a ring of the default 256 KiB holds about 1,300
- * samples of 20 frames, a thousand times what a 1 ms period gives in that
- * time, and a reader's poll() sees new samples within a few ms.
+ * flush_ms after the first sample it has not seen.  4 ms: a ring of the
+ * default 256 KiB holds about 1,300 samples of 20 frames, a thousand
+ * times what a 1 ms period gives in that time, and a reader's poll()
+ * sees new samples within a few ms.
  */
 unsigned int kcc_param_flush_ms = 4;
 module_param_named(flush_ms, kcc_param_flush_ms, uint, 0644);

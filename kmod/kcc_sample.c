@@ -765,14 +765,20 @@ static int kcc_events_cpus(struct kcc_session *s, struct perf_event_attr *attr,
 }
 
 /*
- * Forget the processes the rings saw in an earlier session, so that
- * their first samples in this one wake the worker too.  No handler of
- * ours runs: the events are not created yet.
+ * Forget the processes the rings saw in earlier sessions, so that their
+ * first samples in @s wake the worker too.  Only when no other session
+ * runs: then no handler of ours does (the events of @s are not created
+ * yet), and the rings' producer-only fields can be written here.
+ * kcc_g.lock held.
  */
-static void kcc_rings_forget(void)
+static void kcc_rings_forget(struct kcc_session *s)
 {
+	struct kcc_session *it;
 	int cpu, l;
 
+	list_for_each_entry(it, &kcc_g.sessions, node)
+		if (it != s && READ_ONCE(it->running))
+			return;
 	for_each_possible_cpu(cpu) {
 		struct kcc_cpu *c = per_cpu_ptr(&kcc_cpus, cpu);
 
@@ -790,7 +796,7 @@ int kcc_events_start(struct kcc_session *s)
 
 	if (s->source == KCC_SOURCE_INJECT)
 		return 0;
-	kcc_rings_forget();
+	kcc_rings_forget(s);
 	/* With a calls event, that one takes the branch stacks. */
 	kcc_attr_init(&attr, &s->ev, s->cfg.sample_period,
 		      s->source == KCC_SOURCE_LBR && !s->calls_on);
@@ -830,10 +836,10 @@ void kcc_events_stop(struct kcc_session *s)
 	s->cevents = NULL;
 	s->nr_cevents = 0;
 	/*
-	 * No handler runs any more: a pending flush has nothing to wait
-	 * for (the caller drains).  Cancelled, its bit is released, or no
-	 * sample of the next session would arm it; one running or about to
-	 * be armed by an irq_work keeps it and releases it itself.
+	 * A pending flush has nothing to wait for: the caller drains every
+	 * ring, other sessions' samples included.  Cancelled, its bit is
+	 * released, or no later sample would arm it; one running or about
+	 * to be armed by an irq_work keeps it and releases it itself.
 	 */
 	if (cancel_delayed_work(&kcc_g.flush))
 		clear_bit(0, &kcc_g.flush_armed);

@@ -60,11 +60,14 @@ cp "$KCC_STATIC" "$demo/kcc" &&
 
 echo "kcc bench: guest $vmlinuz, sizes $cost" >&2
 sh "$top/selftests/guest/run.sh" -K "$kdir" -k "$vmlinuz" -e "$demo" \
-	-t "${BENCH_LIMIT:-2400}" -a "kccmode=cost kcccost=$cost" >"$tmp/out" 2>&1
+	-l "$tmp/serial.log" -t "${BENCH_LIMIT:-2400}" \
+	-a "kccmode=cost kcccost=$cost" >"$tmp/out" 2>&1
 rc=$?
 [ -n "${BENCH_LOG:-}" ] && cp "$tmp/out" "$BENCH_LOG"
 if [ $rc -ne 0 ]; then
 	tail -n 40 "$tmp/out" >&2
+	echo "bench.sh: the end of the guest's serial log:" >&2
+	tr -d '\r' <"$tmp/serial.log" | tail -n 60 >&2
 	exit 1
 fi
 

@@ -167,6 +167,8 @@ cost_batch() {	# cost_batch 0|1
 
 # The fp group at scale SC: ROUNDS THREADS PERIOD, REPS timed runs of
 # CFGS each (interleaved), then one traced run of each profiled one.
+# perf samples cpu-clock:u, as kcc.ko does (exclude_kernel): the same
+# samples, not kernel-mode ones too.
 cost_fp() {
 	sc=$1 rounds=$2 threads=$3 period=$4 reps=$5
 	shift 5
@@ -182,9 +184,9 @@ cost_fp() {
 				case $cfg in
 				plain) cost_run fp plain "$sc" $r $mode none ;;
 				perf-g) cost_run fp perf-g "$sc" $r $mode perf \
-					-e cpu-clock -c "$period" -g ;;
+					-e cpu-clock:u -c "$period" -g ;;
 				perf-dwarf) cost_run fp perf-dwarf "$sc" $r $mode perf \
-					-e cpu-clock -c "$period" --call-graph dwarf ;;
+					-e cpu-clock:u -c "$period" --call-graph dwarf ;;
 				kcc-fp) cost_run fp kcc-fp "$sc" $r $mode kcc \
 					--source fp -e cpu-clock -c "$period" ;;
 				kcc-fp-b0)
