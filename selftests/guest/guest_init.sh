@@ -214,6 +214,7 @@ elif [ "$mode" = only ]; then
 	# shellcheck disable=SC2086
 	insmod /kcc.ko inject=1 $onlyko
 	check $? "insmod kcc.ko inject=1 $onlyko"
+	echo "# maps_hook: $(cat /sys/class/misc/kcc/maps_hook)"
 	for p in ${only:-}; do
 		# shellcheck disable=SC2086
 		run $(echo "$p" | tr : ' ')
