@@ -6,9 +6,10 @@
  *
  * A tracepoint tells when a process may have new executable code: the
  * return of mmap() or mprotect() with PROT_EXEC, or of execve() (sys_exit,
- * where the kernel has syscall tracepoints), else the release of its
- * mmap lock taken for writing (mmap_lock_released, the fallback of the
- * debug kernel; wrapper/maps_tp.h).  The probe cannot sleep, so it only
+ * where the kernel has syscall tracepoints: every x86 kernel, the debug
+ * one included), else the release of its mmap lock taken for writing
+ * (mmap_lock_released; wrapper/maps_tp.h), which the test-only parameter
+ * maps_fallback=1 chooses where both exist.  The probe cannot sleep, so it only
  * queues a task_work on the task; that runs in the task itself before
  * it returns to user space, where it may sleep: it records the
  * process's file-backed executable mappings, for every running session
@@ -48,6 +49,10 @@ static struct kcc_mapw kcc_mapw[KCC_MAPW_NR];
 static unsigned long kcc_mapw_busy[BITS_TO_LONGS(KCC_MAPW_NR)];
 static atomic_t kcc_mapw_inflight = ATOMIC_INIT(0);
 static atomic64_t kcc_maps_lost = ATOMIC64_INIT(0);
+
+static bool kcc_param_maps_fallback;
+module_param_named(maps_fallback, kcc_param_maps_fallback, bool, 0444);
+MODULE_PARM_DESC(maps_fallback, "watch mappings with mmap_lock_released even where sys_exit exists (tests only; default 0)");
 
 static struct tracepoint *kcc_tp_sys_exit;
 static struct tracepoint *kcc_tp_mmap_lock;
@@ -183,12 +188,20 @@ void kcc_maps_init(void)
 		pr_info("no mapping tracepoint: mappings are read at first sample and exec only\n");
 }
 
+/* The tracepoint to attach, or NULL. */
+static struct tracepoint *kcc_maps_choice(void)
+{
+	if (kcc_tp_mmap_lock && (kcc_param_maps_fallback || !kcc_tp_sys_exit))
+		return kcc_tp_mmap_lock;
+	return kcc_tp_sys_exit;
+}
+
 /* The first session is there: attach.  kcc_g.lock held. */
 void kcc_maps_start(void)
 {
-	struct tracepoint *tp = kcc_tp_sys_exit ?: kcc_tp_mmap_lock;
-	void *probe = kcc_tp_sys_exit ? (void *)kcc_probe_sys_exit :
-					(void *)kcc_probe_mmap_lock;
+	struct tracepoint *tp = kcc_maps_choice();
+	void *probe = tp == kcc_tp_sys_exit ? (void *)kcc_probe_sys_exit :
+					      (void *)kcc_probe_mmap_lock;
 	int ret;
 
 	if (!tp || kcc_maps_tp || !kcc_param_tracepoints)
@@ -251,8 +264,9 @@ void kcc_maps_free_orphans(struct kcc_session *s, const struct kcc_tev *ev,
 /* sysfs maps_hook: the tracepoint in use and the captures lost. */
 int kcc_maps_show(char *buf)
 {
-	const char *name = kcc_tp_sys_exit ? "sys_exit" :
-			   kcc_tp_mmap_lock ? "mmap_lock_released" : "none";
+	const struct tracepoint *tp = kcc_param_tracepoints ?
+				      kcc_maps_choice() : NULL;
+	const char *name = tp ? tp->name : "none";
 
 	return sysfs_emit(buf, "%s %lld\n", name,
 			  atomic64_read(&kcc_maps_lost));

@@ -4,9 +4,11 @@
  * their prototypes, which must match TP_PROTO of the running kernel.
  *
  * sys_exit (include/trace/events/syscalls.h) exists with
- * CONFIG_FTRACE_SYSCALLS (Debian's 6.1 and 6.12): the return of mmap,
+ * CONFIG_HAVE_SYSCALL_TRACEPOINTS, which every x86 kernel has (Debian's
+ * 6.1 and 6.12, and the debug kernel, whose tinyconfig lacks only the
+ * ftrace interface FTRACE_SYSCALLS and kprobes): the return of mmap,
  * mprotect and execve tells exactly when executable code appears.
- * Where it is missing (the debug kernel's tinyconfig), mmap_lock_released
+ * Where it is missing (other architectures), mmap_lock_released
  * (include/trace/events/mmap_lock.h, CONFIG_TRACING and CONFIG_MMU) is
  * the fallback: every release of a process's mmap lock taken for
  * writing, which covers mmap, mprotect and exec, and more (munmap, brk).

@@ -214,6 +214,7 @@ elif [ "$mode" = only ]; then
 	# shellcheck disable=SC2086
 	insmod /kcc.ko inject=1 $onlyko
 	check $? "insmod kcc.ko inject=1 $onlyko"
+	echo "# maps_hook: $(cat /sys/class/misc/kcc/maps_hook)"
 	for p in ${only:-}; do
 		# shellcheck disable=SC2086
 		run $(echo "$p" | tr : ' ')
@@ -345,6 +346,15 @@ else
 		rmmod kcc
 	else
 		not_ok "insmod kcc.ko inject=1 fixed_seed=1 task_budget_us=1"
+	fi
+	# The mapping probe's fallback (mmap_lock_released), which no
+	# kernel here needs: every one has the sys_exit tracepoint.
+	if insmod /kcc.ko inject=1 maps_fallback=1; then
+		echo "# maps_hook: $(cat /sys/class/misc/kcc/maps_hook)"
+		run kcc_mapping
+		rmmod kcc
+	else
+		not_ok "insmod kcc.ko inject=1 maps_fallback=1"
 	fi
 	# Two sessions sharing a budget of 1 MiB (kcc_sessions -b).
 	if insmod /kcc.ko inject=1 max_bytes=1048576; then
