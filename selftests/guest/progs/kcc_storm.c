@@ -16,8 +16,10 @@
  *
  *   -m kcc    a kcc session (KCC_IOC_CONFIGURE, START, STOP, close) on
  *             this process (-t pid) or every CPU (-t all), cpu-clock
- *   -m perf   the same event with perf_event_open() alone, no /dev/kcc:
- *             the control that tells kcc's part from perf's
+ *   -m perf   the same event with perf_event_open() alone, no /dev/kcc,
+ *             its count read before the close (as perf stat does; kcc
+ *             reads its events' counts at STOP): the control that tells
+ *             kcc's part from perf's
  *   -e cs     (perf only) the context-switches software event instead
  *             of cpu-clock; kcc.ko refuses it as a sampled event
  *
@@ -71,6 +73,7 @@ static int perf_cycle(int all, int cs)
 {
 	struct perf_event_attr a;
 	int fds[64], n = 0, cpu, ncpu, ok = 1;
+	uint64_t count;
 
 	memset(&a, 0, sizeof(a));
 	a.size = sizeof(a);
@@ -95,6 +98,9 @@ static int perf_cycle(int all, int cs)
 		fds[n++] = fd;
 	}
 	spin();
+	/* Read the counts before closing, as perf stat does. */
+	for (cpu = 0; cpu < n; cpu++)
+		(void)!read(fds[cpu], &count, sizeof(count));
 	while (n)
 		close(fds[--n]);
 	return ok;
