@@ -144,7 +144,9 @@ dmesg -c >/tmp/dmesg.boot
 # through perf's exported API, each also seen with perf alone and
 # explained in Documentation/testing.rst (KCSAN), are not reported; the
 # filter is KCSAN's own, by the function of either racing access.
-if grep -q 'kcsan: ' /tmp/dmesg.boot; then
+# kcckcsanfilter=0 on the kernel command line keeps them reported.
+if grep -q 'kcsan: ' /tmp/dmesg.boot &&
+   ! grep -q 'kcckcsanfilter=0' /proc/cmdline; then
 	mkdir -p /sys/kernel/debug
 	mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 	for f in __perf_event_read_value; do
