@@ -140,10 +140,10 @@ fi
 dmesg -c >/tmp/dmesg.boot
 : >/tmp/dmesg.all
 
-# On a KCSAN kernel: races of the core kernel that kcc.ko only reaches
-# through perf's exported API, each also seen with perf alone and
-# explained in Documentation/testing.rst (KCSAN), are not reported; the
-# filter is KCSAN's own, by the function of either racing access.
+# On a KCSAN kernel: races inside the core kernel that kcc.ko only
+# reaches through perf's exported API, each explained in
+# Documentation/testing.rst (KCSAN), are not reported; the filter is
+# KCSAN's own, by the function of either racing access.
 # kcckcsanfilter=0 on the kernel command line keeps them reported.
 if grep -q 'kcsan: ' /tmp/dmesg.boot &&
    ! grep -q 'kcckcsanfilter=0' /proc/cmdline; then
