@@ -149,8 +149,7 @@ if grep -q 'kcsan: ' /tmp/dmesg.boot &&
    ! grep -q 'kcckcsanfilter=0' /proc/cmdline; then
 	mkdir -p /sys/kernel/debug
 	mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
-	# shellcheck disable=SC2043 # a list of one, for now
-	for f in __perf_event_read_value; do
+	for f in __perf_event_read_value perf_read ktime_get_mono_fast_ns; do
 		echo "!$f" >/sys/kernel/debug/kcsan ||
 			echo "kcc-guest: cannot filter KCSAN reports in $f"
 	done
