@@ -105,9 +105,9 @@ unsigned int kcc_param_max_sessions = 16;
 module_param_named(max_sessions, kcc_param_max_sessions, uint, 0444);
 MODULE_PARM_DESC(max_sessions, "sessions that may exist at once, the autostart one included (default 16)");
 
-unsigned int kcc_param_max_tasks = 1024;
+unsigned int kcc_param_max_tasks = 16384;
 module_param_named(max_tasks, kcc_param_max_tasks, uint, 0444);
-MODULE_PARM_DESC(max_tasks, "default cap on tasks with a forest (default 1024)");
+MODULE_PARM_DESC(max_tasks, "default cap on tasks with a forest (default 16384)");
 
 unsigned int kcc_param_task_nodes = 4096;
 module_param_named(task_nodes, kcc_param_task_nodes, uint, 0444);

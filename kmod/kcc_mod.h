@@ -54,6 +54,7 @@ extern unsigned int kcc_param_burst_table;
 extern unsigned int kcc_param_burst_sig_depth;
 extern unsigned int kcc_param_task_budget_us;
 extern unsigned int kcc_param_max_sessions;
+extern bool kcc_param_tracepoints;
 extern bool kcc_param_fixed_seed;
 extern unsigned int kcc_param_flush_ms;
 extern bool kcc_param_batch;
@@ -150,6 +151,7 @@ struct kcc_proc {
 	u32 maps_len;
 	u32 maps_cap;
 	u32 nr_maps;
+	struct kcc_task *fold;	/* exited threads folded (kcc_task.c) */
 };
 
 struct kcc_task {
@@ -173,9 +175,18 @@ struct kcc_task {
 	struct kcc_burst burst;
 	struct kcc_stitch st;
 	struct kcc_watch_task *watch;	/* watched contexts (kcc_watch.c) */
+	/*
+	 * Memory that follows the work (kcc_task.c): the forest's block
+	 * grows from the session budget, and a forest that cannot grow
+	 * keeps its hot contexts (prune).  bytes above counts both.
+	 */
+	void *fmem;
+	size_t fbytes;
+	struct kcc_fprune *prune;
+	size_t pbytes;
 };
 
-#define KCC_TASK_HASH_BITS	10
+#define KCC_TASK_HASH_BITS	12
 
 /* Totals of freed tasks, so that status counters never go back. */
 struct kcc_retired {
@@ -186,6 +197,12 @@ struct kcc_retired {
 	u64 stitch_errors;
 	u64 node_drops;
 	struct kcc_stitch_counts stitch;
+	/* Memory that follows the work (kcc_task.c), since configure/reset */
+	u64 tasks_created;
+	u64 tasks_folded;
+	u64 forests_pruned;
+	u64 nodes_evicted;	/* by forests since freed */
+	u32 eps_ppm_max;	/* largest epsilon of the pruned forests */
 };
 
 struct kcc_session;
@@ -258,6 +275,10 @@ struct kcc_session {
 	/* Watched contexts (kcc_watch.c): the set, tasks left without arrays. */
 	struct kcc_watch_set *watch;
 	u64 watch_task_drops;
+	/* Memory that follows the work (kcc_task.c) */
+	u32 nr_foldable;	/* exited, not folded, not a fold itself */
+	u64 alive_check_batch;	/* work_batches of the last pressure check */
+	bool fold_idle;		/* nothing to fold until the next drain */
 };
 
 /* ---- module-wide state ------------------------------------------------- */
@@ -324,6 +345,9 @@ void kcc_tasks_free_all(struct kcc_session *s);
 void kcc_tasks_check_alive(struct kcc_session *s);
 void kcc_tasks_reap_delivered(struct kcc_session *s);
 size_t kcc_task_bytes(const struct kcc_session *s);
+u32 kcc_task_nr_nodes(const struct kcc_task *t);
+u8 *kcc_task_put_nodes(u8 *p, const struct kcc_task *t);
+void kcc_task_status(const struct kcc_session *s, struct kcc_status *st);
 
 /* kcc_maps.c */
 void kcc_maps_init(void);

@@ -623,9 +623,10 @@ void kcc_status_fill(struct kcc_session *s, struct kcc_status *st)
 		st->branches += t->st.branches;
 		st->stitch_errors += t->st.stitch_errors;
 		st->node_drops += t->forest.drops;
-		st->nodes += t->forest.count;
+		st->nodes += t->forest.live;
 	}
 	kcc_stitch_counts_export(st, &sc);
+	kcc_task_status(s, st);
 	st->bytes = s->bytes;
 	st->tasks = s->nr_tasks;
 	st->tasks_exited = s->nr_exited;
@@ -642,7 +643,7 @@ void kcc_status_fill(struct kcc_session *s, struct kcc_status *st)
 
 static size_t kcc_task_rec_size(const struct kcc_task *t)
 {
-	return sizeof(struct kcc_rec_task) + (size_t)t->forest.count *
+	return sizeof(struct kcc_rec_task) + (size_t)kcc_task_nr_nodes(t) *
 	       (sizeof(struct kcc_rec_node) + KCC_NR_CTRS * sizeof(u64));
 }
 
@@ -650,7 +651,6 @@ static u8 *kcc_put_task(u8 *p, const struct kcc_task *t,
 			struct pid_namespace *ns)
 {
 	struct kcc_rec_task *rt = (struct kcc_rec_task *)p;
-	u32 i;
 
 	memset(rt, 0, sizeof(*rt));
 	rt->hdr.type = KCC_REC_TASK;
@@ -664,25 +664,13 @@ static u8 *kcc_put_task(u8 *p, const struct kcc_task *t,
 	rt->start_time_ns = t->start;
 	memcpy(rt->comm, t->comm, sizeof(rt->comm));
 	rt->flags = t->flags | t->proc->image << KCC_TASK_IMAGE_SHIFT;
-	rt->nr_nodes = t->forest.count;
+	rt->nr_nodes = kcc_task_nr_nodes(t);
 	rt->samples = t->st.samples;
 	rt->node_drops = t->forest.drops;
 	rt->stack_drops = t->st.ksf.stack_drops;
 	rt->stitch_errors = t->st.stitch_errors;
 	rt->lost_charges = t->st.ksf.lost_charges;
-	p += sizeof(*rt);
-	for (i = 0; i < t->forest.count; i++) {
-		const struct kcc_node *n = kcc_forest_node(&t->forest, i);
-		struct kcc_rec_node *rn = (struct kcc_rec_node *)p;
-
-		rn->parent = n->parent;
-		rn->__reserved = 0;
-		rn->label = n->label;
-		p += sizeof(*rn);
-		memcpy(p, n->ctr, KCC_NR_CTRS * sizeof(u64));
-		p += KCC_NR_CTRS * sizeof(u64);
-	}
-	return p;
+	return kcc_task_put_nodes(p + sizeof(*rt), t);
 }
 
 static void kcc_put_desc(struct kcc_metric_desc *d, u32 type, u64 config,

@@ -14,6 +14,8 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
@@ -26,6 +28,7 @@
 #include <linux/sched/clock.h>
 
 #include "kcc_mod.h"
+#include "kcc_hcct.h"
 #include "wrapper/sched_tp.h"
 
 /* ---- sched tracepoints ------------------------------------------------- */
@@ -83,11 +86,12 @@ static struct kcc_tp kcc_tps[] = {
  * Tests only: tracepoints=0 loads without the probes, so that a kernel
  * problem can be told from the tracepoint patching they cause
  * (Documentation/testing.rst, multi-threaded TCG).  Exits and execs then
- * go unseen: forests of exited tasks stay until the session ends.
+ * go unseen: forests of exited tasks stay until the session ends.  The
+ * mapping probe of kcc_maps.c stays off too.
  */
-static bool kcc_param_tracepoints = true;
+bool kcc_param_tracepoints = true;
 module_param_named(tracepoints, kcc_param_tracepoints, bool, 0444);
-MODULE_PARM_DESC(tracepoints, "attach the sched exit/exec probes (default 1; 0 is for tests only)");
+MODULE_PARM_DESC(tracepoints, "attach the sched exit/exec and mapping probes (default 1; 0 is for tests only)");
 
 static void kcc_tp_lookup(struct tracepoint *tp, void *priv)
 {
@@ -378,44 +382,267 @@ void kcc_proc_free(struct kcc_session *s, struct kcc_proc *pr)
 	kfree(pr);
 }
 
+/* ---- memory that follows the work ------------------------------------ */
+
+/*
+ * A forest starts with KCC_TASK_NODES_INIT nodes and doubles, up to
+ * task_nodes, whenever a sample might not fit: its memory follows the
+ * contexts the thread touches.  The forests, the task states and the
+ * mappings share the session's max_bytes and the module's, which all
+ * sessions share (kcc_mem_add(), under kcc_g.lock); the last eighth of
+ * each is kept for the Space-Saving summaries of the
+ * forests that cannot grow any more (Documentation/kcc-module.rst,
+ * "Memory").
+ */
+#define KCC_TASK_NODES_INIT	64u
+
+static unsigned int kcc_param_hcct_phi_ppm = 1000;
+module_param_named(hcct_phi_ppm, kcc_param_hcct_phi_ppm, uint, 0444);
+MODULE_PARM_DESC(hcct_phi_ppm, "phi of the hot contexts a pruned forest guarantees, in ppm (default 1000: 0.1%)");
+
+/*
+ * Room for @add more bytes (negative: fewer) in the session's max_bytes
+ * and in the budget all sessions share (kcc_mem_room()); without
+ * @reserve, in seven eighths of each.
+ */
+static bool kcc_budget_ok(const struct kcc_session *s, s64 add, bool reserve)
+{
+	s64 limit = s->cfg.max_bytes, all = READ_ONCE(kcc_param_max_bytes);
+
+	if (!reserve) {
+		limit -= limit / 8;
+		all -= all / 8;
+	}
+	return (s64)s->bytes + add <= limit && (s64)kcc_g.bytes + add <= all;
+}
+
+static size_t kcc_forest_bytes(u32 nodes)
+{
+	return ALIGN(kcc_forest_mem_size(nodes, KCC_NR_CTRS - 1), 64);
+}
+
+/* Give @t's forest a block of @cap nodes. */
+static int kcc_task_forest_resize(struct kcc_session *s, struct kcc_task *t,
+				  u32 cap)
+{
+	size_t sz = kcc_forest_bytes(cap);
+	void *mem;
+	int ret;
+
+	mem = kvmalloc(sz, GFP_KERNEL);
+	if (!mem)
+		return -ENOMEM;
+	if (t->fmem)
+		ret = kcc_forest_move(&t->forest, mem, sz, cap);
+	else
+		ret = kcc_forest_init(&t->forest, mem, sz, cap,
+				      KCC_NR_CTRS - 1);
+	if (ret) {
+		kvfree(mem);
+		return ret;
+	}
+	kvfree(t->fmem);
+	t->fmem = mem;
+	kcc_mem_add(s, sz - t->fbytes);
+	t->bytes += sz - t->fbytes;
+	t->fbytes = sz;
+	return 0;
+}
+
+static void kcc_task_fold_exited(struct kcc_session *s,
+				 const struct kcc_task *keep);
+
+/*
+ * Room for @need more nodes in @t's forest, from the budget: exited
+ * threads are folded first when it is short.  @credit: bytes about to
+ * be given back (a task being folded).
+ */
+static int kcc_task_grow(struct kcc_session *s, struct kcc_task *t, u32 need,
+			 size_t credit)
+{
+	u32 cap = t->forest.capacity;
+	s64 add;
+
+	if (t->forest.pr)
+		return -ENOSPC;
+	while (cap - t->forest.count < need && cap < s->cfg.task_nodes)
+		cap = cap > s->cfg.task_nodes / 2 ? s->cfg.task_nodes : cap * 2;
+	if (cap == t->forest.capacity)
+		return -ENOSPC;
+	add = (s64)kcc_forest_bytes(cap) - (s64)t->fbytes - (s64)credit;
+	if (!kcc_budget_ok(s, add, false) && !credit) {
+		kcc_task_fold_exited(s, t);
+		if (!kcc_budget_ok(s, add, false))
+			return -ENOSPC;
+	} else if (!kcc_budget_ok(s, add, false)) {
+		return -ENOSPC;
+	}
+	return kcc_task_forest_resize(s, t, cap);
+}
+
+/*
+ * @t's forest cannot grow: from now on it keeps the contexts hot in
+ * samples (where the sampled event lands, whatever the source), with
+ * epsilon = 4 / capacity.  Its calls and events counters are kept, or
+ * deleted, with the nodes.
+ */
+static void kcc_task_prune_start(struct kcc_session *s, struct kcc_task *t)
+{
+	size_t sz = ALIGN(sizeof(*t->prune), 8) +
+		    kcc_fprune_mem_size(t->forest.capacity);
+	struct kcc_fprune *p;
+	u32 eps;
+
+	if (t->prune || t->forest.capacity < KCC_TASK_NODES_INIT ||
+	    !kcc_budget_ok(s, sz, true))
+		return;
+	p = kvmalloc(sz, GFP_KERNEL);
+	if (!p)
+		return;
+	if (kcc_fprune_start(p, (u8 *)p + ALIGN(sizeof(*p), 8),
+			     sz - ALIGN(sizeof(*p), 8), &t->forest,
+			     KCC_CTR_SAMPLES)) {
+		WARN_ON_ONCE(1);
+		kvfree(p);
+		return;
+	}
+	/* The nodes left without a counter go, but the pending frames. */
+	kcc_fprune_begin(&t->forest);
+	kcc_ksf_pin(&t->st.ksf);
+	kcc_fprune_sweep(&t->forest);
+	t->prune = p;
+	t->pbytes = sz;
+	t->bytes += sz;
+	kcc_mem_add(s, sz);
+	t->flags |= KCC_TASK_PRUNED;
+	s->retired.forests_pruned++;
+	eps = kcc_fprune_eps_ppm(&t->forest);
+	if (eps > s->retired.eps_ppm_max)
+		s->retired.eps_ppm_max = eps;
+}
+
+/* Before a sample: room for every node it can create, or pruning. */
+static void kcc_task_make_room(struct kcc_session *s, struct kcc_task *t,
+			       const struct kcc_sample *smp)
+{
+	/* A frame or a call creates at most its top and bottom node. */
+	u32 need = 2 * ((u32)smp->nr_stack + smp->nr_branches) + 2;
+
+	if (!t->forest.pr && t->forest.capacity - t->forest.count < need &&
+	    kcc_task_grow(s, t, need, 0))
+		kcc_task_prune_start(s, t);
+	if (t->forest.pr) {
+		kcc_fprune_begin(&t->forest);
+		kcc_ksf_pin(&t->st.ksf);
+	}
+}
+
+u32 kcc_task_nr_nodes(const struct kcc_task *t)
+{
+	return t->forest.live;
+}
+
+/*
+ * @t's nodes as struct kcc_rec_node and counters, parents first (a
+ * pruned forest reuses freed indices: kcc_forest_topo()).
+ */
+u8 *kcc_task_put_nodes(u8 *p, const struct kcc_task *t)
+{
+	const struct kcc_forest *f = &t->forest;
+	u32 *order = NULL, *map = NULL, n = f->count, i;
+
+	if (f->pr) {
+		order = f->pr->scratch;
+		map = order + f->capacity;
+		n = kcc_forest_topo(f, order, map);
+	}
+	for (i = 0; i < n; i++) {
+		u32 v = order ? order[i] : i;
+		const struct kcc_node *nd = kcc_forest_node(f, v);
+		struct kcc_rec_node *rn = (struct kcc_rec_node *)p;
+
+		rn->parent = nd->parent;
+		if (map && !kcc_is_root_parent(nd->parent))
+			rn->parent = map[nd->parent];
+		rn->__reserved = 0;
+		rn->label = nd->label;
+		p += sizeof(*rn);
+		memcpy(p, nd->ctr, KCC_NR_CTRS * sizeof(u64));
+		p += KCC_NR_CTRS * sizeof(u64);
+	}
+	return p;
+}
+
+void kcc_task_status(const struct kcc_session *s, struct kcc_status *st)
+{
+	const struct kcc_task *t;
+
+	st->max_bytes = s->cfg.max_bytes;
+	st->tasks_created = s->retired.tasks_created;
+	st->tasks_folded = s->retired.tasks_folded;
+	st->forests_pruned = s->retired.forests_pruned;
+	st->nodes_evicted = s->retired.nodes_evicted;
+	list_for_each_entry(t, &s->task_list, node)
+		if (t->forest.pr)
+			st->nodes_evicted += t->forest.pr->evicted;
+	st->hcct_eps_ppm = s->retired.eps_ppm_max;
+	st->hcct_phi_ppm = s->retired.eps_ppm_max ?
+			   max(kcc_param_hcct_phi_ppm, s->retired.eps_ppm_max) : 0;
+}
+
 /* ---- task states ------------------------------------------------------- */
 
-static size_t kcc_task_mem(const struct kcc_session *s, size_t *forest,
-			   size_t *stack, size_t *frames, size_t *burst)
+static size_t kcc_task_mem(const struct kcc_session *s, size_t *stack,
+			   size_t *frames, size_t *burst)
 {
-	*forest = ALIGN(kcc_forest_mem_size(s->cfg.task_nodes,
-					    KCC_NR_CTRS - 1), 64);
 	*stack = ALIGN(s->stack_cap * sizeof(struct kcc_frame), 64);
 	*frames = ALIGN(s->frames_cap * sizeof(struct kcc_stitch_frame), 64);
 	*burst = s->cfg.burst_rr_inv ?
 		 ALIGN(kcc_burst_mem_size(s->cfg.burst_table), 64) : 0;
-	return ALIGN(sizeof(struct kcc_task), 64) + *forest + *stack +
-	       *frames + *burst;
+	return ALIGN(sizeof(struct kcc_task), 64) + *stack + *frames + *burst;
 }
 
-/* Worst-case bytes of one task state under this configuration. */
+/* Bytes of a new task state under this configuration, its first forest included. */
 size_t kcc_task_bytes(const struct kcc_session *s)
 {
-	size_t f, st, fr, b;
+	size_t st, fr, b;
 
-	return kcc_task_mem(s, &f, &st, &fr, &b);
+	return kcc_task_mem(s, &st, &fr, &b) +
+	       kcc_forest_bytes(min(KCC_TASK_NODES_INIT, s->cfg.task_nodes));
+}
+
+static void kcc_task_link(struct kcc_session *s, struct kcc_task *t,
+			  struct kcc_proc *pr)
+{
+	t->proc = pr;
+	pr->nr_tasks++;
+	list_add_tail(&t->node, &s->task_list);
+	kcc_mem_add(s, t->bytes);
+	s->nr_tasks++;
+	s->retired.tasks_created++;
 }
 
 static struct kcc_task *kcc_task_new(struct kcc_session *s,
 				     const struct kcc_rrec *r, int *why)
 {
-	size_t fsz, ssz, frsz, bsz, total;
+	size_t ssz, frsz, bsz, total;
+	u32 cap0 = min(KCC_TASK_NODES_INIT, s->cfg.task_nodes);
 	struct task_struct *live;
+	struct kcc_proc *pr;
 	struct kcc_task *t;
 	u8 *mem;
 	int ret;
 
+	total = kcc_task_mem(s, &ssz, &frsz, &bsz);
+	if ((s->nr_tasks >= s->cfg.max_tasks ||
+	     !kcc_budget_ok(s, total + kcc_forest_bytes(cap0), false)) &&
+	    s->nr_foldable)
+		kcc_task_fold_exited(s, NULL);
 	if (s->nr_tasks >= s->cfg.max_tasks) {
 		*why = KCC_DROP_TASK_CAP;
 		return NULL;
 	}
-	total = kcc_task_mem(s, &fsz, &ssz, &frsz, &bsz);
-	if (!kcc_mem_room(s, total)) {
+	if (!kcc_budget_ok(s, total + kcc_forest_bytes(cap0), false)) {
 		*why = KCC_DROP_MEM_CAP;
 		return NULL;
 	}
@@ -425,19 +652,20 @@ static struct kcc_task *kcc_task_new(struct kcc_session *s,
 		return NULL;
 	}
 	t = (struct kcc_task *)mem;
+	t->bytes = total;
 	mem += ALIGN(sizeof(*t), 64);
-	ret = kcc_forest_init(&t->forest, mem, fsz, s->cfg.task_nodes,
-			      KCC_NR_CTRS - 1);
+	ret = kcc_task_forest_resize(s, t, cap0);
+	/* The forest's bytes go to the session with the rest, below. */
+	kcc_mem_add(s, -(ssize_t)t->fbytes);
 	/*
 	 * Labels are addresses the profiled program chooses: keyed with a
 	 * seed it cannot know, its routines cannot be placed to share a
 	 * bucket (Documentation/kcc-module.rst, "Hostile input").  Forests
 	 * are never reset in place (RESET frees the tasks), so this is the
-	 * only keying.
+	 * only keying; a forest that grows keeps its keys.
 	 */
 	if (!ret && !kcc_param_fixed_seed)
 		ret = kcc_forest_set_seed(&t->forest, get_random_u64());
-	mem += fsz;
 	if (!ret && bsz)
 		ret = kcc_burst_init(&t->burst, mem + ssz + frsz, bsz,
 				     s->cfg.burst_table, s->cfg.burst_rr_inv,
@@ -454,45 +682,68 @@ static struct kcc_task *kcc_task_new(struct kcc_session *s,
 	else
 		t->st.join_policy = KCC_JOIN_NONE;
 	if (ret) {
-		/* A configuration the core refuses: checked at configure. */
-		WARN_ON_ONCE(1);
+		/* No memory, or a configuration the core refuses. */
+		WARN_ON_ONCE(ret != -ENOMEM);
+		kvfree(t->fmem);
 		kvfree(t);
 		*why = KCC_DROP_MEM_CAP;
 		return NULL;
 	}
 
 	live = kcc_task_get_live(r->pid, r->start, r->exec_id);
-	t->proc = kcc_proc_get(s, r->tgid, r->leader_start, r->exec_id, live);
-	if (!t->proc) {
+	pr = kcc_proc_get(s, r->tgid, r->leader_start, r->exec_id, live);
+	if (!pr) {
 		if (live)
 			put_task_struct(live);
+		kvfree(t->fmem);
 		kvfree(t);
 		*why = KCC_DROP_MEM_CAP;
 		return NULL;
 	}
-	t->proc->nr_tasks++;
 	t->pid = r->pid;
 	t->tgid = r->tgid;
 	t->start = r->start;
 	t->exec_id = r->exec_id;
 	memcpy(t->comm, r->comm, TASK_COMM_LEN);
-	t->bytes = total;
 	if (!live) {
 		t->flags |= KCC_TASK_EXITED;
 		if (kcc_task_execd(r->pid, r->start, r->exec_id))
 			t->flags |= KCC_TASK_EXEC;
 		s->nr_exited++;
+		s->nr_foldable++;
 	} else {
 		t->pid_ref = get_task_pid(live, PIDTYPE_PID);
 		t->tgid_ref = get_task_pid(live, PIDTYPE_TGID);
 		put_task_struct(live);
 	}
 	hash_add(s->tasks, &t->hnode, kcc_task_hash(t->pid, t->start));
-	list_add_tail(&t->node, &s->task_list);
-	kcc_mem_add(s, total);
-	s->nr_tasks++;
+	kcc_task_link(s, t, pr);
 	kcc_watch_task_init(s, t);
 	return t;
+}
+
+static void kcc_task_release(struct kcc_session *s, struct kcc_task *t)
+{
+	hash_del(&t->hnode);
+	list_del(&t->node);
+	if (t->flags & KCC_TASK_EXITED) {
+		s->nr_exited--;
+		if (!(t->flags & KCC_TASK_FOLDED))
+			s->nr_foldable--;
+	}
+	if (t->proc->fold == t)
+		t->proc->fold = NULL;
+	if (t->forest.pr)
+		s->retired.nodes_evicted += t->forest.pr->evicted;
+	s->nr_tasks--;
+	kcc_mem_add(s, -(ssize_t)t->bytes);
+	put_pid(t->pid_ref);
+	put_pid(t->tgid_ref);
+	kcc_proc_put(s, t->proc);
+	kcc_watch_task_free(t);
+	kvfree(t->prune);
+	kvfree(t->fmem);
+	kvfree(t);
 }
 
 void kcc_task_free(struct kcc_session *s, struct kcc_task *t)
@@ -506,17 +757,147 @@ void kcc_task_free(struct kcc_session *s, struct kcc_task *t)
 	rt->stitch_errors += t->st.stitch_errors;
 	rt->node_drops += t->forest.drops;
 	kcc_stitch_counts_add(&rt->stitch, &t->st.cnt);
-	hash_del(&t->hnode);
-	list_del(&t->node);
-	if (t->flags & KCC_TASK_EXITED)
-		s->nr_exited--;
-	s->nr_tasks--;
-	kcc_mem_add(s, -(ssize_t)t->bytes);
-	put_pid(t->pid_ref);
-	put_pid(t->tgid_ref);
-	kcc_proc_put(s, t->proc);
-	kcc_watch_task_free(t);
-	kvfree(t);
+	kcc_task_release(s, t);
+}
+
+/* ---- folding exited threads into their process ------------------------- */
+
+/*
+ * The forest of the exited threads of @pr: a task state of its own, in
+ * the task list (so that it is read, counted and freed like the others)
+ * but not in the hash (no sample is charged to it).  Its pid is the
+ * tgid, its start the leader's, so it is live while the leader is.
+ */
+static struct kcc_task *kcc_fold_get(struct kcc_session *s,
+				     struct kcc_proc *pr,
+				     const struct kcc_task *from)
+{
+	u32 cap0 = min(KCC_TASK_NODES_INIT, s->cfg.task_nodes);
+	size_t sz = ALIGN(sizeof(struct kcc_task), 64);
+	struct kcc_task *f;
+
+	if (pr->fold)
+		return pr->fold;
+	if (!kcc_budget_ok(s, sz + kcc_forest_bytes(cap0), true))
+		return NULL;
+	f = kvzalloc(sz, GFP_KERNEL);
+	if (!f)
+		return NULL;
+	f->bytes = sz;
+	if (kcc_task_forest_resize(s, f, cap0)) {
+		kvfree(f);
+		return NULL;
+	}
+	kcc_mem_add(s, -(ssize_t)f->fbytes);
+	/* Its nodes come from forests already keyed; it is never hashed. */
+	f->pid = pr->tgid;
+	f->tgid = pr->tgid;
+	f->start = pr->start;
+	f->exec_id = pr->exec_id;
+	f->pid_ref = get_pid(from->tgid_ref);
+	f->tgid_ref = get_pid(from->tgid_ref);
+	memcpy(f->comm, from->comm, TASK_COMM_LEN);
+	f->flags = KCC_TASK_FOLDED;
+	f->st.ksf.f = &f->forest;
+	kcc_task_link(s, f, pr);
+	s->retired.tasks_created--;
+	pr->fold = f;
+	return f;
+}
+
+/*
+ * Add exited @t's forest to its process's and free @t.  A k-SF is a
+ * union of labelled trees whose counters the k-CCF sums (kcc_inv_k() is
+ * linear in them), so the union of two is the k-SF of both threads.
+ * Nodes the fold forest cannot hold are counted in its node_drops.
+ */
+static int kcc_task_fold(struct kcc_session *s, struct kcc_task *t)
+{
+	struct kcc_forest *src = &t->forest, *dst;
+	u32 *order = NULL, *dmap, n = src->count, i, j;
+	struct task_struct *p;
+	struct kcc_task *f;
+
+	/* Only the dead are folded: a live thread's samples would follow. */
+	p = kcc_task_get_live(t->pid, t->start, t->exec_id);
+	if (WARN_ON_ONCE(p)) {
+		put_task_struct(p);
+		return 0;
+	}
+	f = kcc_fold_get(s, t->proc, t);
+	if (!f)
+		return -ENOMEM;
+	dst = &f->forest;
+	dmap = kvmalloc_array(max(src->count, 1u), sizeof(u32), GFP_KERNEL);
+	if (!dmap)
+		return -ENOMEM;
+	if (src->pr) {
+		order = src->pr->scratch;
+		n = kcc_forest_topo(src, order, order + src->capacity);
+	}
+	if (!dst->pr && dst->capacity - dst->count < src->live &&
+	    kcc_task_grow(s, f, src->live, t->bytes))
+		kcc_task_prune_start(s, f);
+	kcc_fprune_begin(dst);
+	for (i = 0; i < n; i++) {
+		u32 v = order ? order[i] : i;
+		const struct kcc_node *nd = kcc_forest_node(src, v);
+		u32 parent = nd->parent, d;
+
+		dmap[v] = KCC_NIL;
+		if (!kcc_is_root_parent(parent)) {
+			parent = dmap[parent];
+			if (parent == KCC_NIL) {
+				dst->drops++;
+				continue;
+			}
+		}
+		d = kcc_forest_get(dst, parent, nd->label);
+		dmap[v] = d;
+		if (d == KCC_NIL)
+			continue;
+		for (j = 0; j < KCC_NR_CTRS; j++)
+			kcc_forest_bump(dst, d, j, nd->ctr[j]);
+	}
+	kvfree(dmap);
+	f->st.samples += t->st.samples;
+	f->st.ksf.stack_drops += t->st.ksf.stack_drops;
+	f->st.ksf.lost_charges += t->st.ksf.lost_charges;
+	s->retired.tasks_folded++;
+	kcc_task_free(s, t);
+	return 0;
+}
+
+/*
+ * Memory is short: fold every exited thread but @keep (the one whose
+ * sample is being applied) and those a reader has had as exited (the
+ * reader would count them twice; they go once every reader has them).
+ * Tracepoint events can be lost, so once per drain the live ones are
+ * checked first; a scan that folds nothing is not repeated in the drain.
+ */
+static void kcc_task_fold_exited(struct kcc_session *s,
+				 const struct kcc_task *keep)
+{
+	struct kcc_task *t, *n;
+	bool any = false;
+
+	if (s->alive_check_batch != s->work_batches + 1) {
+		s->alive_check_batch = s->work_batches + 1;
+		s->fold_idle = false;
+		kcc_tasks_check_alive(s);
+	}
+	if (!s->nr_foldable || s->fold_idle)
+		return;
+	list_for_each_entry_safe(t, n, &s->task_list, node) {
+		if (t == keep || t->exit_seq ||
+		    (t->flags & (KCC_TASK_EXITED | KCC_TASK_FOLDED)) !=
+		    KCC_TASK_EXITED)
+			continue;
+		if (kcc_task_fold(s, t))
+			break;
+		any = true;
+	}
+	s->fold_idle = !any;
 }
 
 void kcc_tasks_free_all(struct kcc_session *s)
@@ -543,6 +924,8 @@ static void kcc_task_mark_exited(struct kcc_session *s, struct kcc_task *t)
 		return;
 	t->flags |= KCC_TASK_EXITED;
 	s->nr_exited++;
+	if (!(t->flags & KCC_TASK_FOLDED))
+		s->nr_foldable++;
 }
 
 /*
@@ -676,6 +1059,7 @@ void kcc_task_apply(struct kcc_session *s, const struct kcc_rrec *r)
 		s->dropped[KCC_DROP_BUDGET]++;
 		return;
 	}
+	kcc_task_make_room(s, t, &r->s);
 	t0 = local_clock();
 	kcc_stitch_sample(&t->st, &r->s);
 	t->budget_ns += local_clock() - t0;

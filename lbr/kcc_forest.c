@@ -10,6 +10,7 @@
  * u32 per node: 28 bytes a node with the activation counter alone.
  */
 #include "kcc_forest.h"
+#include "kcc_hcct.h"
 
 static u32 kcc_bucket_count(u32 capacity)
 {
@@ -29,6 +30,16 @@ size_t kcc_forest_mem_size(u32 capacity, u32 nmetrics)
 {
 	return (size_t)capacity * kcc_node_stride(nmetrics) +
 	       (size_t)kcc_bucket_count(capacity) * sizeof(u32);
+}
+
+static void kcc_forest_index_init(struct kcc_forest *f, u32 nb)
+{
+	f->bucket_mask = nb - 1;
+	f->hshift = 64;
+	while (nb > 1) {
+		nb >>= 1;
+		f->hshift--;
+	}
 }
 
 /**
@@ -55,14 +66,39 @@ int kcc_forest_init(struct kcc_forest *f, void *mem, size_t mem_size,
 	f->capacity = capacity;
 	f->nodes = mem;
 	f->buckets = (u32 *)((u8 *)mem + (size_t)capacity * f->stride);
-	f->bucket_mask = nb - 1;
-	f->hshift = 64;
-	while (nb > 1) {
-		nb >>= 1;
-		f->hshift--;
-	}
+	kcc_forest_index_init(f, nb);
+	f->pr = NULL;
 	kcc_forest_reset(f);
 	return kcc_forest_set_seed(f, KCC_SEED_FIXED);
+}
+
+int kcc_forest_move(struct kcc_forest *f, void *mem, size_t mem_size,
+		    u32 capacity)
+{
+	u32 nb = kcc_bucket_count(capacity), i;
+
+	if (!mem || ((unsigned long)mem & 7) || capacity >= KCC_FREE ||
+	    capacity < f->count || f->pr ||
+	    mem_size < kcc_forest_mem_size(capacity, f->nmetrics))
+		return -EINVAL;
+	memcpy(mem, f->nodes, (size_t)f->count * f->stride);
+	f->nodes = mem;
+	f->capacity = capacity;
+	f->buckets = (u32 *)((u8 *)mem + (size_t)capacity * f->stride);
+	kcc_forest_index_init(f, nb);
+	memset(f->buckets, 0xff, (size_t)nb * sizeof(u32));
+	/* Free nodes stay on the free list, linked by hnext as before. */
+	for (i = 0; i < f->count; i++) {
+		struct kcc_node *n = kcc_forest_node(f, i);
+		u32 *head;
+
+		if (n->parent == KCC_FREE)
+			continue;
+		head = &f->buckets[kcc_forest_hash(f, n->parent, n->label)];
+		n->hnext = *head;
+		*head = i;
+	}
+	return 0;
 }
 
 /* splitmix64: spreads one seed over the four hash keys. */
@@ -95,12 +131,32 @@ void kcc_forest_reset(struct kcc_forest *f)
 	f->drops = 0;
 }
 
+/*
+ * Here, not in kcc_hcct.c: programs that take this file alone link.
+ * @s: the counter the node takes over, KCC_NIL for none.
+ */
+static void kcc_fprune_new(struct kcc_forest *f, u32 idx, u32 parent, u32 s)
+{
+	struct kcc_fprune *p = f->pr;
+
+	p->ss.slot[idx] = s;
+	if (s != KCC_NIL)
+		p->ss.mon[s] = idx;
+	p->nchild[idx] = 0;
+	p->pin[idx] = p->pin_seq;
+	if (!kcc_is_root_parent(parent))
+		p->nchild[parent]++;
+}
+
 u32 kcc_forest_insert(struct kcc_forest *f, u32 parent, u64 label)
 {
 	u32 *head = &f->buckets[kcc_forest_hash(f, parent, label)];
+	u32 s = KCC_NIL;
 	struct kcc_node *n;
 	u32 i;
 
+	if (f->free_head == KCC_NIL && f->count == f->capacity && f->pr)
+		s = f->pr->reclaim(f);
 	if (f->free_head != KCC_NIL) {
 		i = f->free_head;
 		f->free_head = kcc_forest_node(f, i)->hnext;
@@ -111,6 +167,8 @@ u32 kcc_forest_insert(struct kcc_forest *f, u32 parent, u64 label)
 		return KCC_NIL;
 	}
 	f->live++;
+	if (unlikely(f->pr))
+		kcc_fprune_new(f, i, parent, s);
 	n = kcc_forest_node(f, i);
 	n->label = label;
 	n->parent = parent;

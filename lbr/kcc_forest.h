@@ -51,6 +51,8 @@ struct kcc_node {
 	u64 ctr[];	/* 1 + nmetrics counters */
 };
 
+struct kcc_fprune;
+
 struct kcc_forest {
 	u8 *nodes;		/* capacity * stride bytes */
 	u32 *buckets;		/* bucket_mask + 1 chain heads */
@@ -64,12 +66,20 @@ struct kcc_forest {
 	u32 free_head;		/* freed nodes, linked through hnext */
 	u64 drops;		/* node creations refused: block full */
 	u64 hkey[4];		/* hash keys, from kcc_forest_set_seed() */
+	struct kcc_fprune *pr;	/* hot contexts only (kcc_hcct.h), or NULL */
 };
 
 size_t kcc_forest_mem_size(u32 capacity, u32 nmetrics);
 int kcc_forest_init(struct kcc_forest *f, void *mem, size_t mem_size,
 		    u32 capacity, u32 nmetrics);
 void kcc_forest_reset(struct kcc_forest *f);
+/*
+ * Move @f into a new block of @capacity nodes (at least f->count): the
+ * nodes keep their indices, the index is rebuilt.  The caller frees the
+ * old block.  -EINVAL as kcc_forest_init(), or for a pruned forest.
+ */
+int kcc_forest_move(struct kcc_forest *f, void *mem, size_t mem_size,
+		    u32 capacity);
 /*
  * Labels are addresses the profiled program chooses, so a fixed hash
  * lets it put every edge in one bucket.  kcc_forest_init() keys the hash
@@ -151,6 +161,21 @@ static inline u32 kcc_forest_get(struct kcc_forest *f, u32 parent,
 	return i != KCC_NIL ? i : kcc_forest_insert(f, parent, label);
 }
 
+/* Slow path of kcc_forest_bump() in a pruned forest (kcc_hcct.c). */
+void kcc_fprune_touch(struct kcc_forest *f, u32 idx, u32 ctr, u64 inc);
+
+/*
+ * Add @inc to counter @ctr of node @idx.  The builders count through
+ * this: a pruned forest (f->pr) sees every occurrence.
+ */
+static inline void kcc_forest_bump(struct kcc_forest *f, u32 idx, u32 ctr,
+				   u64 inc)
+{
+	kcc_forest_ctr(f, idx)[ctr] += inc;
+	if (unlikely(f->pr))
+		kcc_fprune_touch(f, idx, ctr, inc);
+}
+
 /* Unlink a node that has no children.  Only the HCCT deletes nodes. */
 void kcc_forest_del(struct kcc_forest *f, u32 idx);
 /* Add all counters of node @si of @src to node @di of @dst. */
@@ -210,6 +235,11 @@ struct kcc_ksf {
  */
 int kcc_ksf_init(struct kcc_ksf *s, struct kcc_forest *f, u32 k,
 		 struct kcc_frame *stack, u32 stack_cap);
+/*
+ * Pin the nodes of the pending frames (kcc_fprune_pin()) before an
+ * operation on a pruned forest: they must outlive it.  O(depth).
+ */
+void kcc_ksf_pin(struct kcc_ksf *s);
 /* Forget the pending activations; the forest is kept. */
 void kcc_ksf_clear_stack(struct kcc_ksf *s);
 /* A call event: move to @label's node and count one activation. */

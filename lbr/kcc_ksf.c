@@ -11,6 +11,7 @@
  * keeps <t, b> per pending activation, so a return is a pop.
  */
 #include "kcc_forest.h"
+#include "kcc_hcct.h"
 #include "kcc_ppp.h"
 
 /**
@@ -98,6 +99,40 @@ static __always_inline void kcc_ksf_slab_down(u32 k, struct kcc_ksf_regs *r)
 		r->slab_pos = r->slab_pos ? r->slab_pos - 1 : k - 1;
 }
 
+/*
+ * In a pruned forest a remembered child may have been deleted, and its
+ * index reused: the memo holds only if the nodes still are the children
+ * (label, parent) the lookups would find.  A child deleted and created
+ * again at the same index is the same context, so that case is right too.
+ */
+static bool kcc_ksf_memo_ok(const struct kcc_forest *f,
+			    const struct kcc_frame *up, u64 label,
+			    bool boundary)
+{
+	const struct kcc_node *n = kcc_forest_node(f, up->memo_t);
+	u32 pb = boundary ? up->t : up->b;
+
+	if (n->label != label || n->parent != (boundary ? KCC_ROOT_SLAB : up->t))
+		return false;
+	if (up->memo_b == KCC_NIL)
+		return pb == KCC_NIL;
+	n = kcc_forest_node(f, up->memo_b);
+	return pb != KCC_NIL && n->label == label && n->parent == pb;
+}
+
+/* Pin the nodes of the pending frames of a pruned forest's builder. */
+void kcc_ksf_pin(struct kcc_ksf *s)
+{
+	u32 d, n = s->depth < s->stack_cap ? s->depth : s->stack_cap;
+
+	if (!s->f->pr)
+		return;
+	for (d = 0; d < n; d++) {
+		kcc_fprune_pin(s->f, s->stack[d].t);
+		kcc_fprune_pin(s->f, s->stack[d].b);
+	}
+}
+
 static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
 					 struct kcc_ksf_regs *r, u64 label,
 					 u64 inc)
@@ -125,7 +160,10 @@ static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
 		t = kcc_forest_get(f, KCC_ROOT_TOP, label);
 	} else {
 		up = &s->stack[d - 1];
-		if (up->memo_t != KCC_NIL && up->memo_label == label) {
+		if (up->memo_t != KCC_NIL && up->memo_label == label &&
+		    (likely(!f->pr) ||
+		     kcc_ksf_memo_ok(f, up, label,
+				     r->slab_pos == 0 && k != KCC_K_INF))) {
 			t = up->memo_t;
 			b = up->memo_b;
 		} else {
@@ -161,9 +199,9 @@ static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
 	 * the bottom location of the next slab.
 	 */
 	if (t != KCC_NIL)
-		kcc_forest_ctr(f, t)[KCC_CTR_CALLS] += inc;
+		kcc_forest_bump(f, t, KCC_CTR_CALLS, inc);
 	if (b != KCC_NIL)
-		kcc_forest_ctr(f, b)[KCC_CTR_CALLS] += inc;
+		kcc_forest_bump(f, b, KCC_CTR_CALLS, inc);
 	if (unlikely((d < k ? t : b) == KCC_NIL))
 		r->lost_calls += inc;
 
@@ -282,9 +320,9 @@ void kcc_ksf_charge(struct kcc_ksf *s, u32 metric, u64 delta)
 	}
 	fr = &s->stack[s->depth - 1];
 	if (fr->t != KCC_NIL)
-		kcc_forest_ctr(s->f, fr->t)[metric] += delta;
+		kcc_forest_bump(s->f, fr->t, metric, delta);
 	if (fr->b != KCC_NIL)
-		kcc_forest_ctr(s->f, fr->b)[metric] += delta;
+		kcc_forest_bump(s->f, fr->b, metric, delta);
 	/* Lost exactly when the call was: see kcc_ksf_push(). */
 	if ((s->depth - 1 < s->k ? fr->t : fr->b) == KCC_NIL)
 		s->lost_charges++;

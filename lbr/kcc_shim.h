@@ -7,7 +7,8 @@
  * hands over, so the kernel can size it once, up front, and a full pool
  * turns into a counted drop instead of an allocation in NMI context.
  * What the core needs from its environment is therefore small: fixed-width
- * integer types, memset/memcpy, 64-bit division and a warning macro.
+ * integer types, memset/memcpy, 64-bit division, an in-place sort (the
+ * kernel's sort(), libc's qsort()) and a warning macro.
  */
 #ifndef KCC_SHIM_H
 #define KCC_SHIM_H
@@ -19,8 +20,15 @@
 #include <linux/bug.h>
 #include <linux/compiler.h>
 #include <linux/math64.h>
+#include <linux/sort.h>
 
 #define KCC_WARN_ON(cond)	WARN_ON_ONCE(cond)
+
+static inline void kcc_sort(void *base, size_t n, size_t size,
+			    int (*cmp)(const void *, const void *))
+{
+	sort(base, n, size, cmp, NULL);
+}
 
 static inline u64 kcc_div_u64(u64 n, u64 d)
 {
@@ -32,6 +40,7 @@ static inline u64 kcc_div_u64(u64 n, u64 d)
 #include <stddef.h>
 #include <stdbool.h>
 #include <string.h>
+#include <stdlib.h>
 #include <errno.h>
 
 typedef uint8_t u8;
@@ -62,6 +71,12 @@ typedef int64_t s64;
 static inline u64 kcc_div_u64(u64 n, u64 d)
 {
 	return n / d;
+}
+
+static inline void kcc_sort(void *base, size_t n, size_t size,
+			    int (*cmp)(const void *, const void *))
+{
+	qsort(base, n, size, cmp);
 }
 #endif /* __KERNEL__ */
 

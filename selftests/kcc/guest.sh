@@ -15,6 +15,9 @@
 # (`kcc dump` of the stream the guest prints) must equal `kcc replay` of
 # the same samples, node for node.
 #
+# kcc_scale: the stream of its pruned forest (blob "scale-hot") must
+# make `kcc report` ($KCC) print phi, epsilon and the guarantee.
+#
 # kcc record: when $KCC_STATIC is a statically linked kcc (make
 # static-kcc), it goes to the guest's /demo with demo_workload, the guest
 # runs `kcc record -k 2 -- demo_workload` and prints the profile; here
@@ -277,6 +280,11 @@ lbr_agree() {
 
 per=1
 [ -n "$equal" ] && per=$((per + 1))
+scale=
+if [ -n "${KCC:-}" ] && [ -x "$KCC" ]; then
+	scale=1
+	per=$((per + 1))
+fi
 [ -n "$record" ] && per=$((per + 2))
 # kcc import in the guest needs perf there (run.sh packs the host's).
 lbr_runs="lbr-wf-calls:floors: lbr-wf-misses:floors: lbr-wf-2ev:floors: lbr-adv-calls::"
@@ -344,6 +352,25 @@ while read -r name vmlinuz kdir; do
 		elif [ -s "$prof" ] &&
 		     "$KCC" report "$prof" >"$tmp/report" 2>&1 &&
 		     grep -q ' main;dl_work;dl_leaf$' "$tmp/report"; then
+			echo "ok $i $what"
+		else
+			head -n 30 "$tmp/report" 2>/dev/null | sed 's/^/# /'
+			echo "not ok $i $what"
+			fail=1
+		fi
+	fi
+	# kcc_scale's pruned forest: kcc report states the guarantee.
+	if [ -n "$scale" ]; then
+		i=$((i + 1))
+		what="guest $name: kcc report of kcc_scale's pruned forest says phi, eps and the guarantee"
+		rm -f "$tmp/report"
+		if [ $rc -eq 4 ]; then
+			echo "ok $i $what # SKIP guest not booted"
+		elif [ ! -s "$tmp/blobs/scale-hot.stream" ]; then
+			echo "ok $i $what # SKIP no scale-hot blob"
+		elif "$KCC" report "$tmp/blobs/scale-hot.stream" >"$tmp/report" 2>&1 &&
+		     grep -q '^# pruned forests: 1, keeping only their hot contexts (Space-Saving, phi [0-9.]*%, eps [0-9.]*%, [1-9][0-9]* cold nodes evicted): .* every context with more than floor(phi N) samples is present and every count is at most eps N below the true one$' "$tmp/report" &&
+		     grep -q '; pruned: 1 forest, hot above [1-9][0-9]* samples, counts within [1-9][0-9]*$' "$tmp/report"; then
 			echo "ok $i $what"
 		else
 			head -n 30 "$tmp/report" 2>/dev/null | sed 's/^/# /'

@@ -102,24 +102,24 @@ static void check_summary(const struct kcc_hcct *h, u64 seed)
 	u32 b, prev = KCC_NIL, seen = 0, bad = 0;
 	u64 last = 0;
 
-	for (b = h->bmin; b != KCC_NIL && seen <= h->m; b = h->bnext[b]) {
+	for (b = h->ss.bmin; b != KCC_NIL && seen <= h->ss.m; b = h->ss.bnext[b]) {
 		u32 s, in = 0;
 
-		bad += h->bprev[b] != prev || h->bhead[b] == KCC_NIL ||
-		       (prev != KCC_NIL && h->bcnt[b] <= last);
-		for (s = h->bhead[b]; s != KCC_NIL && in <= h->m;
-		     s = h->snext[s]) {
-			bad += h->sbkt[s] != b || h->slot[h->mon[s]] != s ||
-			       kcc_forest_ctr(&h->f, h->mon[s])[0] != h->bcnt[b];
+		bad += h->ss.bprev[b] != prev || h->ss.bhead[b] == KCC_NIL ||
+		       (prev != KCC_NIL && h->ss.bcnt[b] <= last);
+		for (s = h->ss.bhead[b]; s != KCC_NIL && in <= h->ss.m;
+		     s = h->ss.snext[s]) {
+			bad += h->ss.sbkt[s] != b || h->ss.slot[h->ss.mon[s]] != s ||
+			       kcc_forest_ctr(&h->f, h->ss.mon[s])[0] != h->ss.bcnt[b];
 			in++;
 		}
 		seen += in;
-		last = h->bcnt[b];
+		last = h->ss.bcnt[b];
 		prev = b;
 	}
-	check(P_SUMMARY, !bad && seen == h->nmon,
+	check(P_SUMMARY, !bad && seen == h->ss.nmon,
 	      "seed %" PRIu64 " m %u: %u inconsistencies, %u counters in buckets of %u",
-	      seed, h->m, bad, seen, h->nmon);
+	      seed, h->ss.m, bad, seen, h->ss.nmon);
 }
 
 static void run(const struct ref_trace *t, const struct ref_map *cct, u64 seed,
@@ -154,18 +154,18 @@ static void run(const struct ref_trace *t, const struct ref_map *cct, u64 seed,
 		if (h.f.live > maxlive)
 			maxlive = h.f.live;
 	}
-	for (i = 0; i < h.nmon; i++)
-		sum += kcc_forest_ctr(&h.f, h.mon[i])[0];
+	for (i = 0; i < h.ss.nmon; i++)
+		sum += kcc_forest_ctr(&h.f, h.ss.mon[i])[0];
 	thr = kcc_hcct_threshold(&h, phi_ppm);
 	check(P_RUN, h.n == N && thr == thr_ref && !h.drops && !h.f.drops &&
-	      !h.depth && !h.bad_returns && sum == N && h.nmon <= m,
+	      !h.depth && !h.bad_returns && sum == N && h.ss.nmon <= m,
 	      "seed %" PRIu64 " phi %u eps %u: n %" PRIu64 "/%" PRIu64 " thr %" PRIu64 "/%" PRIu64 " drops %" PRIu64 " sum %" PRIu64,
 	      seed, phi_ppm, eps_ppm, h.n, N, thr, thr_ref, h.drops, sum);
 
 	/* Mark what must stay: monitored nodes and their ancestors. */
 	need = ref_alloc((size_t)h.f.count + 1);
-	for (i = 0; i < h.nmon; i++) {
-		u32 v = h.mon[i];
+	for (i = 0; i < h.ss.nmon; i++) {
+		u32 v = h.ss.mon[i];
 
 		while (!need[v]) {
 			u32 p = kcc_forest_node(&h.f, v)->parent;
@@ -192,8 +192,8 @@ static void run(const struct ref_trace *t, const struct ref_map *cct, u64 seed,
 	free(need);
 
 	/* Every counter, exported or not, obeys the Space-Saving bounds. */
-	for (i = 0; i < h.nmon; i++) {
-		u32 v = h.mon[i], x = REF_NONE, q = 0;
+	for (i = 0; i < h.ss.nmon; i++) {
+		u32 v = h.ss.mon[i], x = REF_NONE, q = 0;
 		u64 est = kcc_forest_ctr(&h.f, v)[0], f;
 		u64 *lab = ref_alloc(((size_t)d + 1) * sizeof(u64));
 
@@ -213,11 +213,11 @@ static void run(const struct ref_trace *t, const struct ref_map *cct, u64 seed,
 		f = x == REF_NONE ? 0 : cct->e[x].cnt;
 		check(P_EST, x != REF_NONE && est >= f && (est - f) * m < N,
 		      "seed %" PRIu64 " m %u N %" PRIu64 ": monitored node %u estimate %" PRIu64 ", true %" PRIu64 "%s",
-		      seed, m, N, h.mon[i], est, f,
+		      seed, m, N, h.ss.mon[i], est, f,
 		      x == REF_NONE ? " (not a context)" : "");
-		check(P_GUAR, h.err[i] <= est && est - h.err[i] <= f,
+		check(P_GUAR, h.ss.err[i] <= est && est - h.ss.err[i] <= f,
 		      "seed %" PRIu64 " m %u: counter %u estimate %" PRIu64 " err %" PRIu64 ", true %" PRIu64,
-		      seed, m, i, est, h.err[i], f);
+		      seed, m, i, est, h.ss.err[i], f);
 		over += est > f;
 	}
 

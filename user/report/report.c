@@ -765,6 +765,13 @@ int report__build(struct report *r, struct profile *p,
 		r->st_bursts_skipped += s->hdr.status.bursts_skipped;
 		r->st_stitch_errors += s->hdr.status.stitch_errors;
 		r->st_node_drops += s->hdr.status.node_drops;
+		r->st_folded += s->hdr.status.tasks_folded;
+		r->st_pruned += s->hdr.status.forests_pruned;
+		r->st_evicted += s->hdr.status.nodes_evicted;
+		if (s->hdr.status.hcct_phi_ppm > r->hcct_phi_ppm)
+			r->hcct_phi_ppm = s->hdr.status.hcct_phi_ppm;
+		if (s->hdr.status.hcct_eps_ppm > r->hcct_eps_ppm)
+			r->hcct_eps_ppm = s->hdr.status.hcct_eps_ppm;
 		r->ev_enabled_ns += s->hdr.status.ev_enabled_ns;
 		r->ev_running_ns += s->hdr.status.ev_running_ns;
 		r->ev_throttles += s->hdr.status.ev_throttles;
@@ -814,6 +821,10 @@ int report__build(struct report *r, struct profile *p,
 			r->groups[g].stack_drops += t->stack_drops;
 			r->groups[g].stitch_errors += t->stitch_errors;
 			r->groups[g].lost_charges += t->lost_charges;
+			if (t->flags & KCC_TASK_PRUNED) {
+				r->groups[g].pruned++;
+				r->groups[g].pruned_samples += t->samples;
+			}
 		}
 	}
 	for (gi = 0; gi < r->nr_groups; gi++) {
@@ -1114,6 +1125,13 @@ static void print_header(struct report *r, FILE *out)
 		any = true;
 	}
 	fprintf(out, "%s\n", any ? "" : " nothing repaired or dropped");
+	if (r->st_folded)
+		fprintf(out, "# folded: %" PRIu64 " exited threads into their process's forest (pid = tgid)\n",
+			r->st_folded);
+	if (r->st_pruned)
+		fprintf(out, "# pruned forests: %" PRIu64 ", keeping only their hot contexts (Space-Saving, phi %.4f%%, eps %.4f%%, %" PRIu64 " cold nodes evicted): in such a forest, with N its samples (twice for a finite k), every context with more than floor(phi N) samples is present and every count is at most eps N below the true one\n",
+			r->st_pruned, r->hcct_phi_ppm / 1e4, r->hcct_eps_ppm / 1e4,
+			r->st_evicted);
 	if (r->unsymbolized)
 		fprintf(out, "# labels without a symbol: %" PRIu64 "\n", r->unsymbolized);
 }
@@ -1383,6 +1401,15 @@ int report__text(struct report *r, FILE *out)
 			fprintf(out, "; lost: %" PRIu64 " nodes, %" PRIu64 " frames, %" PRIu64 " charges; stitch errors %" PRIu64,
 				g->node_drops, g->stack_drops, g->lost_charges,
 				g->stitch_errors);
+		if (g->pruned) {
+			/* The guarantee in samples, N as the header says. */
+			uint64_t n = g->pruned_samples * (r->k_src == KCC_K_INF ? 1 : 2);
+
+			fprintf(out, "; pruned: %u forest%s, hot above %" PRIu64 " samples, counts within %" PRIu64,
+				g->pruned, g->pruned == 1 ? "" : "s",
+				n * r->hcct_phi_ppm / 1000000,
+				(n * r->hcct_eps_ppm + 999999) / 1000000);
+		}
 		fprintf(out, "\n# total:");
 		for (j = 0; j < r->nr_ctrs; j++) {
 			if (j == KCC_CTR_CALLS && !r->calls_valid)

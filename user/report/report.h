@@ -84,6 +84,8 @@ struct report_grp {
 	uint64_t stack_drops;
 	uint64_t stitch_errors;
 	uint64_t lost_charges;
+	uint32_t pruned;	/* forests with hot contexts only */
+	uint64_t pruned_samples; /* their samples */
 	struct pool ksf;	/* relabelled, joined k-SF */
 	struct pool kccf;	/* its k-CCF */
 	uint64_t kccf_drops;
@@ -154,6 +156,9 @@ struct report {
 	uint64_t st_samples, st_processed, st_dropped[KCC_DROP_NR];
 	uint64_t st_bursts_replayed, st_bursts_skipped, st_stitch_errors;
 	uint64_t st_node_drops;
+	/* memory that follows the work: folding and pruning in kcc.ko */
+	uint64_t st_folded, st_pruned, st_evicted;
+	uint32_t hcct_phi_ppm, hcct_eps_ppm;	/* the largest of the runs */
 	/* the sampled perf events (ABI 1.1 status), summed over the runs */
 	uint64_t ev_enabled_ns, ev_running_ns, ev_throttles;
 	uint32_t ev_nr, ev_errors;

@@ -211,6 +211,19 @@ struct kcc_status {
 	__u32 nr_readers;	/* Out: files attached to read it */
 	__u64 bytes_all;	/* Out: forest memory of every session */
 	__u64 max_bytes_all;	/* Out: the budget they share */
+	/*
+	 * Memory that follows the work: forests grow from the max_bytes
+	 * budget, exited threads are folded into their process's forest
+	 * and a forest that cannot grow keeps its hot contexts
+	 * (Space-Saving, the HCCT's phi and epsilon; kcc-abi.rst).
+	 */
+	__u64 max_bytes;	/* Out: the budget that bytes is kept under */
+	__u64 tasks_created;	/* Out: task forests created since configure */
+	__u64 tasks_folded;	/* Out: exited threads folded (KCC_TASK_FOLDED) */
+	__u64 forests_pruned;	/* Out: forests keeping hot contexts only */
+	__u64 nodes_evicted;	/* Out: cold nodes deleted by those forests */
+	__u32 hcct_phi_ppm;	/* Out: phi of the guarantee, ppm; 0: none pruned */
+	__u32 hcct_eps_ppm;	/* Out: the largest epsilon of those forests, ppm */
 };
 
 #define KCC_IOC_STATUS		_IOWR(KCC_IOC_MAGIC, 0x05, struct kcc_status)
@@ -355,6 +368,9 @@ struct kcc_rec {
  */
 #define KCC_TASK_IMAGE_SHIFT	16
 #define KCC_TASK_FLAGS_MASK	0xffffu
+/* Memory that follows the work (see kcc_status.tasks_folded) */
+#define KCC_TASK_FOLDED		(1u << 2)	/* exited threads of tgid, pid = tgid */
+#define KCC_TASK_PRUNED		(1u << 3)	/* hot contexts only: counts within eps N */
 
 struct kcc_rec_task {
 	struct kcc_rec hdr;

@@ -301,7 +301,8 @@ static inline const char *kcc_stream_check(const char *buf, size_t len,
 			    sizeof(*t) + t->nr_nodes * node_sz != r->size)
 				return "task record size does not match nr_nodes";
 			if (t->flags & KCC_TASK_FLAGS_MASK &
-			    ~(KCC_TASK_EXITED | KCC_TASK_EXEC))
+			    ~(KCC_TASK_EXITED | KCC_TASK_EXEC | KCC_TASK_FOLDED |
+			      KCC_TASK_PRUNED))
 				return "unknown task flags";
 			p = (const char *)(t + 1);
 			for (i = 0; i < t->nr_nodes; i++, p += node_sz) {
