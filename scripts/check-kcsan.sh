@@ -43,6 +43,7 @@ stage build sh "$top/scripts/kernels.sh" provide kcsan >/dev/null
 rc=$?
 [ $rc -eq 4 ] && exit 4
 [ $rc -eq 0 ] || exit 1
+# shellcheck disable=SC2046 # "VMLINUZ KDIR", two words
 set -- $(sh "$top/scripts/kernels.sh" get kcsan)
 vmlinuz=$1 kdir=$2
 

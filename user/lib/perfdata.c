@@ -227,7 +227,7 @@ static const void *pd_aligned(struct perfdata *pd, int i, const void *p,
 {
 	void *nb;
 
-	if (!p || !((uintptr_t)p & 7))
+	if (!p || !n || !((uintptr_t)p & 7))
 		return p;
 	if (n > pd->scratch_cap[i]) {
 		nb = realloc(pd->scratch[i], n);

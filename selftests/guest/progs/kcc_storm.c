@@ -16,8 +16,11 @@
  *
  *   -m kcc    a kcc session (KCC_IOC_CONFIGURE, START, STOP, close) on
  *             this process (-t pid) or every CPU (-t all), cpu-clock
- *   -m perf   the same event with perf_event_open() alone, no /dev/kcc:
- *             the control that tells kcc's part from perf's
+ *   -m perf   the same event with perf_event_open() alone, no /dev/kcc
+ *             (per thread, inherited, or per CPU with -t all), its count
+ *             read before the close (as perf stat does; kcc
+ *             reads its events' counts at STOP): the control that tells
+ *             kcc's part from perf's
  *   -e cs     (perf only) the context-switches software event instead
  *             of cpu-clock; kcc.ko refuses it as a sampled event
  *
@@ -30,6 +33,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,12 +45,15 @@
 
 static volatile int stop_pingpong;
 static int pipes[2][2];
+static volatile pid_t tids[2];
 
 /* Ping-pong one byte between two threads: a context switch per hop. */
 static void *pingpong(void *arg)
 {
 	int side = (int)(long)arg;
 	char c = 0;
+
+	tids[side] = syscall(SYS_gettid);
 
 	if (side)
 		(void)!write(pipes[0][1], &c, 1);
@@ -71,6 +78,7 @@ static int perf_cycle(int all, int cs)
 {
 	struct perf_event_attr a;
 	int fds[64], n = 0, cpu, ncpu, ok = 1;
+	uint64_t count;
 
 	memset(&a, 0, sizeof(a));
 	a.size = sizeof(a);
@@ -83,8 +91,10 @@ static int perf_cycle(int all, int cs)
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	if (ncpu > 64)
 		ncpu = 64;
-	for (cpu = 0; cpu < (all ? ncpu : 1); cpu++) {
-		int fd = syscall(SYS_perf_event_open, &a, all ? -1 : 0,
+	/* all: one event per CPU; else one per thread, as kcc opens them */
+	for (cpu = 0; cpu < (all ? ncpu : 3); cpu++) {
+		pid_t pid = all ? -1 : cpu ? tids[cpu - 1] : 0;
+		int fd = syscall(SYS_perf_event_open, &a, pid,
 				 all ? cpu : -1, -1, 0);
 
 		if (fd < 0) {
@@ -95,6 +105,9 @@ static int perf_cycle(int all, int cs)
 		fds[n++] = fd;
 	}
 	spin();
+	/* Read the counts before closing, as perf stat does. */
+	for (cpu = 0; cpu < n; cpu++)
+		(void)!read(fds[cpu], &count, sizeof(count));
 	while (n)
 		close(fds[--n]);
 	return ok;
@@ -160,6 +173,8 @@ int main(int argc, char **argv)
 		return 1;
 	for (i = 0; i < 2; i++)
 		pthread_create(&th[i], NULL, pingpong, (void *)(long)i);
+	while (!tids[0] || !tids[1])
+		sched_yield();
 	for (i = 0; i < cycles; i++) {
 		if (!(use_perf ? perf_cycle(all, cs) : kcc_cycle(fd, all)))
 			break;
