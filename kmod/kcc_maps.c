@@ -191,7 +191,7 @@ void kcc_maps_start(void)
 					(void *)kcc_probe_mmap_lock;
 	int ret;
 
-	if (!tp || kcc_maps_tp)
+	if (!tp || kcc_maps_tp || !kcc_param_tracepoints)
 		return;
 	ret = tracepoint_probe_register(tp, probe, NULL);
 	if (ret) {

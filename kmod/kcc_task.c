@@ -86,11 +86,12 @@ static struct kcc_tp kcc_tps[] = {
  * Tests only: tracepoints=0 loads without the probes, so that a kernel
  * problem can be told from the tracepoint patching they cause
  * (Documentation/testing.rst, multi-threaded TCG).  Exits and execs then
- * go unseen: forests of exited tasks stay until the session ends.
+ * go unseen: forests of exited tasks stay until the session ends.  The
+ * mapping probe of kcc_maps.c stays off too.
  */
-static bool kcc_param_tracepoints = true;
+bool kcc_param_tracepoints = true;
 module_param_named(tracepoints, kcc_param_tracepoints, bool, 0444);
-MODULE_PARM_DESC(tracepoints, "attach the sched exit/exec probes (default 1; 0 is for tests only)");
+MODULE_PARM_DESC(tracepoints, "attach the sched exit/exec and mapping probes (default 1; 0 is for tests only)");
 
 static void kcc_tp_lookup(struct tracepoint *tp, void *priv)
 {

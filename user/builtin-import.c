@@ -135,6 +135,7 @@ static int import_map(struct import *im, const struct perfdata_rec *r)
 	if (!m->path)
 		return -ENOMEM;
 	m->tgid = r->pid;
+	m->image = 0;	/* perf data has no images: one per pid */
 	m->start = r->m.start;
 	m->end = r->m.start + r->m.len;
 	m->pgoff = r->m.pgoff;

@@ -59,15 +59,18 @@ stage() {	# stage NAME START: the time of a stage, as a comment
 }
 
 # inroot CMD...: CMD in the root, with /proc, /sys and /dev mounted in a
-# mount namespace of its own; output to $tmp/out and $tmp/err.
+# mount namespace of its own, and apt's downloads kept in $cache/archives
+# (a cache of .deb files: the root stays clean, reruns download less);
+# output to $tmp/out and $tmp/err.
 inroot() {
 	unshare --mount --propagation private sh -c '
-		r=$1; shift
+		r=$1 a=$2; shift 2
 		mount -t proc proc "$r/proc" && mount -t sysfs sys "$r/sys" &&
 		mount --rbind /dev "$r/dev" &&
+		mount --bind "$a" "$r/var/cache/apt/archives" &&
 		exec chroot "$r" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 			HOME=/root LC_ALL=C DEBIAN_FRONTEND=noninteractive "$@"
-	' sh "$root" "$@" >"$tmp/out" 2>"$tmp/err"
+	' sh "$root" "$cache/archives" "$@" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 }
 
@@ -76,15 +79,14 @@ show() {	# the last lines of the output of the last inroot
 }
 
 # ---- the root --------------------------------------------------------
-mkdir -p "$root"
+mkdir -p "$root" "$cache/archives/partial"
 start=$(date +%s)
 if [ ! -s "$base" ]; then
 	if debootstrap --variant=minbase "$suite" "$root" "$mirror" \
 		>"$tmp/debootstrap.log" 2>&1; then
 		cp /etc/resolv.conf "$root/etc/resolv.conf"
 		inroot sh -c 'apt-get update -q &&
-			apt-get install -y -q --no-install-recommends linux-headers-amd64 &&
-			apt-get clean'
+			apt-get install -y -q --no-install-recommends linux-headers-amd64'
 		if [ $rc -eq 0 ]; then
 			mkdir -p "$cache" &&
 				tar -C "$root" -cf - . | zstd -q -T0 -o "$base.tmp" &&
@@ -192,7 +194,11 @@ else
 	false
 fi
 result $? "dkms build kcc/$ver -k $kver (after dkms unbuild)"
-[ $rc -eq 0 ] || { show; tail -n 30 "$log" 2>/dev/null | sed 's/^/# /'; }
+if [ $rc -ne 0 ]; then	# dkms keeps a failed build's log in build/
+	show
+	tail -n 30 "$log" "$root/var/lib/dkms/kcc/$ver/build/make.log" \
+		2>/dev/null | sed 's/^/# /'
+fi
 
 inroot modinfo -F vermagic "/var/lib/dkms/kcc/$ver/$kver/x86_64/module/kcc.ko"
 case $(cat "$tmp/out") in

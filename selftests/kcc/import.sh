@@ -16,7 +16,7 @@
 ktap_begin
 command -v python3 >/dev/null 2>&1 || ktap_skip_all "no python3"
 ktap_tmpdir import
-plan 17
+plan 19
 PD="python3 $(dirname "$0")/perfdata.py"
 
 # ksf FILE: the forest lines of kcc dump or kcc replay (no task line).
@@ -117,6 +117,34 @@ open(sys.argv[2], "wb").write(b)
 EOF
 expect 1 "record of size 4" "a record shorter than its header: exit 1, names it" -- \
 	"$KCC" import -o "$tmp/x.kcc" "$tmp/bad.data"
+
+# The data section 4 bytes off 8-byte alignment, so every callchain and
+# branch stack in the file is too (the perf.data fuzzer's finding: they
+# were handed out as misaligned u64 arrays).  Same samples, same k-SF.
+python3 - "$tmp/one.data" "$tmp/odd.data" <<'EOF'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+off, size = struct.unpack_from("<QQ", b, 40)
+feat = sum(bin(x).count("1") for x in b[72:104])
+b[off:off] = bytes(4)
+struct.pack_into("<Q", b, 40, off + 4)
+if struct.unpack_from("<Q", b, 56)[0] >= off:
+    struct.pack_into("<Q", b, 56, struct.unpack_from("<Q", b, 56)[0] + 4)
+t = off + 4 + size
+for i in range(feat):
+    o = struct.unpack_from("<Q", b, t + 16 * i)[0]
+    if o >= off:
+        struct.pack_into("<Q", b, t + 16 * i, o + 4)
+open(sys.argv[2], "wb").write(b)
+EOF
+expect 0 "1 tasks, 10004 of 10004 samples" "data section off alignment: imported, every sample" -- \
+	"$KCC" import -k 3 -o "$tmp/odd.kcc" "$tmp/odd.data"
+run "$KCC" dump "$tmp/odd.kcc"
+ksf "$tmp/out" >"$tmp/got"
+[ $rc -eq 0 ] && ! sanitized && cmp -s "$tmp/want" "$tmp/got"
+st=$?
+[ $st -eq 0 ] || show
+result $st "data section off alignment: the same k-SF"
 
 expect 2 "no perf.data file given" "no operand: exit 2" -- "$KCC" import
 expect 2 "bad -k" "-k 0: exit 2" -- "$KCC" import -k 0 "$tmp/one.data"

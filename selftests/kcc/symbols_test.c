@@ -102,6 +102,7 @@ static int exec_maps(const char *bin, uint64_t base, uint32_t tgid,
 			   &off, &va, &pa, &fsz, &msz, flags) < 6 ||
 		    !strchr(flags, 'E'))
 			continue;
+		memset(&m, 0, sizeof(m));
 		m.tgid = tgid;
 		m.start = base + (va & ~0xfffull);
 		m.end = base + ((va + msz + 0xfff) & ~0xfffull);

@@ -197,6 +197,11 @@ void perfdata__exit(struct perfdata *pd)
 	free(pd->ev);
 	pd->ev = NULL;
 	pd->nr_ev = 0;
+	for (i = 0; i < 2; i++) {
+		free(pd->scratch[i]);
+		pd->scratch[i] = NULL;
+		pd->scratch_cap[i] = 0;
+	}
 }
 
 /* The event whose sample id is @id, or -1. */
@@ -209,6 +214,32 @@ static int pd_event_of(const struct perfdata *pd, uint64_t id)
 			if (pd->ev[i].ids[j] == id)
 				return (int)i;
 	return -1;
+}
+
+/*
+ * @p, or a copy of its @n bytes in scratch buffer @i when it is not
+ * 8-byte aligned: callchains and branch stacks are arrays of u64, and a
+ * damaged file (an odd PERF_SAMPLE_RAW size, an odd data offset) can put
+ * them anywhere.  The copy lasts until the next perfdata__next().
+ */
+static const void *pd_aligned(struct perfdata *pd, int i, const void *p,
+			      size_t n)
+{
+	void *nb;
+
+	if (!p || !((uintptr_t)p & 7))
+		return p;
+	if (n > pd->scratch_cap[i]) {
+		nb = realloc(pd->scratch[i], n);
+		if (!nb) {
+			pd->oom = true;
+			return NULL;
+		}
+		pd->scratch[i] = nb;
+		pd->scratch_cap[i] = n;
+	}
+	memcpy(pd->scratch[i], p, n);
+	return pd->scratch[i];
 }
 
 /*
@@ -299,7 +330,8 @@ static int pd_sample(struct perfdata *pd, struct cur c, struct perfdata_rec *r)
 		if (r->s.nr_chain > c.left / 8)
 			c.bad = true;
 		else
-			r->s.chain = cur_skip(&c, r->s.nr_chain * 8);
+			r->s.chain = pd_aligned(pd, 0, cur_skip(&c, r->s.nr_chain * 8),
+						r->s.nr_chain * 8);
 	}
 	if (st & PERF_SAMPLE_RAW) {
 		uint32_t size = 0;
@@ -315,9 +347,13 @@ static int pd_sample(struct perfdata *pd, struct cur c, struct perfdata_rec *r)
 		if (r->s.nr_br > c.left / sizeof(struct perf_branch_entry))
 			c.bad = true;
 		else
-			r->s.br = cur_skip(&c, r->s.nr_br *
-					   sizeof(struct perf_branch_entry));
+			r->s.br = pd_aligned(pd, 1, cur_skip(&c, r->s.nr_br *
+					     sizeof(struct perf_branch_entry)),
+					     r->s.nr_br *
+					     sizeof(struct perf_branch_entry));
 	}
+	if (pd->oom)
+		return -ENOMEM;
 	if (c.bad)
 		return pd_err(pd, r->off, "sample shorter than its sample_type");
 	r->kind = PERFDATA_SAMPLE;

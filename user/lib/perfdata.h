@@ -21,6 +21,7 @@
 #ifndef KCC_PERFDATA_H
 #define KCC_PERFDATA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/perf_event.h>
@@ -71,6 +72,10 @@ struct perfdata {
 	uint32_t nr_ev;
 	uint64_t pos, end;		/* the data section being read */
 	char err[160];			/* why the last call failed */
+	/* aligned copies of a sample's callchain and branch stack */
+	void *scratch[2];
+	size_t scratch_cap[2];
+	bool oom;
 };
 
 /*
@@ -80,7 +85,11 @@ struct perfdata {
  */
 int perfdata__open(struct perfdata *pd, const void *buf, size_t len);
 void perfdata__exit(struct perfdata *pd);
-/* The next record into @r: 1, 0 at the end, -EINVAL (pd->err). */
+/*
+ * The next record into @r: 1, 0 at the end, -EINVAL (pd->err), -ENOMEM.
+ * Its pointers are valid until the next call (a callchain or branch
+ * stack that is not 8-byte aligned in the file is copied).
+ */
 int perfdata__next(struct perfdata *pd, struct perfdata_rec *r);
 
 #endif /* KCC_PERFDATA_H */

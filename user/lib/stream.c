@@ -612,34 +612,53 @@ int stream__write_task(struct sbuf *b, const struct stream_task *t,
 	return b->err;
 }
 
+/* The fixed part of a KCC_REC_WATCH, its counters to follow. */
+static void put_watch(struct sbuf *b, const struct stream_watch *w)
+{
+	struct kcc_rec_watch rw;
+
+	memset(&rw, 0, sizeof(rw));
+	rw.hdr.type = KCC_REC_WATCH;
+	rw.hdr.size = sizeof(rw) + (size_t)w->nr_contexts * w->nr_ctrs * 8;
+	rw.pid = w->pid;
+	rw.tgid = w->tgid;
+	rw.start_time_ns = w->start_time_ns;
+	rw.nr_contexts = w->nr_contexts;
+	rw.nr_ctrs = w->nr_ctrs;
+	rw.range = w->range;
+	memcpy(rw.totals, w->totals, sizeof(rw.totals));
+	memcpy(rw.residual, w->residual, sizeof(rw.residual));
+	rw.aliased = w->aliased;
+	rw.stack_drops = w->stack_drops;
+	sbuf__append(b, &rw, sizeof(rw));
+}
+
 int stream__write_watch(struct sbuf *b, const struct stream_task *t,
 			const struct kcc_ppp_run *r)
 {
 	size_t n = (size_t)r->p->nctx * (1 + r->nmetrics);
-	struct kcc_rec_watch rw;
+	struct stream_watch w;
 	uint64_t *c;
 	uint32_t m;
 
 	if (1 + r->nmetrics != KCC_NR_CTRS)
 		return -EINVAL;
-	memset(&rw, 0, sizeof(rw));
-	rw.hdr.type = KCC_REC_WATCH;
-	rw.hdr.size = sizeof(rw) + n * 8;
-	rw.pid = t->pid;
-	rw.tgid = t->tgid;
-	rw.start_time_ns = t->start_time_ns;
-	rw.nr_contexts = r->p->nctx;
-	rw.nr_ctrs = KCC_NR_CTRS;
-	rw.range = r->p->range;
-	rw.totals[KCC_CTR_CALLS] = r->weight;
-	rw.residual[KCC_CTR_CALLS] = r->resid_calls;
+	memset(&w, 0, sizeof(w));
+	w.pid = t->pid;
+	w.tgid = t->tgid;
+	w.start_time_ns = t->start_time_ns;
+	w.nr_contexts = r->p->nctx;
+	w.nr_ctrs = KCC_NR_CTRS;
+	w.range = r->p->range;
+	w.totals[KCC_CTR_CALLS] = r->weight;
+	w.residual[KCC_CTR_CALLS] = r->resid_calls;
 	for (m = 0; m < r->nmetrics; m++) {
-		rw.totals[m + 1] = r->charged[m];
-		rw.residual[m + 1] = r->resid[m];
+		w.totals[m + 1] = r->charged[m];
+		w.residual[m + 1] = r->resid[m];
 	}
-	rw.aliased = r->aliased;
-	rw.stack_drops = r->stack_drops;
-	sbuf__append(b, &rw, sizeof(rw));
+	w.aliased = r->aliased;
+	w.stack_drops = r->stack_drops;
+	put_watch(b, &w);
 	c = sbuf__append(b, NULL, n * 8);
 	if (c)
 		kcc_ppp_export(r, c);
@@ -684,6 +703,11 @@ int stream__write(const struct stream *s, struct sbuf *out)
 	stream__write_header(out, &s->hdr, s->desc);
 	for (i = 0; i < s->nr_tasks; i++)
 		stream__write_task(out, &s->tasks[i], s->nr_ctrs);
+	for (i = 0; i < s->nr_watch; i++) {
+		put_watch(out, &s->watch[i]);
+		sbuf__append(out, s->watch[i].counts, (size_t)s->watch[i].nr_contexts *
+			     s->watch[i].nr_ctrs * 8);
+	}
 	for (i = 0; i < s->nr_maps; i++)
 		stream__write_map(out, &s->maps[i]);
 	return stream__write_end(out);
@@ -747,7 +771,6 @@ int stream__from_trace(struct sbuf *out, const struct trace *t,
 		ret = kcc_ppp_set_ranges(g->watch, ranges, nr);
 		if (ret)
 			goto cleanup;
-		ret = -ENOMEM;
 	}
 	for (i = 0; i < nthreads; i++) {
 		struct stream_task *tk = &tasks[i];

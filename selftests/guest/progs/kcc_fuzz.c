@@ -10,7 +10,8 @@
  * that are NULL, inaccessible, in the kernel half, non-canonical or straddle a
  * guard page; start/stop/reset storms; two-event configurations (the
  * calls_* block), started for real when the software LBR PMU kcc_lbr is
- * loaded (selftests/lbrpmu); read() of every size and from bad
+ * loaded (selftests/lbrpmu); watched sets (KCC_IOC_WATCH), valid ones
+ * on real sessions and broken ones; read() of every size and from bad
  * buffers; poll().  It asserts what kcc.h promises (unknown magic ->
  * ENOTTY, nonzero reserved -> EINVAL, bad pointers -> EFAULT, the sample
  * accounting, a well-formed stream) and, above all, survives: the host
@@ -380,8 +381,89 @@ union cmd_buf {
 	struct kcc_config c;
 	struct kcc_status st;
 	struct kcc_inject in;
+	struct kcc_watch w;
 	char raw[2 * PAGE + 64];
 };
+
+/*
+ * A watched set for KCC_IOC_WATCH in @buf (a page): address ranges of
+ * routines, context lengths and paths, mostly consistent, some one way
+ * wrong (a length of 0 or past KCC_WATCH_K_MAX + 1, a routine id out of
+ * range, the label count or k off, a range backwards).  Sets *planted
+ * when a reserved field is nonzero.
+ */
+static void fill_watch(struct rnd *r, struct kcc_watch *w, char *buf,
+		       int *planted)
+{
+	struct kcc_watch_range *rg = (void *)buf;
+	uint32_t *lens = (void *)(buf + 1024), *paths = (void *)(buf + 2048);
+	uint32_t i, j, nl = 0, kmax = 0;
+
+	memset(w, 0, sizeof(*w));
+	w->size = sizeof(*w);
+	w->nr_routines = 1 + rnd_below(r, 8);
+	w->nr_ranges = rnd_below(r, 9);
+	for (i = 0; i < w->nr_ranges; i++) {
+		rg[i].start = 0x400000 + i * 0x100;
+		rg[i].end = rg[i].start + 0x100;
+		rg[i].routine = rnd_below(r, w->nr_routines);
+		rg[i].__reserved = 0;
+		if (rnd_one_in(r, 16))
+			rg[i].end = rg[i].start - 1;
+		if (rnd_one_in(r, 16))
+			rg[i].routine = w->nr_routines + rnd_below(r, 3);
+		if (rnd_one_in(r, 32))
+			rg[i].start = rg[i].end = 0;
+	}
+	w->nr_contexts = rnd_below(r, 12);
+	for (i = 0; i < w->nr_contexts && nl < 200; i++) {
+		lens[i] = 1 + rnd_below(r, 4);
+		if (rnd_one_in(r, 20))
+			lens[i] = rnd_one_in(r, 2) ? 0 : KCC_WATCH_K_MAX + 2;
+		for (j = 0; j < lens[i] && nl < 200; j++)
+			paths[nl++] = rnd_below(r, w->nr_routines);
+		if (lens[i] > kmax)
+			kmax = lens[i];
+	}
+	w->nr_contexts = i;
+	w->nr_labels = nl;
+	w->k = kmax ? kmax - 1 : 0;
+	w->range = w->nr_contexts * (1 + rnd_below(r, 4));
+	if (nl && rnd_one_in(r, 20))
+		paths[rnd_below(r, nl)] = w->nr_routines + rnd_below(r, 5);
+	switch (rnd_below(r, 12)) {
+	case 0:
+		w->nr_labels = rnd_next(r);
+		break;
+	case 1:
+		w->k = rnd_below(r, 20);
+		break;
+	case 2:
+		w->range = rnd_next(r);
+		break;
+	case 3:
+		w->nr_contexts = rnd_one_in(r, 2) ? KCC_WATCH_MAX_CONTEXTS + 1 :
+						    (uint32_t)rnd_next(r);
+		break;
+	case 4:
+		w->nr_ranges = rnd_one_in(r, 2) ? KCC_WATCH_MAX_RANGES + 1 :
+						  (uint32_t)rnd_next(r);
+		break;
+	case 5:
+		w->flags = 1u << rnd_below(r, 32);
+		*planted = 1;
+		break;
+	case 6:
+		w->__reserved[rnd_below(r, 2)] = 1ull << rnd_below(r, 64);
+		*planted = 1;
+		break;
+	default:
+		break;
+	}
+	w->ranges = (uintptr_t)rg;
+	w->lens = (uintptr_t)lens;
+	w->paths = (uintptr_t)paths;
+}
 
 /*
  * One command of kcc.h with a random struct.  Asserts only what kcc.h
@@ -400,7 +482,7 @@ static void op_struct(struct ctx *x, int fd)
 	uint32_t cnt;
 
 	memset(x->area, 0, 3 * PAGE);
-	switch (rnd_below(r, 5)) {
+	switch (rnd_below(r, 6)) {
 	case 0:
 		cmd = KCC_IOC_VERSION;
 		u->v.size = pick_size(r, sizeof(u->v));
@@ -447,6 +529,19 @@ static void op_struct(struct ctx *x, int fd)
 			u->in.__reserved = 1;
 			planted = 1;
 		}
+		break;
+	case 4:
+		cmd = KCC_IOC_WATCH;
+		fill_watch(r, &u->w, x->inj, &planted);
+		if (rnd_one_in(r, 6))
+			u->w.paths = (uintptr_t)pick_ptr(r, x->area,
+					rnd_below(r, PTR_NR), 4 * u->w.nr_labels);
+		else if (rnd_one_in(r, 6))
+			u->w.ranges = (uintptr_t)pick_ptr(r, x->area,
+					rnd_below(r, PTR_NR),
+					sizeof(struct kcc_watch_range) * u->w.nr_ranges);
+		if (!planted)
+			u->w.size = pick_size(r, sizeof(u->w));
 		break;
 	default:
 		cmd = ctl[rnd_below(r, 3)];
@@ -668,6 +763,42 @@ static void op_storm(struct ctx *x, int fd)
 }
 
 /* A valid session on this process, started: real samples flow. */
+/*
+ * A valid watched set over this program's own code: routine 0 the page
+ * of op_session(), routine 1 the next one; contexts 0, 1 and 0;1.
+ */
+static void op_session_watch(struct ctx *x, int fd)
+{
+	static const uint32_t lens[] = { 1, 1, 2 }, paths[] = { 0, 1, 0, 1 };
+	struct kcc_watch_range rg[2];
+	struct kcc_watch w;
+	uint64_t page = (uintptr_t)op_session_watch & ~(uint64_t)(PAGE - 1);
+
+	memset(rg, 0, sizeof(rg));
+	rg[0].start = page;
+	rg[0].end = page + PAGE;
+	rg[1].start = page + PAGE;
+	rg[1].end = page + 2 * PAGE;
+	rg[1].routine = 1;
+	memset(&w, 0, sizeof(w));
+	w.size = sizeof(w);
+	w.k = 1;
+	/* kcc_ppp_build() numbers these three in 3; 6 must be refused */
+	w.range = rnd_one_in(&x->r, 4) ? 6 : 3;
+	w.nr_routines = 2;
+	w.nr_ranges = 2;
+	w.nr_contexts = 3;
+	w.nr_labels = 4;
+	w.ranges = (uintptr_t)rg;
+	w.lens = (uintptr_t)lens;
+	w.paths = (uintptr_t)paths;
+	x->st.calls++;
+	if (ioctl(fd, KCC_IOC_WATCH, &w) == 0)
+		x->st.ok++;
+	else
+		x->st.errors++;
+}
+
 static void op_session(struct ctx *x, int fd)
 {
 	struct kcc_config c;
@@ -697,6 +828,8 @@ static void op_session(struct ctx *x, int fd)
 		x->st.ok++;
 	else
 		x->st.errors++;
+	if (rnd_one_in(&x->r, 2))
+		op_session_watch(x, fd);
 	if (ioctl(fd, KCC_IOC_START, 0) == 0)
 		x->st.ok++;
 	else
