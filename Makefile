@@ -298,6 +298,13 @@ kernels:
 guest-kernels:
 	$(Q)KCC_GUEST_KERNELS="$(KERNELS)" sh selftests/kcc/guest.sh
 
+# The guest suite on the 6.12 debug kernel (nightly, not in .ci/run:
+# Documentation/testing.rst).
+.PHONY: check-debug-6.12
+check-debug-6.12:
+	$(Q)sh scripts/kernels.sh provide debug-6.12 >/dev/null && \
+		KCC_GUEST_KERNELS=debug-6.12 sh selftests/kcc/guest.sh
+
 # kcc.ko under KCSAN (nightly, not in .ci/run: Documentation/testing.rst).
 .PHONY: check-kcsan
 check-kcsan:
