@@ -108,14 +108,29 @@ static int do_session(void *arg)
  */
 static pid_t sleeper(uid_t uid)
 {
-	pid_t p = fork();
+	int ready[2];
+	char c = 0;
+	pid_t p;
 
+	if (pipe(ready))
+		return -1;
+	p = fork();
 	if (p == 0) {
+		close(ready[0]);
 		if (kcc_become(uid, 0) || prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
+			_exit(1);
+		/* Only now is it @uid's and dumpable: the checks may start. */
+		if (write(ready[1], "r", 1) != 1)
 			_exit(1);
 		for (;;)
 			pause();
 	}
+	close(ready[1]);
+	if (p > 0 && read(ready[0], &c, 1) != 1) {
+		waitpid(p, NULL, 0);
+		p = -1;
+	}
+	close(ready[0]);
 	return p;
 }
 
