@@ -801,10 +801,21 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	check_samples(filter, stray_every, min, skid);
-	if (!script && !strcmp(event, "calls"))
+	/*
+	 * A per-task event counts exactly.  System-wide, the per-CPU events
+	 * can each count a stretch of a thread that migrates between them
+	 * (a known limit of the test PMU's model: 1.3 % and 4.9 % too many
+	 * seen on 6.12-rt and the 6.12 debug kernel, Documentation/
+	 * lbrpmu.rst): never fewer, at most 1/16 more.
+	 */
+	if (!script && !strcmp(event, "calls") && !syswide)
 		tap(count == trace_calls,
 		    "kcc_lbr/calls/ counted the calls of the trace (%" PRIu64
 		    " counted, %" PRIu64 " traced)", count, trace_calls);
+	if (!script && !strcmp(event, "calls") && syswide)
+		tap(count >= trace_calls && count - trace_calls <= trace_calls / 16,
+		    "kcc_lbr/calls/ system-wide counted the calls of the trace, or up to 1/16 more (%"
+		    PRIu64 " counted, %" PRIu64 " traced)", count, trace_calls);
 	if (!script && !strcmp(event, "misses"))
 		tap(count == trace_misses,
 		    "kcc_lbr/misses/ counted the misses of the trace's calls (%"
