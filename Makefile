@@ -161,6 +161,19 @@ check: $(O)/san/kcc $(O)/san/kccread $(TEST_BINS) $(STATIC_KCC)
 check-user: export KCC_USER_ONLY := 1
 check-user: check
 
+# make check with two CPU-bound processes beside it, as on a shared CI
+# machine (scripts/loaded.sh; KCC_LOAD_PROCS sets how many).
+.PHONY: check-loaded
+check-loaded:
+	$(Q)sh scripts/loaded.sh $(MAKE) check
+
+# How often each guest test fails, plain and loaded (scripts/flaky.sh;
+# FLAKY_ARGS, e.g. "-n 5 -k 6.1 -a kccmode=lbr").  Hours: not in CI.
+FLAKY_ARGS ?=
+.PHONY: flaky
+flaky:
+	$(Q)sh scripts/flaky.sh $(FLAKY_ARGS)
+
 # ---- fuzzing (clang libFuzzer): the stream, profile, perf.data and watch-file parsers
 FUZZ_CC	     ?= clang
 FUZZ_TIME    ?= 20

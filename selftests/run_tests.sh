@@ -16,6 +16,11 @@
 # subtests than it planned without saying "not ok" itself, and one skip
 # for a test that skipped as a whole without a result line of its own.
 # Exit status 1 when anything failed.
+#
+# Each test may run KCC_TEST_TIMEOUT seconds (default 600), or what a
+# script declares in a header line "# timeout: SECONDS" (as kselftest's
+# per-directory settings file does): a test that bounds its own parts,
+# such as guest.sh's boots, declares the sum of those bounds.
 
 KSFT_SKIP=4
 TIMEOUT=${KCC_TEST_TIMEOUT:-600}
@@ -39,8 +44,17 @@ out=$(mktemp "${TMPDIR:-/tmp}/kcc-test.XXXXXX") || exit 1
 trap 'rm -f "$out"' EXIT
 trap 'exit 130' INT TERM
 
+# The time limit of test $1: its declared one, or $TIMEOUT.
+limit_of() {
+	l=
+	case $1 in
+	*.sh) l=$(sed -n '1,40s/^# timeout: \([0-9][0-9]*\)$/\1/p' "$1" | head -n 1) ;;
+	esac
+	echo "${l:-$TIMEOUT}"
+}
+
 if command -v timeout >/dev/null 2>&1; then
-	run_limited() { timeout "$TIMEOUT" "$@"; }
+	run_limited() { timeout "$limit" "$@"; }
 else
 	run_limited() { "$@"; }
 fi
@@ -55,12 +69,15 @@ i=0
 for t in "$@"; do
 	i=$((i + 1))
 	name=$(basename "$t")
+	limit=$(limit_of "$t")
+	start=$(date +%s)
 	case "$t" in
 	*.sh) run_limited sh "$t" >"$out" 2>&1 ;;
 	*) run_limited "$t" >"$out" 2>&1 ;;
 	esac
 	rc=$?
 	sed 's/^/# /' "$out"
+	echo "# $name: $(( $(date +%s) - start )) s"
 
 	# Subtest lines of this test: passes, failures, skips, plan.
 	p=0 f=0 s=0 plan=0
@@ -81,7 +98,7 @@ for t in "$@"; do
 		continue
 	fi
 	if [ "$rc" -eq 124 ] && [ -n "$(command -v timeout)" ]; then
-		why="timeout after ${TIMEOUT}s"
+		why="timeout after ${limit}s"
 	elif [ "$rc" -ne 0 ]; then
 		why="exit=$rc"
 	fi

@@ -111,8 +111,10 @@ run() {	# run NAME [ARGS...]: one program, then the log check
 		ok "$name # SKIP not built"
 		return
 	fi
+	t0=$(date +%s)
 	"/t/$name" "$@"
 	rc=$?
+	echo "# $name: $(( $(date +%s) - t0 )) s"
 	if [ $rc -eq 4 ]; then
 		ok "$name $* # SKIP"
 	else
@@ -123,6 +125,14 @@ run() {	# run NAME [ARGS...]: one program, then the log check
 
 # The batched hand-off with rings of 16 KiB, so that a short burst fills
 # one (kcc_handoff sets flush_ms itself); kcc.ko unloaded before and after.
+# wait_ready PID FILE: until the program PID writes "ready" to FILE, or
+# exits without it (a hang is the guest's time limit's to catch).
+wait_ready() {
+	while ! grep -q ready "$2" && kill -0 "$1" 2>/dev/null; do
+		sleep 0.1
+	done
+}
+
 handoff_test() {
 	if insmod /kcc.ko ring_kb=16; then
 		run kcc_handoff
@@ -447,11 +457,7 @@ else
 	# rmmod while a session runs: refused, nothing breaks.
 	/t/kcc_hold >/tmp/hold.out 2>&1 &
 	hold=$!
-	i=0
-	while ! grep -q ready /tmp/hold.out && [ $i -lt 50 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	wait_ready $hold /tmp/hold.out
 	grep -q ready /tmp/hold.out
 	check $? "kcc_hold runs a session"
 	sleep 1
@@ -469,11 +475,7 @@ else
 	: >/tmp/hold-n.out
 	/t/kcc_hold -n >/tmp/hold-n.out 2>&1 &
 	hold=$!
-	i=0
-	while ! grep -q ready /tmp/hold-n.out && [ $i -lt 50 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	wait_ready $hold /tmp/hold-n.out
 	grep -q ready /tmp/hold-n.out || sed 's/^/# kcc_hold -n: /' /tmp/hold-n.out
 	! rmmod kcc 2>/dev/null
 	check $? "rmmod refused while /dev/kcc is open"

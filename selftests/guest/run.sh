@@ -36,6 +36,7 @@ set -u
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 here=$top/selftests/guest
+. "$here/log_reports.sh"
 
 kdir=${KDIR:-}
 ko=
@@ -163,6 +164,11 @@ bad=$(sed -n '/kcc-guest: kernel [0-9]/,$p' "$tmp/clean.log" |
 if [ -n "$bad" ]; then
 	why="${why:+$why; }kernel problems in the log:
 $bad"
+fi
+boot=$(boot_reports "$tmp/clean.log")
+if [ -n "$boot" ]; then
+	why="${why:+$why; }kernel report during boot, before kcc.ko was loaded (the kernel's or QEMU's, not kcc's; Documentation/testing.rst, \"Boot reports\"):
+$boot"
 fi
 if grep -q '^not ok' "$tmp/clean.log"; then
 	why="${why:+$why; }$(grep -c '^not ok' "$tmp/clean.log") failed test lines"

@@ -33,9 +33,16 @@
 # PMU's adversarial lbr_workload runs the same way, figures printed.
 #
 # Environment: KDIR, KCC, KCC_STATIC, KCC_GUEST_KERNELS (flavours,
-# default "6.1 6.12"), LBR_FLOOR_OVERLAP1, LBR_FLOOR_OVERLAP,
-# LBR_FLOOR_HOT, KCC_ARTIFACTS (the profiles are kept there).
+# default "6.1 6.12"), KCC_GUEST_JOBS (guests booted side by side, each
+# one single-threaded TCG: default the number of CPUs, at most 2),
+# LBR_FLOOR_OVERLAP1, LBR_FLOOR_OVERLAP, LBR_FLOOR_HOT, KCC_ARTIFACTS
+# (the profiles are kept there).
 # Skips when qemu, a static busybox or the kernels are missing.
+#
+# Every boot has its own time limit (run.sh -t); the runner's limit of
+# this script is the sum of two rounds of boots at the longest of them,
+# plus the builds: only a hang reaches it.
+# timeout: 3600
 set -u
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -324,22 +331,52 @@ done
 [ -n "$valence" ] && per=$((per + 3))
 plan=$(($(wc -l <"$tmp/kernels") * per))
 echo "1..$plan"
-i=0
-fail=0
-while read -r name vmlinuz kdir; do
-	i=$((i + 1))
-	rm -rf "$tmp/blobs"
+
+# boot N NAME VMLINUZ KDIR: the N-th guest, its output, status, time and
+# blobs in $tmp/boot.N/.
+boot() {
+	d=$tmp/boot.$1
+	mkdir -p "$d"
 	# KASAN (or KCSAN) and lockdep under TCG make the checker kernels
 	# several times slower than the others.
-	case $name in
+	case $2 in
 	debug | debug-6.12 | kcsan) limit=${KCC_GUEST_DEBUG_LIMIT:-1500} ;;
 	*) limit=${KCC_GUEST_LIMIT:-600} ;;
 	esac
-	sh "$top/selftests/guest/run.sh" -K "$kdir" -k "$vmlinuz" -t "$limit" \
+	t0=$(date +%s)
+	sh "$top/selftests/guest/run.sh" -K "$4" -k "$3" -t "$limit" \
 		${equal:+-d "$tmp/data" -a "kccinjectk=$injk"} \
-		${record:+-e "$tmp/rec"} -b "$tmp/blobs" \
-		>"$tmp/out" 2>&1
-	rc=$?
+		${record:+-e "$tmp/rec"} -b "$d/blobs" \
+		>"$d/out" 2>&1
+	echo $? >"$d/rc"
+	echo $(( $(date +%s) - t0 )) >"$d/secs"
+}
+
+# The guests, KCC_GUEST_JOBS at a time (a round waits for its slowest).
+jobs=${KCC_GUEST_JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)}
+case $jobs in
+'' | *[!0-9]* | 0) jobs=1 ;;
+esac
+[ "$jobs" -gt 2 ] && [ -z "${KCC_GUEST_JOBS:-}" ] && jobs=2
+nb=0
+while read -r name vmlinuz kdir; do
+	nb=$((nb + 1))
+	boot "$nb" "$name" "$vmlinuz" "$kdir" </dev/null &
+	[ $((nb % jobs)) -eq 0 ] && wait
+done <"$tmp/kernels"
+wait
+
+i=0
+fail=0
+nb=0
+while read -r name vmlinuz kdir; do
+	i=$((i + 1))
+	nb=$((nb + 1))
+	rm -rf "$tmp/blobs"
+	mv "$tmp/boot.$nb/blobs" "$tmp/blobs" 2>/dev/null || mkdir -p "$tmp/blobs"
+	cp "$tmp/boot.$nb/out" "$tmp/out"
+	rc=$(cat "$tmp/boot.$nb/rc")
+	echo "# guest $name: $(cat "$tmp/boot.$nb/secs") s"
 	sed 's/^/# /' "$tmp/out"
 	if [ $rc -eq 4 ]; then
 		echo "ok $i guest $name # SKIP $(sed -n 's/^run.sh: SKIP: //p' "$tmp/out" | head -n 1)"

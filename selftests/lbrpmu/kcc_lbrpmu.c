@@ -149,6 +149,7 @@ static int (*lbrpmu_overflow)(struct perf_event *event,
 
 static struct pmu lbrpmu_pmu;
 static enum hrtimer_restart lbrpmu_hrtimer(struct hrtimer *hrtimer);
+static void lbrpmu_stop(struct perf_event *event, int flags);
 
 /* ---- registered threads ------------------------------------------------ */
 
@@ -570,9 +571,11 @@ static bool lbrpmu_sample(struct perf_event *event, u64 uaddr, u64 pos_in)
  * thread; the new events counted, or 0.  A thread the event has not seen
  * since it was switched in counts from its counters at the switch (or at
  * its registration): the event was running since then, on this thread or
- * handed over with its context.
+ * handed over with its context.  With @count false nothing is added: the
+ * event starts counting the running thread from now (lbrpmu_start()).
  */
-static u64 lbrpmu_update(struct perf_event *event, u64 *uaddr, u64 *pos_in)
+static u64 lbrpmu_sync(struct perf_event *event, u64 *uaddr, u64 *pos_in,
+		       bool count)
 {
 	struct lbrpmu_event *le = event->pmu_private;
 	bool calls = lbrpmu_config(event) == KCC_LBR_EV_CALLS;
@@ -590,8 +593,7 @@ static u64 lbrpmu_update(struct perf_event *event, u64 *uaddr, u64 *pos_in)
 	 * Count from this switch-in, or from the last update of this event
 	 * since then.  A @seen of the same thread older than its switch-in
 	 * is from an earlier stay on this CPU: what it counted elsewhere in
-	 * between belongs to the other CPU's event (seen on 6.12-rt, where
-	 * threads migrate more: system-wide counts 3 % too high).
+	 * between belongs to the other CPU's event.
 	 */
 	if (le->seen_task == current && le->seen > in)
 		delta = v - le->seen;
@@ -599,8 +601,15 @@ static u64 lbrpmu_update(struct perf_event *event, u64 *uaddr, u64 *pos_in)
 		delta = v - in;
 	le->seen_task = current;
 	le->seen = v;
+	if (!count)
+		return 0;
 	local64_add(delta, &event->count);
 	return delta;
+}
+
+static u64 lbrpmu_update(struct perf_event *event, u64 *uaddr, u64 *pos_in)
+{
+	return lbrpmu_sync(event, uaddr, pos_in, true);
 }
 
 static void lbrpmu_clock_update(struct perf_event *event)
@@ -612,10 +621,13 @@ static void lbrpmu_clock_update(struct perf_event *event)
 	le->clock_prev = now;
 }
 
+/* A stopped (throttled) counter holds its value, as hardware's does. */
 static void lbrpmu_read(struct perf_event *event)
 {
 	u64 uaddr, pos_in;
 
+	if (event->hw.state & PERF_HES_STOPPED)
+		return;
 	if (lbrpmu_config(event) == KCC_LBR_EV_CLOCK)
 		lbrpmu_clock_update(event);
 	else
@@ -649,7 +661,8 @@ static enum hrtimer_restart lbrpmu_hrtimer(struct hrtimer *hrtimer)
 	struct lbrpmu_snap snap;
 	bool fire;
 
-	if (event->state != PERF_EVENT_STATE_ACTIVE)
+	if (event->state != PERF_EVENT_STATE_ACTIVE ||
+	    (event->hw.state & PERF_HES_STOPPED))
 		return HRTIMER_NORESTART;
 	if (clock) {
 		lbrpmu_clock_update(event);
@@ -663,18 +676,34 @@ static enum hrtimer_restart lbrpmu_hrtimer(struct hrtimer *hrtimer)
 			 NSEC_PER_USEC;
 	}
 	if ((fire || ((struct lbrpmu_event *)event->pmu_private)->deferred) &&
-	    lbrpmu_sample(event, uaddr, pos_in))
-		return HRTIMER_NORESTART;	/* throttled */
+	    lbrpmu_sample(event, uaddr, pos_in)) {
+		/*
+		 * Throttled: stop counting, as the x86 drivers stop a
+		 * throttled counter (x86_pmu_stop()); the core's unthrottle
+		 * starts it again (before 6.16 with start() alone, since
+		 * then after its own stop()).
+		 */
+		lbrpmu_stop(event, 0);
+		return HRTIMER_NORESTART;
+	}
 	hrtimer_forward_now(hrtimer, ns_to_ktime(period));
 	return HRTIMER_RESTART;
 }
 
+/*
+ * Start counting: from now, like a hardware counter that is enabled (or
+ * unthrottled): the running thread's earlier calls are not this event's.
+ * A started event is left as it is (the core unthrottles with start()
+ * alone before 6.16).
+ */
 static void lbrpmu_start(struct perf_event *event, int flags)
 {
 	struct lbrpmu_event *le = event->pmu_private;
 	struct hw_perf_event *hwc = &event->hw;
 	u64 uaddr, pos_in, ns;
 
+	if (!(hwc->state & PERF_HES_STOPPED))
+		return;
 	hwc->state = 0;
 	if (lbrpmu_config(event) == KCC_LBR_EV_CLOCK) {
 		le->clock_prev = local_clock();
@@ -682,9 +711,8 @@ static void lbrpmu_start(struct perf_event *event, int flags)
 			return;
 		ns = max_t(u64, 10000, hwc->sample_period);
 	} else {
-		/* Nothing counted yet of the thread now running. */
 		le->seen_task = NULL;
-		lbrpmu_update(event, &uaddr, &pos_in);
+		lbrpmu_sync(event, &uaddr, &pos_in, false);
 		list_add(&le->active, &this_cpu_ptr(&lbrpmu_cpu)->active);
 		/* Counting alone needs no poll: read, stop and switches count. */
 		if (!is_sampling_event(event))
@@ -696,6 +724,13 @@ static void lbrpmu_start(struct perf_event *event, int flags)
 		      HRTIMER_MODE_REL_PINNED_HARD);
 }
 
+/*
+ * Stop counting.  Also called by the event's own hrtimer when the core
+ * throttles it, and by the core after that (6.16 on): the timer is
+ * cancelled without waiting for it (a callback waiting for itself would
+ * never return).  The timer is pinned to this CPU and the core calls
+ * stop() with interrupts off, so no other instance of the callback runs.
+ */
 static void lbrpmu_stop(struct perf_event *event, int flags)
 {
 	struct lbrpmu_event *le = event->pmu_private;
@@ -703,11 +738,11 @@ static void lbrpmu_stop(struct perf_event *event, int flags)
 
 	if (hwc->state & PERF_HES_STOPPED)
 		return;
-	hrtimer_cancel(&hwc->hrtimer);
+	hrtimer_try_to_cancel(&hwc->hrtimer);
 	lbrpmu_read(event);
+	hwc->state = PERF_HES_STOPPED | PERF_HES_UPTODATE;
 	if (lbrpmu_config(event) != KCC_LBR_EV_CLOCK)
 		list_del_init(&le->active);
-	hwc->state = PERF_HES_STOPPED | PERF_HES_UPTODATE;
 }
 
 static int lbrpmu_add(struct perf_event *event, int flags)

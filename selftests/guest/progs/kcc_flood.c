@@ -152,7 +152,7 @@ static int flood(const uint64_t *lab, uint32_t n, uint32_t rounds,
 			break;
 		}
 	}
-	out->accounting = kcc_accounting_settles(fd, &st, 60000);
+	out->accounting = kcc_accounting_settles(fd, &st, KCC_SETTLE_MS);
 	if (read_u64_pair("/sys/class/misc/kcc/work_ns", &work_ns, &batches))
 		work_ns = batches = 0;
 	out->processed = st.processed;

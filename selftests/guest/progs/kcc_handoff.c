@@ -244,7 +244,7 @@ static void test_new_and_timer(int fd)
 		child_end(pid, go, done);
 		return;
 	}
-	p1 = wait_processed(0, 60000);
+	p1 = wait_processed(0, KCC_SETTLE_MS);
 	if (wall_ms() - t0 >= 10000)
 		tap_skip("new process: its first sample is applied at once # the run took %llu ms, the timer may have run",
 			 (unsigned long long)(wall_ms() - t0));
@@ -265,7 +265,7 @@ static void test_new_and_timer(int fd)
 		child_end(pid, go, done);
 		return;
 	}
-	p1 = wait_processed(0, 60000);
+	p1 = wait_processed(0, KCC_SETTLE_MS);
 	read_u64(SYS_KCC "wakeups", &w0);
 	/* About 10 more samples, far below the half of 128. */
 	if (child_burn(go, done, 20)) {
@@ -273,7 +273,7 @@ static void test_new_and_timer(int fd)
 		child_end(pid, go, done);
 		return;
 	}
-	p2 = wait_processed(p1, 60000);
+	p2 = wait_processed(p1, KCC_SETTLE_MS);
 	read_u64(SYS_KCC "wakeups", &w1);
 	tap_result(p1 > 0 && p2 > p1 && w1 > w0,
 		   "timer: a known process's few samples are applied while the session runs (processed %llu, then %llu; %llu wakeups; no STATUS, no STOP)",
@@ -304,7 +304,7 @@ static void test_stop(int fd)
 		child_end(pid, go, done);
 		return;
 	}
-	wait_processed(0, 60000);
+	wait_processed(0, KCC_SETTLE_MS);
 	t0 = wall_ms();
 	if (child_burn(go, done, 20)) {
 		tap_result(0, "stop: child");

@@ -141,6 +141,14 @@ static inline uint64_t kcc_dropped_sum(const struct kcc_status *st)
 }
 
 /*
+ * How long a test waits for a state kcc guarantees to reach (the worker
+ * drained, a count arrived): a bound only a hang exceeds, however slow
+ * the guest (TCG on a busy host).  The wait ends as soon as the state
+ * holds.
+ */
+#define KCC_SETTLE_MS	120000
+
+/*
  * samples = processed + sum(dropped) holds once the worker has drained
  * the rings; while it runs, the right side may only lag.  Poll STATUS up
  * to timeout_ms for the equality.  Returns 0 when it holds, -1 when the

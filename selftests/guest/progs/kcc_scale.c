@@ -220,7 +220,7 @@ static void test_threads(void)
 	kcc_ioc(fd, KCC_IOC_STOP, NULL);
 	tap_result(made == nthreads, "%llu of %u threads ran (%u long-lived)",
 		   (unsigned long long)made, nthreads, nlong);
-	r = kcc_accounting_settles(fd, &st, 5000);
+	r = kcc_accounting_settles(fd, &st, KCC_SETTLE_MS);
 	kcc_status_diag(&st);
 	tap_result(!r, "samples %llu = processed %llu + dropped %llu",
 		   (unsigned long long)st.samples,
@@ -450,7 +450,7 @@ static void test_hot(void)
 	tap_result(!r && in.done == n, "%llu samples injected (%u hot contexts, %u cold), done %u",
 		   (unsigned long long)n, NHOT, NCOLD, in.done);
 	kcc_ioc(fd, KCC_IOC_STOP, NULL);
-	r = kcc_accounting_settles(fd, &st, 5000);
+	r = kcc_accounting_settles(fd, &st, KCC_SETTLE_MS);
 	tap_result(!r && st.processed == n,
 		   "samples %llu = processed %llu + dropped %llu",
 		   (unsigned long long)st.samples, (unsigned long long)st.processed,

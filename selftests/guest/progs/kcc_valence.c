@@ -311,7 +311,7 @@ int main(int argc, char **argv)
 
 	if (ioctl(fd, KCC_IOC_STOP, 0))
 		tap_diag("KCC_IOC_STOP: %s", strerror(errno));
-	rc = kcc_accounting_settles(fd, &st, 10000);
+	rc = kcc_accounting_settles(fd, &st, KCC_SETTLE_MS);
 	kcc_status_diag(&st);
 	tap_diag("valence: samples %llu fallback %llu torn %llu bad %llu fault %llu overflow %llu table_full %llu entries %llu",
 		 (unsigned long long)st.valence_samples,

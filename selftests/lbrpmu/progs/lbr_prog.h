@@ -42,9 +42,13 @@ static int lbr_pmu_type(void)
 	return type;
 }
 
+/* PERF_RECORD_THROTTLE records seen by lbr_drain(). */
+static uint64_t lbr_throttled;
+
 /*
  * Hand every PERF_RECORD_SAMPLE in the buffer of @pg (@size data bytes)
- * to @fn, its body unwrapped, and free the space.
+ * to @fn, its body unwrapped, count the PERF_RECORD_THROTTLEs, and free
+ * the space.
  */
 static void lbr_drain(struct perf_event_mmap_page *pg, size_t size,
 		      void (*fn)(const uint8_t *body, size_t len, void *arg),
@@ -68,6 +72,8 @@ static void lbr_drain(struct perf_event_mmap_page *pg, size_t size,
 				rec[k] = data[(tail + k) % size];
 			fn(rec + sizeof(h), h.size - sizeof(h), arg);
 		}
+		if (h.type == PERF_RECORD_THROTTLE)
+			lbr_throttled++;
 		tail += h.size;
 	}
 	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
