@@ -74,7 +74,11 @@ printf "%-10s %9s %9s %9s %9s %11s %7s\n" trace "CCT/call" "replay" \
 if [ $# -eq 0 ]; then
 	one synthetic -n 2000000
 	for w in bzip2 lua sqlite; do
-		[ -f "$CACHE/traces/$w.trace" ] && one "$w" -t "$CACHE/traces/$w.trace"
+		if [ -f "$CACHE/traces/$w.trace" ]; then
+			one "$w" -t "$CACHE/traces/$w.trace"
+		else
+			printf "%-10s (no trace: make eval records it)\n" "$w"
+		fi
 	done
 else
 	for t in "$@"; do
