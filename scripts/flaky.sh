@@ -27,6 +27,7 @@
 set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/selftests/guest/limits.sh"
 runs=5
 flavours="6.1 6.12 6.12-rt debug"
 kinds=both
@@ -71,10 +72,7 @@ trap 'exit 130' INT TERM
 # $out/FLAVOUR.KIND.I.
 one() {
 	f=$out/$1.$2.$3
-	limit=600
-	case $1 in
-	debug*) limit=1500 ;;
-	esac
+	limit=$(guest_limit "$1")
 	t0=$(date +%s)
 	if [ "$2" = loaded ]; then
 		sh "$top/scripts/loaded.sh" sh "$top/selftests/guest/run.sh" \

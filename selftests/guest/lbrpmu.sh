@@ -95,8 +95,17 @@ lbrpmu_tests() {
 	lbrpmu_run "task_save=0 (wiped at context switches)" -e calls \
 		-c 499 -j any_call,any_ret,u
 	lbrpmu_param task_save 1
-	lbrpmu_run "system-wide (-a), wiped at context switches" -a \
-		-e calls -c 499 -j any_call,any_ret,u
+	# System-wide, each CPU's event counts the thread running there:
+	# a thread's calls are counted once only if every switch-out,
+	# also after exit_mm(), moves the point its next stay counts from.
+	# release_ms makes the workload's last thread sleep in exit, after
+	# exit_mm(), whatever the machine's load.
+	lbrpmu_param release_ms 20
+	lbrpmu_run "system-wide (-a), wiped at context switches, a sleep in exit" \
+		-a -e calls -c 499 -j any_call,any_ret,u
+	lbrpmu_run "system-wide (-a) misses, a sleep in exit" -a -e misses \
+		-c 1999 -j any,u
+	lbrpmu_param release_ms 0
 	dmesg_clean "kcc_lbr with lbr_check"
 
 	if [ -x /lbr/perf ]; then

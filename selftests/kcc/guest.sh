@@ -46,6 +46,7 @@
 set -u
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/selftests/guest/limits.sh"
 
 echo "TAP version 13"
 if [ -n "${KCC_USER_ONLY:-}" ]; then
@@ -337,12 +338,7 @@ echo "1..$plan"
 boot() {
 	d=$tmp/boot.$1
 	mkdir -p "$d"
-	# KASAN (or KCSAN) and lockdep under TCG make the checker kernels
-	# several times slower than the others.
-	case $2 in
-	debug | debug-6.12 | kcsan) limit=${KCC_GUEST_DEBUG_LIMIT:-1500} ;;
-	*) limit=${KCC_GUEST_LIMIT:-600} ;;
-	esac
+	limit=$(guest_limit "$2")
 	t0=$(date +%s)
 	sh "$top/selftests/guest/run.sh" -K "$4" -k "$3" -t "$limit" \
 		${equal:+-d "$tmp/data" -a "kccinjectk=$injk"} \

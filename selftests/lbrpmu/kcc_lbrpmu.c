@@ -52,6 +52,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/hrtimer.h>
 #include <linux/kallsyms.h>
@@ -89,6 +90,10 @@ MODULE_PARM_DESC(task_save, "per-task events keep the records across context swi
 static unsigned long overflow_addr;
 module_param(overflow_addr, ulong, 0400);
 MODULE_PARM_DESC(overflow_addr, "address of perf_event_overflow (/proc/kallsyms) on kernels without kprobes");
+
+static unsigned int release_ms;
+module_param(release_ms, uint, 0644);
+MODULE_PARM_DESC(release_ms, "the last close of /dev/kcc_lbr sleeps this long, ms (default 0): an exiting thread is switched out after exit_mm()");
 
 static unsigned int poll_us = 1000;
 module_param(poll_us, uint, 0644);
@@ -250,17 +255,20 @@ static void lbrpmu_probe_switch(void *data, bool preempt,
 	/* An exiting thread too: its last counters are in its slot. */
 	list_for_each_entry(le, &c->active, active)
 		lbrpmu_update(le->event, &uaddr, &pos_in);
-	if (!prev->mm) {
-		local_irq_restore(flags);
-		return;
-	}
 	raw_spin_lock(&lbrpmu_lock);
 	s = lbrpmu_task_find(prev);
-	if (s && !lbrpmu_ring_head(s->ring, &h)) {
+	if (s && prev->mm && !lbrpmu_ring_head(s->ring, &h)) {
 		s->pos_in = h.pos;
 		s->calls = h.calls;
 		s->misses = h.misses;
 	}
+	/*
+	 * Every switch-out moves the start of the next stay, an exiting
+	 * thread's too: after exit_mm() its ring is gone but it still
+	 * sleeps and migrates, and a CPU's event that last saw another
+	 * thread counts it from here.  A start left at an earlier
+	 * switch-out counted the calls since then once per stay.
+	 */
 	if (s) {
 		s->calls_in = s->calls;
 		s->misses_in = s->misses;
@@ -374,8 +382,24 @@ static long lbrpmu_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	}
 }
 
+/*
+ * The tracing runtime keeps /dev/kcc_lbr open until its process exits,
+ * and do_exit() closes files after exit_mm(): with release_ms, the
+ * process's last thread sleeps there, so it is switched out and in
+ * again with no ring (lbrpmu_probe_switch()).
+ */
+static int lbrpmu_release(struct inode *inode, struct file *file)
+{
+	unsigned int ms = READ_ONCE(release_ms);
+
+	if (ms)
+		msleep(ms);
+	return 0;
+}
+
 static const struct file_operations lbrpmu_fops = {
 	.owner = THIS_MODULE,
+	.release = lbrpmu_release,
 	.unlocked_ioctl = lbrpmu_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 };
@@ -711,7 +735,6 @@ static void lbrpmu_start(struct perf_event *event, int flags)
 			return;
 		ns = max_t(u64, 10000, hwc->sample_period);
 	} else {
-		le->seen_task = NULL;
 		lbrpmu_sync(event, &uaddr, &pos_in, false);
 		list_add(&le->active, &this_cpu_ptr(&lbrpmu_cpu)->active);
 		/* Counting alone needs no poll: read, stop and switches count. */

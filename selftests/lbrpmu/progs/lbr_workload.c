@@ -13,11 +13,15 @@
  *   signal handler    on_signal() for raise(SIGUSR1)
  *   longjmp           deep() unwinds to jump_round() by longjmp()
  *   recursion         rec()
- *   threads, fork     THREADS threads, then a forked child
+ *   threads, fork     THREADS threads, then a forked child; each
+ *                     thread exits with a file table of its own
  *
  * Usage: lbr_workload [ROUNDS]   (default 200)
  */
+#define _GNU_SOURCE
+#include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -113,9 +117,23 @@ NOINLINE static void work(int rounds)
 
 static int rounds = 200;
 
+/*
+ * Give the thread a file table of its own with /dev/kcc_lbr open in it:
+ * do_exit() closes it after exit_mm(), and with kcc_lbrpmu's release_ms
+ * the release sleeps there, so the exiting thread is switched out and
+ * in again without memory, as a debug kernel's slow exit path does by
+ * chance (Documentation/lbrpmu.rst).  Harmless without the PMU.
+ */
+NOINLINE static void file_of_own_at_exit(void)
+{
+	if (!unshare(CLONE_FILES))
+		open("/dev/kcc_lbr", O_RDONLY | O_CLOEXEC);
+}
+
 static void *thread_main(void *arg)
 {
 	work(rounds);
+	file_of_own_at_exit();
 	return arg;
 }
 
