@@ -48,7 +48,9 @@ trap 'exit 130' INT TERM
 limit_of() {
 	l=
 	case $1 in
-	*.sh) l=$(sed -n '1,40s/^# timeout: \([0-9][0-9]*\)$/\1/p' "$1" | head -n 1) ;;
+	# In the script's leading comment block, however long it is.
+	*.sh) l=$(awk '!/^#/ { exit }
+		/^# timeout: [0-9]+$/ { print $3; exit }' "$1") ;;
 	esac
 	echo "${l:-$TIMEOUT}"
 }
@@ -77,7 +79,7 @@ for t in "$@"; do
 	esac
 	rc=$?
 	sed 's/^/# /' "$out"
-	echo "# $name: $(( $(date +%s) - start )) s"
+	echo "# $name: $(( $(date +%s) - start )) s (limit $limit s)"
 
 	# Subtest lines of this test: passes, failures, skips, plan.
 	p=0 f=0 s=0 plan=0
