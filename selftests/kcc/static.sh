@@ -25,6 +25,13 @@
 # A check whose tool is missing is skipped with the package to install;
 # findings are shown as comments, "file:line: message".  Needs no $KCC.
 # KCC_USER_ONLY (make check-user) skips sparse, which needs kernel headers.
+#
+# The checks are CPU-bound whole-tree analyses (clang-tidy's analyzer on
+# user/ alone takes minutes on two cores), so their time grows with
+# the machine's load: over 600 s with seven jobs per core in a loaded
+# CI run.  Each check ends when its tool does; the bound only catches a
+# hang.
+# timeout: 1800
 set -u
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
