@@ -719,10 +719,15 @@ static ssize_t sessions_show(struct device *dev, struct device_attribute *attr,
 	struct kcc_session *s;
 	int n = 0;
 
+	bool all = perfmon_capable();
+
 	mutex_lock(&kcc_g.lock);
 	list_for_each_entry(s, &kcc_g.sessions, node) {
 		if (n >= PAGE_SIZE - 96)
 			break;
+		/* Other users' sessions (their target pids) are theirs. */
+		if (!all && !uid_eq(current_euid(), s->uid))
+			continue;
 		n += sysfs_emit_at(buf, n, "%u %u %s %d %u %llu %u%s\n", s->id,
 				   s->state, s->cfg.target == KCC_TARGET_ALL ?
 				   "all" : "pid",

@@ -49,6 +49,7 @@
 #define DIR		"/tmp/kcc_userns"
 #define FAKE		DIR "/fake"
 #define ROOT		DIR "/root"
+#define SESSIONS	"/sys/class/misc/kcc/sessions"
 #define SKIPPED		99	/* the child could not set the attack up */
 
 /* Which step of the set-up failed, and its errno (stderr, as a diag). */
@@ -204,6 +205,59 @@ static void expect(int got, int want, const char *what)
 		   want ? strerror(-want) : "0");
 }
 
+/* Does the sysfs list hold a line for session @id (first field)? */
+static int lists(unsigned int id)
+{
+	FILE *f = fopen(SESSIONS, "r");
+	unsigned int i;
+	char line[256];
+	int found = 0;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%u", &i) == 1 && i == id)
+			found = 1;
+	fclose(f);
+	return found;
+}
+
+static unsigned int root_id;
+
+static int nobody_lists(void)
+{
+	return lists(root_id) == 1 ? 1 : 0;
+}
+
+/*
+ * The sysfs session list shows a user its own sessions only: root's
+ * session on itself (its pid) is not in what uid 65534 reads.
+ */
+static void test_sessions_file(void)
+{
+	struct kcc_version v = { .size = sizeof(v) };
+	struct kcc_status st;
+	struct kcc_config c;
+	int fd = kcc_open(O_RDWR), r = -1;
+
+	if (fd >= 0 && !kcc_ioc(fd, KCC_IOC_VERSION, &v)) {
+		kcc_cfg_init(&c, KCC_SOURCE_FP, KCC_TARGET_PID, getpid(), 2);
+		if (!kcc_ioc(fd, KCC_IOC_CONFIGURE, &c) &&
+		    !kcc_status_get(fd, &st)) {
+			root_id = st.session_id;
+			r = lists(root_id);
+		}
+	}
+	tap_result(r == 1, "root's session %u is in " SESSIONS " for root (%d)",
+		   root_id, r);
+	r = r == 1 ? as_nobody(nobody_lists) : -1;
+	tap_result(r == 0,
+		   "uid 65534 does not see root's session (and its target pid) in " SESSIONS " (%d)",
+		   r);
+	if (fd >= 0)
+		close(fd);
+}
+
 static int set_paranoid(int level)
 {
 	char b[16];
@@ -232,7 +286,7 @@ int main(void)
 	    put(FAKE, "-1\n") || put(ROOT PARANOID, "-1\n") ||
 	    chmod(DIR, 0755))
 		tap_skip_all("cannot write the fake sysctl files");
-	tap_plan(5);
+	tap_plan(7);
 
 	if (set_paranoid(-1)) {
 		tap_skip_all("cannot set " PARANOID);
@@ -249,6 +303,7 @@ int main(void)
 	expect(as_nobody(attack_caps), -EACCES,
 	       "paranoid 2, uid 65534: every capability of its own user namespace, system-wide session");
 
+	test_sessions_file();
 	set_paranoid(saved);
 	return tap_exit();
 }
