@@ -15,6 +15,7 @@
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/fs.h>
+#include <linux/mount.h>
 #include <linux/miscdevice.h>
 #include <linux/capability.h>
 #include <linux/uaccess.h>
@@ -147,21 +148,36 @@ static struct kcc_session *kcc_view(struct file *file, bool attach)
 }
 
 /*
- * kernel.perf_event_paranoid.  The variable is not exported to modules,
- * so the sysctl file is read (process context); where it cannot be read
- * the strictest level is assumed.
+ * kernel.perf_event_paranoid, from the kernel, never from a path the
+ * caller can redirect.  perf reads the variable (perf_allow_cpu()); it
+ * is not exported to modules, and neither is security_perf_event_open().
+ * A path lookup from the caller's root and mount namespace could be
+ * faked by any user (unshare -Urm and a bind mount over the sysctl, or
+ * a chroot after open()).  So kcc reads the sysctl through a procfs
+ * instance of its own, mounted at load by the kernel (kern_mount(): in
+ * no mount namespace, so nobody can mount over it) and looked up from
+ * that mount's root (file_open_root()).  Where it cannot be read the
+ * strictest level is assumed.
  */
 #define KCC_PARANOID_MAX	3	/* Debian's "no unprivileged use at all" */
 
+static struct vfsmount *kcc_proc_mnt;
+
 static int kcc_perf_paranoid(void)
 {
+	struct path root;
 	struct file *f;
 	char buf[16] = "";
 	loff_t pos = 0;
 	ssize_t n;
 	int level;
 
-	f = filp_open("/proc/sys/kernel/perf_event_paranoid", O_RDONLY, 0);
+	if (IS_ERR_OR_NULL(kcc_proc_mnt))
+		return KCC_PARANOID_MAX;
+	root.mnt = kcc_proc_mnt;
+	root.dentry = kcc_proc_mnt->mnt_root;
+	f = file_open_root(&root, "sys/kernel/perf_event_paranoid",
+			   O_RDONLY | O_NOFOLLOW, 0);
 	if (IS_ERR(f))
 		return KCC_PARANOID_MAX;
 	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
@@ -171,14 +187,40 @@ static int kcc_perf_paranoid(void)
 	return level;
 }
 
+/* The private procfs instance; without one every caller is refused. */
+static void kcc_proc_mount(void)
+{
+	struct file_system_type *t = get_fs_type("proc");
+
+	kcc_proc_mnt = t ? kern_mount(t) : ERR_PTR(-ENODEV);
+	if (t)
+		module_put(t->owner);	/* put_filesystem(), not exported */
+	if (IS_ERR(kcc_proc_mnt))
+		pr_warn("no private procfs (%ld): perf_event_paranoid taken as %d\n",
+			PTR_ERR(kcc_proc_mnt), KCC_PARANOID_MAX);
+}
+
+/*
+ * Is @mm's image one its user may trace (SUID_DUMP_USER), as perf and
+ * ptrace ask?  The one place kcc reads the dumpable level, so that a
+ * kernel whose dumpability moved needs one wrapper here.  @mm held.
+ */
+bool kcc_mm_dumpable(struct mm_struct *mm)
+{
+	return get_dumpable(mm) == SUID_DUMP_USER;
+}
+
 /*
  * May the caller profile process @nr?  perf_event_open() asks
  * ptrace_may_access(PTRACE_MODE_READ_REALCREDS) of a per-task event even
  * from a CAP_PERFMON caller; that function is not exported to modules,
  * so this is its credential part (kernel/ptrace.c): the caller's real
  * uid and gid are each of the target's, and the target is dumpable, or
- * the caller has CAP_SYS_PTRACE in the target's user namespace.  The
- * ptrace LSM hook (Yama) is not consulted.  0, -ESRCH or -EACCES.
+ * the caller has CAP_SYS_PTRACE.  That capability is asked of the
+ * initial user namespace, not of the target's as ptrace does: kcc's
+ * events are the kernel's own counters, so a capability a user holds
+ * only in a namespace of its own grants nothing here.  The ptrace LSM
+ * hook (Yama) is not consulted.  0, -ESRCH or -EACCES.
  */
 static int kcc_may_profile(pid_t nr)
 {
@@ -203,9 +245,9 @@ static int kcc_may_profile(pid_t nr)
 	       gid_eq(cred->gid, tcred->gid);
 	task_lock(task);
 	if (task->mm)
-		dumpable = get_dumpable(task->mm) == SUID_DUMP_USER;
+		dumpable = kcc_mm_dumpable(task->mm);
 	task_unlock(task);
-	if (!(same && dumpable) && !ns_capable(tcred->user_ns, CAP_SYS_PTRACE))
+	if (!(same && dumpable) && !capable(CAP_SYS_PTRACE))
 		ret = -EACCES;
 	put_cred(tcred);
 out:
@@ -677,10 +719,15 @@ static ssize_t sessions_show(struct device *dev, struct device_attribute *attr,
 	struct kcc_session *s;
 	int n = 0;
 
+	bool all = perfmon_capable();
+
 	mutex_lock(&kcc_g.lock);
 	list_for_each_entry(s, &kcc_g.sessions, node) {
 		if (n >= PAGE_SIZE - 96)
 			break;
+		/* Other users' sessions (their target pids) are theirs. */
+		if (!all && !uid_eq(current_euid(), s->uid))
+			continue;
 		n += sysfs_emit_at(buf, n, "%u %u %s %d %u %llu %u%s\n", s->id,
 				   s->state, s->cfg.target == KCC_TARGET_ALL ?
 				   "all" : "pid",
@@ -748,10 +795,19 @@ static struct miscdevice kcc_misc = {
 
 int kcc_dev_init(void)
 {
-	return misc_register(&kcc_misc);
+	int ret;
+
+	kcc_proc_mount();
+	ret = misc_register(&kcc_misc);
+	if (ret && !IS_ERR(kcc_proc_mnt))
+		kern_unmount(kcc_proc_mnt);
+	return ret;
 }
 
 void kcc_dev_exit(void)
 {
 	misc_deregister(&kcc_misc);
+	if (!IS_ERR(kcc_proc_mnt))
+		kern_unmount(kcc_proc_mnt);
+	kcc_proc_mnt = NULL;
 }

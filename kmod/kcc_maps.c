@@ -31,6 +31,7 @@
 #include <linux/task_work.h>
 #include <linux/tracepoint.h>
 #include <linux/wait_bit.h>
+#include <linux/rcupdate.h>
 #include <linux/err.h>
 #include <asm/syscall.h>
 #include <asm/unistd.h>
@@ -90,8 +91,12 @@ static void kcc_maps_work(struct callback_head *cb)
 	struct kcc_session *s;
 	struct kcc_proc *pr;
 
-	/* Exiting tasks run their works too, without mappings to read. */
-	if (!(p->flags & PF_EXITING) && p->mm) {
+	/*
+	 * Exiting tasks run their works too, without mappings to read.  An
+	 * image its user may not trace (setuid, setgid, file capabilities)
+	 * is not recorded, as perf stops at such an exec.
+	 */
+	if (!(p->flags & PF_EXITING) && p->mm && kcc_mm_dumpable(p->mm)) {
 		mutex_lock(&kcc_g.lock);
 		list_for_each_entry(s, &kcc_g.sessions, node) {
 			if (s->state != KCC_STATE_RUNNING)
@@ -229,11 +234,18 @@ void kcc_maps_stop(void)
 /*
  * At unload, after the last session: no probe runs any more, and the
  * works already queued (each runs as its task returns to user space or
- * exits) must have left this module's code.
+ * exits) must have left this module's code.  The count reaching zero
+ * says every work has done its last store, not that it has returned:
+ * its task may still be between wake_up_var() and the return, or be
+ * preempted there.  An RCU Tasks grace period ends only once every task
+ * has switched voluntarily or run in user space since it began, which a
+ * task inside kcc_maps_work() has not: when it ends, none is there any
+ * more (the guarantee ftrace relies on to free trampolines).
  */
 void kcc_maps_exit(void)
 {
 	wait_var_event(&kcc_mapw_inflight, !atomic_read(&kcc_mapw_inflight));
+	synchronize_rcu_tasks();
 }
 
 /* The processes the mapping hook made that no task ever joined. */

@@ -410,6 +410,7 @@ u8 *kcc_watch_put(const struct kcc_session *s, const struct kcc_task *t,
 		  u8 *p);
 
 /* kcc_dev.c */
+bool kcc_mm_dumpable(struct mm_struct *mm);
 int kcc_dev_init(void);
 void kcc_dev_exit(void);
 

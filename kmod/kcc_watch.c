@@ -198,8 +198,8 @@ out:
 }
 
 /*
- * KCC_IOC_WATCH with the session lock NOT held: the upload is built
- * first, then installed when the caller still owns a configured session
+ * KCC_IOC_WATCH with the session lock NOT held: ownership is checked,
+ * the upload is built, then installed when the caller still owns a configured session
  * that has not started (-EINVAL otherwise: no session of its own, or started).
  */
 long kcc_watch_upload(struct file *file, const struct kcc_watch *w)
@@ -207,6 +207,19 @@ long kcc_watch_upload(struct file *file, const struct kcc_watch *w)
 	struct kcc_watch_set *ws = NULL;
 	struct kcc_session *s;
 	long ret = 0;
+
+	/*
+	 * Ownership and state first: a caller without a configured session
+	 * of its own makes kcc copy and allocate nothing.  Checked again
+	 * when the set is installed (the session may start meanwhile).
+	 */
+	mutex_lock(&kcc_g.lock);
+	s = kcc_session_owned(file);
+	if (!s || s->state != KCC_STATE_READY)
+		ret = -EINVAL;
+	mutex_unlock(&kcc_g.lock);
+	if (ret)
+		return ret;
 
 	if (w->nr_contexts) {
 		ws = kcc_watch_build(w);

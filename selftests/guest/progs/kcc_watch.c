@@ -636,6 +636,20 @@ static void test_bad(void)
 	tap_result(r == -EINVAL,
 		   "WATCH from another descriptor, without a session of its own -> EINVAL (%d)",
 		   r);
+	/*
+	 * Ownership before any copy: with an unreadable lens, a file
+	 * without a session is refused for having none (-EINVAL), not
+	 * after kcc.ko copied and built the upload (-EFAULT).
+	 */
+	if (fd2 >= 0) {
+		struct kcc_watch b = good;
+
+		b.lens = 8;
+		r = kcc_ioc(fd2, KCC_IOC_WATCH, &b);
+	}
+	tap_result(r == -EINVAL,
+		   "WATCH without a session, lens at address 8 -> EINVAL before any copy (%d)",
+		   r);
 	if (fd2 >= 0)
 		close(fd2);
 	{
