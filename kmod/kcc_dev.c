@@ -24,11 +24,11 @@
 #include <linux/device.h>
 #include <linux/cred.h>
 #include <linux/pid.h>
-#include <linux/sched/coredump.h>
 #include <linux/sched/task.h>
 #include <linux/string.h>
 
 #include "kcc_mod.h"
+#include "wrapper/dumpable.h"
 
 /* What a file holds besides the session it may own. */
 struct kcc_file {
@@ -203,7 +203,7 @@ static int kcc_may_profile(pid_t nr)
 	       gid_eq(cred->gid, tcred->gid);
 	task_lock(task);
 	if (task->mm)
-		dumpable = get_dumpable(task->mm) == SUID_DUMP_USER;
+		dumpable = kcc_task_dumpable(task);
 	task_unlock(task);
 	if (!(same && dumpable) && !ns_capable(tcred->user_ns, CAP_SYS_PTRACE))
 		ret = -EACCES;

@@ -322,7 +322,7 @@ void kcc_rings_sync(void);
 void kcc_rings_exit(void);
 void kcc_lbr_detect(void);
 int kcc_probe_event(const struct kcc_evsel *ev, bool lbr, bool task,
-		    char *pmu_name, size_t len);
+		    char *pmu_name, size_t len, u32 *depth);
 void kcc_events_read(struct kcc_session *s, struct kcc_status *st);
 int kcc_events_start(struct kcc_session *s);
 void kcc_events_stop(struct kcc_session *s);

@@ -579,11 +579,12 @@ static void kcc_attr_init(struct perf_event_attr *a,
  * thread (@task true: what a session on one process opens, which perf
  * allows an unprivileged caller where a CPU-wide event needs
  * perf_allow_cpu()).  The name of the PMU that took it goes to
- * @pmu_name (@len bytes) when given.  Returns 0 or the -errno of
- * perf_event_create_kernel_counter().
+ * @pmu_name (@len bytes) when given, and with @lbr the PMU's LBR depth
+ * (its caps/branches, 0 if it has none) to @depth when given.  Returns
+ * 0 or the -errno of perf_event_create_kernel_counter().
  */
 int kcc_probe_event(const struct kcc_evsel *evs, bool lbr, bool task,
-		    char *pmu_name, size_t len)
+		    char *pmu_name, size_t len, u32 *depth)
 {
 	struct perf_event_attr attr;
 	struct perf_event *ev;
@@ -602,6 +603,8 @@ int kcc_probe_event(const struct kcc_evsel *evs, bool lbr, bool task,
 		return PTR_ERR(ev);
 	if (pmu_name)
 		strscpy(pmu_name, ev->pmu->name ?: "", len);
+	if (depth)
+		*depth = lbr ? kcc_pmu_caps_branches(ev->pmu) : 0;
 	perf_event_release_kernel(ev);
 	return 0;
 }
@@ -652,13 +655,9 @@ void kcc_lbr_detect(void)
 	static const struct kcc_evsel cycles = {
 		.type = PERF_TYPE_HARDWARE, .config = PERF_COUNT_HW_CPU_CYCLES,
 	};
-	struct x86_pmu_lbr lbr;
 
-	kcc_g.lbr = !kcc_probe_event(&cycles, true, false, NULL, 0);
-	if (!kcc_g.lbr)
-		return;
-	x86_perf_get_lbr(&lbr);
-	kcc_g.lbr_depth = lbr.nr;
+	kcc_g.lbr = !kcc_probe_event(&cycles, true, false, NULL, 0,
+				     &kcc_g.lbr_depth);
 }
 
 #define KCC_MAX_EVENTS	1024	/* threads of a target process */

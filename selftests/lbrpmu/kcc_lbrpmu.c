@@ -70,6 +70,7 @@
 
 #include "kcc_lbrpmu.h"
 #include "wrapper/brstack.h"
+#include "wrapper/hrtimer.h"
 
 #define LBRPMU_TASKS	256	/* threads registered at once */
 #define LBRPMU_POLL_MIN	10	/* us */
@@ -792,8 +793,8 @@ static int lbrpmu_event_init(struct perf_event *event)
 	le->event = event;
 	event->pmu_private = le;
 	event->destroy = lbrpmu_destroy;
-	hrtimer_init(&hwc->hrtimer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
-	hwc->hrtimer.function = lbrpmu_hrtimer;
+	lbrpmu_hrtimer_setup(&hwc->hrtimer, lbrpmu_hrtimer, CLOCK_MONOTONIC,
+			     HRTIMER_MODE_REL_HARD);
 	/* A clock at a frequency is a clock with a period (cpu-clock). */
 	if (config == KCC_LBR_EV_CLOCK && is_sampling_event(event) &&
 	    event->attr.freq) {
