@@ -768,6 +768,8 @@ void *kcc_snapshot(struct kcc_reader *r, size_t *len)
 		h->flags |= KCC_HDR_CALLS_FALLBACK;
 	if (ns != &init_pid_ns)
 		h->flags |= KCC_HDR_PID_NS;
+	if (s->ev.br_flags || (s->calls_on && s->cev.br_flags))
+		h->flags |= KCC_HDR_BR_FLAGS;
 	h->k = s->cfg.k;
 	h->source = s->source;
 	h->nr_ctrs = KCC_NR_CTRS;
