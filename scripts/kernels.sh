@@ -172,7 +172,8 @@ fetch() {
 	esac
 	ver=$(papt apt-cache "$(suite "$name")" show "linux-headers-$abi-amd64" |
 		sed -n 's/^Version: //p' | sort -V | tail -n 1)
-	r=$cache/deb-$name-$ver
+	# r2: 7.2 keeps BTF (see below); a new recipe is a new tree.
+	r=$cache/deb-$name-$ver-r2
 	[ -f "$r/ready" ] && return 0
 	echo "kernels.sh: fetching $name ($abi, $ver): $pkgs" >&2
 	# shellcheck disable=SC2086
@@ -200,9 +201,26 @@ fetch() {
 		(cd "$src" &&
 		 ./scripts/config --set-str LOCALVERSION "$local_version" \
 			-d LOCALVERSION_AUTO -d RUST -d MODULE_SIG_ALL \
-			--set-str MODULE_SIG_KEY "" -d DEBUG_INFO_BTF &&
-		 LOCALVERSION= nice make -s olddefconfig &&
-		 LOCALVERSION= nice make -s -j2 modules_prepare) >&2 || return 1
+			--set-str MODULE_SIG_KEY "" &&
+		 LOCALVERSION= nice make -s olddefconfig) >&2 || return 1
+		# Options that change the layout of struct module or
+		# task_struct must stay as Debian built them: without BTF
+		# (once dropped here) olddefconfig also dropped
+		# SCHED_CLASS_EXT, and the guest refused kcc.ko ("Invalid
+		# relocation target").  What may differ: the compiler's
+		# features, Rust and what needs it, signing.
+		for o in DEBUG_INFO_BTF_MODULES SCHED_CLASS_EXT MODVERSIONS \
+			 MODULE_UNLOAD PREEMPT_DYNAMIC SMP KASAN KCSAN \
+			 FUNCTION_ALIGNMENT RETPOLINE MITIGATION_RETPOLINE; do
+			a=$(grep "^CONFIG_$o=" "$h/.config")
+			b=$(grep "^CONFIG_$o=" "$src/.config")
+			if [ "$a" != "$b" ]; then
+				echo "kernels.sh: 7.2 tree: CONFIG_$o is '$b', Debian's '$a'" >&2
+				return 1
+			fi
+		done
+		(cd "$src" && LOCALVERSION= nice make -s -j2 modules_prepare) >&2 ||
+			return 1
 		rel=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' \
 			"$src/include/generated/utsrelease.h")
 		if [ "$rel" != "$abi-amd64" ]; then

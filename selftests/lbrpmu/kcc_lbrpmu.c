@@ -87,6 +87,10 @@ static bool task_save = true;
 module_param(task_save, bool, 0644);
 MODULE_PARM_DESC(task_save, "per-task events keep the records across context switches (default 1)");
 
+static bool amd_filter;
+module_param(amd_filter, bool, 0644);
+MODULE_PARM_DESC(amd_filter, "refuse PERF_SAMPLE_BRANCH_NO_FLAGS and NO_CYCLES with -EOPNOTSUPP, as AMD's amd_pmu_lbr_setup_filter() does (default 0)");
+
 static unsigned long overflow_addr;
 module_param(overflow_addr, ulong, 0400);
 MODULE_PARM_DESC(overflow_addr, "address of perf_event_overflow (/proc/kallsyms) on kernels without kprobes");
@@ -785,6 +789,10 @@ static int lbrpmu_event_init(struct perf_event *event)
 		return -EINVAL;
 	if (has_branch_stack(event) &&
 	    (event->attr.branch_sample_type & ~LBRPMU_BRANCH_OK))
+		return -EOPNOTSUPP;
+	if (has_branch_stack(event) && READ_ONCE(amd_filter) &&
+	    (event->attr.branch_sample_type &
+	     (PERF_SAMPLE_BRANCH_NO_FLAGS | PERF_SAMPLE_BRANCH_NO_CYCLES)))
 		return -EOPNOTSUPP;
 	le = kzalloc(sizeof(*le), GFP_KERNEL);
 	if (!le)
