@@ -15,6 +15,7 @@
 # (KCC_KBUILD_KERNELS, default "5.10 6.1 6.12 6.12-rt 7.2": the kernels
 # users have, Debian 11 to sid); an absent one is a SKIP naming what
 # provides it.
+# timeout: 1800
 set -u
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
