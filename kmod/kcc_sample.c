@@ -569,6 +569,12 @@ static void kcc_attr_init(struct perf_event_attr *a,
 					PERF_SAMPLE_BRANCH_ANY_RETURN |
 					PERF_SAMPLE_BRANCH_USER |
 					PERF_SAMPLE_BRANCH_TYPE_SAVE;
+		/*
+		 * Since 7.x perf_sample_save_brstack() cuts the branch
+		 * stack to sample_max_stack (0 here until set): kcc keeps
+		 * at most KCC_INJECT_MAX_BRANCHES records anyway.
+		 */
+		a->sample_max_stack = KCC_INJECT_MAX_BRANCHES;
 		if (!ev->br_flags)
 			a->branch_sample_type |= KCC_BRANCH_SAMPLE_QUIET;
 	}
