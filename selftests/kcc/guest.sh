@@ -209,6 +209,7 @@ lbr_judge() {
 		fo1=0 fo=0 fh=0
 		what="guest $1: $2: kcc record --source lbr vs the exact k-CCF of the same run: figures at k = 1..3, calls > 0"
 	fi
+	known=$(known_reason "$1" "$2")
 	if [ ! -s "$ev" ] || [ ! -s "$prof" ]; then
 		echo "# no figures came back"
 		known_fail "$what"
@@ -236,6 +237,17 @@ lbr_judge() {
 	else
 		known_fail "$what"
 	fi
+}
+
+# known_reason KERNEL CHECK: why CHECK is known not to pass yet on
+# KERNEL, or nothing (Documentation/kcc-module.rst, Kernels).
+known_reason() {
+	case $1:$2 in
+	7.2:record)
+		echo "7.2: kcc record of demo_workload gets about 2% of its cpu-clock samples, cause not found yet" ;;
+	7.2:lbr-wf-import*)
+		echo "7.2: perf_sample_save_brstack() cuts branch stacks to sample_max_stack, which the guest's perf (6.1) leaves 0" ;;
+	esac
 }
 
 # known_fail WHAT: a failed check, a SKIP with its reason when $known
@@ -388,13 +400,6 @@ while read -r name vmlinuz kdir; do
 	cp "$tmp/boot.$nb/out" "$tmp/out"
 	rc=$(cat "$tmp/boot.$nb/rc")
 	echo "# guest $name: $(cat "$tmp/boot.$nb/secs") s"
-	# What is known not to work yet on a kernel: its checks of the
-	# workloads' profiles print a SKIP with this reason when they fail
-	# (they still pass when they pass).  Documentation/kcc-module.rst.
-	case $name in
-	7.2) known="7.2: the profiles of demo_workload and wordfreq come back without their call paths, from kcc.ko and from perf record + kcc import alike; cause not found yet (issue 25)" ;;
-	*) known= ;;
-	esac
 	sed 's/^/# /' "$tmp/out"
 	if [ $rc -eq 4 ]; then
 		echo "ok $i guest $name # SKIP $(sed -n 's/^run.sh: SKIP: //p' "$tmp/out" | head -n 1)"
@@ -410,6 +415,7 @@ while read -r name vmlinuz kdir; do
 		i=$((i + 1))
 		what="guest $name: kcc record profile, kcc report names main;scan_big;touch and main;scan_small;touch"
 		prof=$tmp/blobs/record.stream
+		known=$(known_reason "$name" record)
 		rm -f "$tmp/report"
 		if [ $rc -eq 4 ]; then
 			echo "ok $i $what # SKIP guest not booted"
