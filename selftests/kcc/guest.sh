@@ -209,11 +209,9 @@ lbr_judge() {
 		fo1=0 fo=0 fh=0
 		what="guest $1: $2: kcc record --source lbr vs the exact k-CCF of the same run: figures at k = 1..3, calls > 0"
 	fi
-	known=$(known_reason "$1" "$2")
 	if [ ! -s "$ev" ] || [ ! -s "$prof" ]; then
-		echo "# no figures came back"
-		known_fail "$what"
-		return
+		echo "not ok $i $what # no figures came back"
+		return 1
 	fi
 	sed "s/^/# $1 $2: /" "$ev"
 	if [ -n "${KCC_ARTIFACTS:-}" ] && mkdir -p "$KCC_ARTIFACTS"; then
@@ -235,30 +233,9 @@ lbr_judge() {
 	   lbr_two_events "$2" && lbr_agree "$2" "${4:-}"; then
 		echo "ok $i $what"
 	else
-		known_fail "$what"
+		echo "not ok $i $what"
+		return 1
 	fi
-}
-
-# known_reason KERNEL CHECK: why CHECK is known not to pass yet on
-# KERNEL, or nothing (Documentation/kcc-module.rst, Kernels).
-known_reason() {
-	case $1:$2 in
-	7.2:record)
-		echo "7.2: kcc record of demo_workload once got 43 of about 2300 cpu-clock samples (it passed in another boot), cause not found yet" ;;
-	7.2:lbr-wf-import*)
-		echo "7.2: kcc import of the guest's perf record -j (perf 6.1) gave no calls, cause not found yet" ;;
-	esac
-}
-
-# known_fail WHAT: a failed check, a SKIP with its reason when $known
-# says the kernel under test is known not to pass it yet.
-known_fail() {
-	if [ -n "${known:-}" ]; then
-		echo "ok $i $1 # SKIP $known"
-		return 0
-	fi
-	echo "not ok $i $1"
-	return 1
 }
 
 # lbr_two_events RUN: a two-event run (lbr-*-2ev) must say in its
@@ -415,7 +392,6 @@ while read -r name vmlinuz kdir; do
 		i=$((i + 1))
 		what="guest $name: kcc record profile, kcc report names main;scan_big;touch and main;scan_small;touch"
 		prof=$tmp/blobs/record.stream
-		known=$(known_reason "$name" record)
 		rm -f "$tmp/report"
 		if [ $rc -eq 4 ]; then
 			echo "ok $i $what # SKIP guest not booted"
@@ -426,7 +402,8 @@ while read -r name vmlinuz kdir; do
 			echo "ok $i $what"
 		else
 			head -n 30 "$tmp/report" 2>/dev/null | sed 's/^/# /'
-			known_fail "$what" || fail=1
+			echo "not ok $i $what"
+			fail=1
 		fi
 		# main -> dl_work -> dl_leaf (dl_workload.c), the last two
 		# in a library mapped only in the middle of the run.
