@@ -25,11 +25,11 @@
 #include <linux/device.h>
 #include <linux/cred.h>
 #include <linux/pid.h>
-#include <linux/sched/coredump.h>
 #include <linux/sched/task.h>
 #include <linux/string.h>
 
 #include "kcc_mod.h"
+#include "wrapper/dumpable.h"
 
 /* What a file holds besides the session it may own. */
 struct kcc_file {
@@ -201,16 +201,6 @@ static void kcc_proc_mount(void)
 }
 
 /*
- * Is @mm's image one its user may trace (SUID_DUMP_USER), as perf and
- * ptrace ask?  The one place kcc reads the dumpable level, so that a
- * kernel whose dumpability moved needs one wrapper here.  @mm held.
- */
-bool kcc_mm_dumpable(struct mm_struct *mm)
-{
-	return get_dumpable(mm) == SUID_DUMP_USER;
-}
-
-/*
  * May the caller profile process @nr?  perf_event_open() asks
  * ptrace_may_access(PTRACE_MODE_READ_REALCREDS) of a per-task event even
  * from a CAP_PERFMON caller; that function is not exported to modules,
@@ -245,7 +235,7 @@ static int kcc_may_profile(pid_t nr)
 	       gid_eq(cred->gid, tcred->gid);
 	task_lock(task);
 	if (task->mm)
-		dumpable = kcc_mm_dumpable(task->mm);
+		dumpable = kcc_task_dumpable(task);
 	task_unlock(task);
 	if (!(same && dumpable) && !capable(CAP_SYS_PTRACE))
 		ret = -EACCES;

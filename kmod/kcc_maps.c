@@ -37,6 +37,7 @@
 #include <asm/unistd.h>
 
 #include "kcc_mod.h"
+#include "wrapper/dumpable.h"
 #include "wrapper/maps_tp.h"
 
 #define KCC_MAPW_NR	64
@@ -94,9 +95,10 @@ static void kcc_maps_work(struct callback_head *cb)
 	/*
 	 * Exiting tasks run their works too, without mappings to read.  An
 	 * image its user may not trace (setuid, setgid, file capabilities)
-	 * is not recorded, as perf stops at such an exec.
+	 * is not recorded, as perf stops at such an exec (@p is current:
+	 * its mm cannot change under it, so no task_lock()).
 	 */
-	if (!(p->flags & PF_EXITING) && p->mm && kcc_mm_dumpable(p->mm)) {
+	if (!(p->flags & PF_EXITING) && p->mm && kcc_task_dumpable(p)) {
 		mutex_lock(&kcc_g.lock);
 		list_for_each_entry(s, &kcc_g.sessions, node) {
 			if (s->state != KCC_STATE_RUNNING)

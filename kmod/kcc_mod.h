@@ -141,6 +141,12 @@ struct kcc_evsel {
 	u64 config;
 	u64 config1;
 	u64 config2;
+	/*
+	 * With a branch stack: the PMU refused PERF_SAMPLE_BRANCH_NO_FLAGS
+	 * and NO_CYCLES (AMD's amd/lbr.c does), so the records are asked
+	 * for with their flags and cycles (kcc_probe_event()).
+	 */
+	bool br_flags;
 };
 
 struct kcc_proc {
@@ -321,8 +327,8 @@ int kcc_rings_init(void);
 void kcc_rings_sync(void);
 void kcc_rings_exit(void);
 void kcc_lbr_detect(void);
-int kcc_probe_event(const struct kcc_evsel *ev, bool lbr, bool task,
-		    char *pmu_name, size_t len);
+int kcc_probe_event(struct kcc_evsel *ev, bool lbr, bool task,
+		    char *pmu_name, size_t len, u32 *depth);
 void kcc_events_read(struct kcc_session *s, struct kcc_status *st);
 int kcc_events_start(struct kcc_session *s);
 void kcc_events_stop(struct kcc_session *s);
@@ -410,7 +416,6 @@ u8 *kcc_watch_put(const struct kcc_session *s, const struct kcc_task *t,
 		  u8 *p);
 
 /* kcc_dev.c */
-bool kcc_mm_dumpable(struct mm_struct *mm);
 int kcc_dev_init(void);
 void kcc_dev_exit(void);
 

@@ -568,8 +568,15 @@ static void kcc_attr_init(struct perf_event_attr *a,
 		a->branch_sample_type = PERF_SAMPLE_BRANCH_ANY_CALL |
 					PERF_SAMPLE_BRANCH_ANY_RETURN |
 					PERF_SAMPLE_BRANCH_USER |
-					PERF_SAMPLE_BRANCH_TYPE_SAVE |
-					KCC_BRANCH_SAMPLE_QUIET;
+					PERF_SAMPLE_BRANCH_TYPE_SAVE;
+		/*
+		 * Since 7.x perf_sample_save_brstack() cuts the branch
+		 * stack to sample_max_stack (0 here until set): kcc keeps
+		 * at most KCC_INJECT_MAX_BRANCHES records anyway.
+		 */
+		a->sample_max_stack = KCC_INJECT_MAX_BRANCHES;
+		if (!ev->br_flags)
+			a->branch_sample_type |= KCC_BRANCH_SAMPLE_QUIET;
 	}
 }
 
@@ -578,30 +585,55 @@ static void kcc_attr_init(struct perf_event_attr *a,
  * released at once, on the current CPU (@task false) or on the calling
  * thread (@task true: what a session on one process opens, which perf
  * allows an unprivileged caller where a CPU-wide event needs
- * perf_allow_cpu()).  The name of the PMU that took it goes to
- * @pmu_name (@len bytes) when given.  Returns 0 or the -errno of
- * perf_event_create_kernel_counter().
+ * perf_allow_cpu()).  With @lbr, a PMU that refuses the quiet branch
+ * mask is asked again without it, and @evs->br_flags says so for the
+ * events opened later.  The name of the PMU that took it goes to
+ * @pmu_name (@len bytes) when given, and with @lbr the PMU's LBR depth
+ * (its caps/branches, 0 if it has none) to @depth when given.  Returns
+ * 0 or the -errno of perf_event_create_kernel_counter().
  */
-int kcc_probe_event(const struct kcc_evsel *evs, bool lbr, bool task,
-		    char *pmu_name, size_t len)
+int kcc_probe_event(struct kcc_evsel *evs, bool lbr, bool task,
+		    char *pmu_name, size_t len, u32 *depth)
 {
 	struct perf_event_attr attr;
 	struct perf_event *ev;
 	int cpu = -1;
 
-	kcc_attr_init(&attr, evs, 100000, lbr);
-	attr.disabled = 1;
 	if (!task) {
 		cpu = get_cpu();
 		put_cpu();
 	}
+	evs->br_flags = false;
+	kcc_attr_init(&attr, evs, 100000, lbr);
+	attr.disabled = 1;
 	ev = perf_event_create_kernel_counter(&attr, cpu,
 					      task ? current : NULL,
 					      kcc_overflow, NULL);
+	/*
+	 * AMD's LBR (amd_pmu_lbr_setup_filter(), Zen 4 LbrExtV2) refuses
+	 * NO_FLAGS and NO_CYCLES with -EOPNOTSUPP: ask again with the
+	 * records' flags, which kcc does not use, rather than lose the
+	 * branch stack.
+	 */
+	if (lbr && KCC_BRANCH_SAMPLE_QUIET && PTR_ERR_OR_ZERO(ev) == -EOPNOTSUPP) {
+		evs->br_flags = true;
+		kcc_attr_init(&attr, evs, 100000, lbr);
+		attr.disabled = 1;
+		ev = perf_event_create_kernel_counter(&attr, cpu,
+						      task ? current : NULL,
+						      kcc_overflow, NULL);
+		if (IS_ERR(ev))
+			evs->br_flags = false;
+		else
+			pr_info("PMU %s refuses branch records without flags and cycles (NO_FLAGS, NO_CYCLES): asking with them\n",
+				ev->pmu->name ?: "?");
+	}
 	if (IS_ERR(ev))
 		return PTR_ERR(ev);
 	if (pmu_name)
 		strscpy(pmu_name, ev->pmu->name ?: "", len);
+	if (depth)
+		*depth = lbr ? kcc_pmu_caps_branches(ev->pmu) : 0;
 	perf_event_release_kernel(ev);
 	return 0;
 }
@@ -649,16 +681,12 @@ void kcc_events_read(struct kcc_session *s, struct kcc_status *st)
  */
 void kcc_lbr_detect(void)
 {
-	static const struct kcc_evsel cycles = {
+	struct kcc_evsel cycles = {
 		.type = PERF_TYPE_HARDWARE, .config = PERF_COUNT_HW_CPU_CYCLES,
 	};
-	struct x86_pmu_lbr lbr;
 
-	kcc_g.lbr = !kcc_probe_event(&cycles, true, false, NULL, 0);
-	if (!kcc_g.lbr)
-		return;
-	x86_perf_get_lbr(&lbr);
-	kcc_g.lbr_depth = lbr.nr;
+	kcc_g.lbr = !kcc_probe_event(&cycles, true, false, NULL, 0,
+				     &kcc_g.lbr_depth);
 }
 
 #define KCC_MAX_EVENTS	1024	/* threads of a target process */

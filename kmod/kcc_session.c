@@ -127,7 +127,7 @@ static int kcc_calls_resolve(struct kcc_session *s, const struct kcc_config *in)
 	s->cev.config = c->calls_event_config;
 	s->cev.config1 = c->calls_event_config1;
 	ret = s->source == KCC_SOURCE_LBR ?
-	      kcc_probe_event(&s->cev, true, task, NULL, 0) : -EOPNOTSUPP;
+	      kcc_probe_event(&s->cev, true, task, NULL, 0, NULL) : -EOPNOTSUPP;
 	if (ret && !kcc_no_pmu(ret))
 		return ret;
 	if (ret) {
@@ -286,14 +286,14 @@ static int kcc_config_resolve(struct kcc_session *s, const struct kcc_config *in
 	s->ev.config2 = c->event_config2;
 	/* With a calls event, this one is sampled without records. */
 	lbr = s->source == KCC_SOURCE_LBR && !s->calls_on;
-	ret = kcc_probe_event(&s->ev, lbr, task, pmu, sizeof(pmu));
+	ret = kcc_probe_event(&s->ev, lbr, task, pmu, sizeof(pmu), NULL);
 	if (ret && dflt_event && !lbr && kcc_no_pmu(ret)) {
 		c->event_type = PERF_TYPE_SOFTWARE;
 		c->event_config = PERF_COUNT_SW_CPU_CLOCK;
 		s->ev.type = c->event_type;
 		s->ev.config = c->event_config;
 		ret = kcc_probe_event(&s->ev, false, task, pmu,
-				      sizeof(pmu));
+				      sizeof(pmu), NULL);
 	}
 	if (ret)
 		return kcc_no_pmu(ret) ? -EOPNOTSUPP : ret;
@@ -768,6 +768,8 @@ void *kcc_snapshot(struct kcc_reader *r, size_t *len)
 		h->flags |= KCC_HDR_CALLS_FALLBACK;
 	if (ns != &init_pid_ns)
 		h->flags |= KCC_HDR_PID_NS;
+	if (s->ev.br_flags || (s->calls_on && s->cev.br_flags))
+		h->flags |= KCC_HDR_BR_FLAGS;
 	h->k = s->cfg.k;
 	h->source = s->source;
 	h->nr_ctrs = KCC_NR_CTRS;

@@ -4,7 +4,7 @@
  *
  * Since 6.1 a PMU driver says which fields of perf_sample_data it filled
  * in sample_flags; before, br_stack was valid whenever the event asked
- * for a branch stack.
+ * for a branch stack (KCC_HAVE_SAMPLE_FLAGS, from the header: Kbuild).
  *
  * PERF_SAMPLE_BRANCH_NO_FLAGS and NO_CYCLES (4.7) let the Intel driver
  * skip the LBR_INFO MSRs, which kcc never reads: perf record sets them
@@ -19,12 +19,16 @@
 #define KCC_WRAPPER_PERF_H
 
 #include <linux/version.h>
+#include <linux/device.h>
+#include <linux/gfp.h>
+#include <linux/kernel.h>
 #include <linux/perf_event.h>
+#include <linux/string.h>
 
 static inline const struct perf_branch_stack *
 kcc_sample_br_stack(const struct perf_sample_data *data)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 1, 0)
+#ifdef KCC_HAVE_SAMPLE_FLAGS
 	if (!(data->sample_flags & PERF_SAMPLE_BRANCH_STACK))
 		return NULL;
 #endif
@@ -37,6 +41,60 @@ kcc_sample_br_stack(const struct perf_sample_data *data)
 #else
 #define KCC_BRANCH_SAMPLE_QUIET	0
 #endif
+
+/*
+ * The LBR depth of @pmu as perf tells user space:
+ * /sys/bus/event_source/devices/<pmu>/caps/branches, which the Intel
+ * (intel/core.c, lbr_attrs) and AMD (amd/core.c, Zen 4 LbrExtV2) drivers
+ * show when they have an LBR.  x86_perf_get_lbr() gave the same number
+ * but is exported only to KVM's modules since late 2025 ("x86: Restrict
+ * KVM-induced symbol exports to KVM modules"), so modpost refuses it;
+ * the attribute is reached through the PMU's own groups instead (any
+ * kernel since 5.4 has attr_update), and shown with its own show().
+ * Returns 0 when @pmu has no such attribute or it is hidden.  Process
+ * context (the show callback may sleep).
+ */
+static inline u32 kcc_pmu_caps_branches(struct pmu *pmu)
+{
+	const struct attribute_group **lists[2] = {
+		pmu->attr_groups, pmu->attr_update,
+	};
+	const struct attribute_group *g;
+	struct device_attribute *da;
+	struct attribute *a;
+	unsigned int l, i, j;
+	char *buf;
+	u32 nr = 0;
+
+	if (!pmu->dev)
+		return 0;
+	for (l = 0; l < ARRAY_SIZE(lists); l++) {
+		for (i = 0; lists[l] && (g = lists[l][i]); i++) {
+			if (!g->name || strcmp(g->name, "caps") || !g->attrs)
+				continue;
+			for (j = 0; (a = g->attrs[j]); j++) {
+				if (strcmp(a->name, "branches"))
+					continue;
+				if (g->is_visible &&
+				    !g->is_visible(&pmu->dev->kobj, a, j))
+					continue;
+				da = container_of(a, struct device_attribute,
+						  attr);
+				if (!da->show)
+					continue;
+				buf = (char *)get_zeroed_page(GFP_KERNEL);
+				if (!buf)
+					return 0;
+				if (da->show(pmu->dev, da, buf) <= 0 ||
+				    kstrtou32(strim(buf), 10, &nr))
+					nr = 0;
+				free_page((unsigned long)buf);
+				return nr;
+			}
+		}
+	}
+	return 0;
+}
 
 #define KCC_PERF_THROTTLED	(~0ULL)
 

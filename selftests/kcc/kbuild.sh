@@ -10,6 +10,12 @@
 # -Werror is CI's (KCC_WERROR=1, which these builds set): the planted
 # warning built without it, as DKMS or a distribution builds, must still
 # give kcc.ko, with the warning in the log.
+# Then both modules build the same way, with no warning (modpost's
+# included), against every flavour of scripts/kernels.sh that is present
+# (KCC_KBUILD_KERNELS, default "5.10 6.1 6.12 6.12-rt 7.2": the kernels
+# users have, Debian 11 to sid); an absent one is a SKIP naming what
+# provides it.
+# timeout: 1800
 set -u
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -35,7 +41,12 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/kcc-kbuild.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 
-echo "1..7"
+kernels=${KCC_KBUILD_KERNELS-5.10 6.1 6.12 6.12-rt 7.2}
+nk=0
+for n in $kernels; do
+	nk=$((nk + 1))
+done
+echo "1..$((7 + 2 * nk))"
 fail=0
 ok() {
 	echo "ok $1 $2"
@@ -123,5 +134,29 @@ else
 	tail -n 20 "$tmp/b/build2.log" | sed 's/^/# /'
 	not_ok 7 "without KCC_WERROR the warning is reported and kcc.ko builds"
 fi
+
+# Every kernel of the matrix: kcc.ko and kcc_lbrpmu.ko, W=1, -Werror,
+# and not one line with "warning" in the log (modpost's are not
+# compiler warnings: -Werror does not stop them).
+t=7
+for n in $kernels; do
+	kd=$(sh "$top/scripts/kernels.sh" get "$n" 2>"$tmp/why") && kd=${kd#* }
+	for m in kcc lbrpmu; do
+		t=$((t + 1))
+		what="$m module builds against the $n kernel with W=1, no warning"
+		if [ -z "$kd" ]; then
+			echo "ok $t $what # SKIP $(cat "$tmp/why")"
+			continue
+		fi
+		rm -rf "$tmp/m"
+		if sh "$top/selftests/guest/build_module.sh" "$kd" "$tmp/m" "$m" >"$tmp/err" 2>&1 &&
+		   ! grep -i 'warning' "$tmp/m/build.log" >"$tmp/warn"; then
+			ok $t "$what ($kd)"
+		else
+			sed 's/^/# /' "$tmp/err" "$tmp/warn" 2>/dev/null
+			not_ok $t "$what ($kd)"
+		fi
+	done
+done
 
 exit $fail

@@ -71,6 +71,7 @@
 
 #include "kcc_lbrpmu.h"
 #include "wrapper/brstack.h"
+#include "wrapper/hrtimer.h"
 
 #define LBRPMU_TASKS	256	/* threads registered at once */
 #define LBRPMU_POLL_MIN	10	/* us */
@@ -86,6 +87,10 @@ MODULE_PARM_DESC(stray, "a stray far-branch record on top of every N-th stack (0
 static bool task_save = true;
 module_param(task_save, bool, 0644);
 MODULE_PARM_DESC(task_save, "per-task events keep the records across context switches (default 1)");
+
+static bool amd_filter;
+module_param(amd_filter, bool, 0644);
+MODULE_PARM_DESC(amd_filter, "refuse PERF_SAMPLE_BRANCH_NO_FLAGS and NO_CYCLES with -EOPNOTSUPP, as AMD's amd_pmu_lbr_setup_filter() does (default 0)");
 
 static unsigned long overflow_addr;
 module_param(overflow_addr, ulong, 0400);
@@ -808,6 +813,10 @@ static int lbrpmu_event_init(struct perf_event *event)
 	if (has_branch_stack(event) &&
 	    (event->attr.branch_sample_type & ~LBRPMU_BRANCH_OK))
 		return -EOPNOTSUPP;
+	if (has_branch_stack(event) && READ_ONCE(amd_filter) &&
+	    (event->attr.branch_sample_type &
+	     (PERF_SAMPLE_BRANCH_NO_FLAGS | PERF_SAMPLE_BRANCH_NO_CYCLES)))
+		return -EOPNOTSUPP;
 	le = kzalloc(sizeof(*le), GFP_KERNEL);
 	if (!le)
 		return -ENOMEM;
@@ -815,8 +824,8 @@ static int lbrpmu_event_init(struct perf_event *event)
 	le->event = event;
 	event->pmu_private = le;
 	event->destroy = lbrpmu_destroy;
-	hrtimer_init(&hwc->hrtimer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
-	hwc->hrtimer.function = lbrpmu_hrtimer;
+	lbrpmu_hrtimer_setup(&hwc->hrtimer, lbrpmu_hrtimer, CLOCK_MONOTONIC,
+			     HRTIMER_MODE_REL_HARD);
 	/* A clock at a frequency is a clock with a period (cpu-clock). */
 	if (config == KCC_LBR_EV_CLOCK && is_sampling_event(event) &&
 	    event->attr.freq) {

@@ -1105,6 +1105,8 @@ static void print_header(struct report *r, FILE *out)
 			r->desc[KCC_CTR_EVENTS].name);
 	else if (s->hdr.flags & KCC_HDR_CALLS_FALLBACK)
 		fprintf(out, "\n# calls: the calls event asked for could not be sampled: bursts at the samples of the event above");
+	if (s->hdr.flags & KCC_HDR_BR_FLAGS)
+		fprintf(out, "\n# branch records: with flags and cycles (the PMU refused NO_FLAGS and NO_CYCLES)");
 	fprintf(out, "\n# samples: %" PRIu64 " taken, %" PRIu64 " processed, dropped:",
 		r->st_samples, r->st_processed);
 	for (i = 0; i < KCC_DROP_NR; i++) {

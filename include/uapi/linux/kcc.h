@@ -344,6 +344,12 @@ struct kcc_metric_desc {
  * for tasks it does not see (their map records are left out).
  */
 #define KCC_HDR_PID_NS		(1u << 3)
+/*
+ * The PMU refused branch records without flags and cycles
+ * (PERF_SAMPLE_BRANCH_NO_FLAGS, NO_CYCLES: AMD's LBR does), so kcc asked
+ * for them with: the same records, read at a higher cost.
+ */
+#define KCC_HDR_BR_FLAGS	(1u << 4)
 
 struct kcc_stream_header {
 	__u32 magic;		/* KCC_STREAM_MAGIC */

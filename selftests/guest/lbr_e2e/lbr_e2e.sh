@@ -159,12 +159,36 @@ lbr_watch() {
 	dmesg_clean lbr-watch
 }
 
+# lbr_amd: the PMU refuses branch records without flags and cycles, as
+# AMD's amd_pmu_lbr_setup_filter() does (kcc_lbrpmu amd_filter=1):
+# kcc record --source lbr must still sample branch stacks, asking with
+# the flags, and its stream must say so (KCC_HDR_BR_FLAGS).
+lbr_amd() {
+	echo 1 >/sys/module/kcc_lbrpmu/parameters/amd_filter
+	rm -rf /tmp/lbrtr
+	mkdir -p /tmp/lbrtr
+	KCC_TRACE_LBR=1 KCC_TRACE_DIR=/tmp/lbrtr /demo/kcc record \
+		--source lbr -e kcc_lbr/calls/ -c 1009 -k 3 \
+		-o /tmp/lbr-amd.data -- /demo/wordfreq 24 >/tmp/lbr-amd.err 2>&1
+	check $? "lbr-amd: kcc record --source lbr on a PMU refusing NO_FLAGS/NO_CYCLES (amd_filter=1)"
+	sed 's/^/# /' /tmp/lbr-amd.err
+	/demo/kcc report /tmp/lbr-amd.data >/tmp/lbr-amd.rep 2>&1
+	grep '^# source\|^# branch records' /tmp/lbr-amd.rep | sed 's/^/# /'
+	grep -q '^# source: lbr' /tmp/lbr-amd.rep &&
+		grep -q '^# branch records: with flags' /tmp/lbr-amd.rep
+	check $? "lbr-amd: the profile's source is lbr and its header says the records came with flags"
+	echo 0 >/sys/module/kcc_lbrpmu/parameters/amd_filter
+	rm -rf /tmp/lbrtr /tmp/lbr-amd.data
+	dmesg_clean "lbr-amd"
+}
+
 if [ ! -f /lbr/kcc_lbrpmu.ko ]; then
 	not_ok "lbr end to end: kcc_lbrpmu.ko not packed in /lbr"
 elif insmod /lbr/kcc_lbrpmu.ko poll_us=250; then
 	# Polled 4 times a millisecond: more samples of the short runs.
 	ok "insmod kcc_lbrpmu.ko poll_us=250 (software LBR PMU kcc_lbr)"
 	lbr_run lbr-wf-calls calls /demo/wordfreq 24
+	lbr_amd
 	lbr_run lbr-wf-misses misses /demo/wordfreq 24
 	lbr_calls="--calls-event kcc_lbr/calls/ --calls-period 1009"
 	lbr_run lbr-wf-2ev misses /demo/wordfreq 24
