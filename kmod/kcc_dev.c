@@ -30,6 +30,7 @@
 
 #include "kcc_mod.h"
 #include "wrapper/dumpable.h"
+#include "wrapper/fs.h"
 
 /* What a file holds besides the session it may own. */
 struct kcc_file {
@@ -165,7 +166,6 @@ static struct vfsmount *kcc_proc_mnt;
 
 static int kcc_perf_paranoid(void)
 {
-	struct path root;
 	struct file *f;
 	char buf[16] = "";
 	loff_t pos = 0;
@@ -174,10 +174,9 @@ static int kcc_perf_paranoid(void)
 
 	if (IS_ERR_OR_NULL(kcc_proc_mnt))
 		return KCC_PARANOID_MAX;
-	root.mnt = kcc_proc_mnt;
-	root.dentry = kcc_proc_mnt->mnt_root;
-	f = file_open_root(&root, "sys/kernel/perf_event_paranoid",
-			   O_RDONLY | O_NOFOLLOW, 0);
+	f = kcc_file_open_root_mnt(kcc_proc_mnt,
+				   "sys/kernel/perf_event_paranoid",
+				   O_RDONLY | O_NOFOLLOW);
 	if (IS_ERR(f))
 		return KCC_PARANOID_MAX;
 	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
