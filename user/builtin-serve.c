@@ -35,7 +35,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -763,15 +762,52 @@ static bool loopback(const struct sockaddr *sa)
 	return false;
 }
 
-/* Listen on HOST:PORT ([v6]:PORT) or the Unix socket @unix_path. */
+/*
+ * The numeric address ADDR:PORT or [V6]:PORT in @ss (no name lookup:
+ * the static kcc of the guests has no NSS).  0 or -EINVAL.
+ */
+static int parse_listen(const char *s, struct sockaddr_storage *ss,
+			socklen_t *len)
+{
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+	const char *colon = strrchr(s, ':');
+	char host[INET6_ADDRSTRLEN];
+	size_t hl = colon ? (size_t)(colon - s) : 0;
+	uint32_t port;
+
+	if (!colon || parse_u32(colon + 1, &port) || port > 65535)
+		return -EINVAL;
+	if (hl >= 2 && s[0] == '[' && s[hl - 1] == ']') {
+		s++;
+		hl -= 2;
+	}
+	if (!hl || hl >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, s, hl);
+	host[hl] = 0;
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, host, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+		*len = sizeof(*s4);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, host, &s6->sin6_addr) == 1) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		*len = sizeof(*s6);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* Listen on ADDR:PORT ([V6]:PORT) or the Unix socket @unix_path. */
 static int serve_listen(const char *listen_on, const char *unix_path,
 			bool allow_remote)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
-	struct addrinfo *ai = NULL;
-	char host[256];
-	const char *port;
+	struct sockaddr_storage ss;
+	socklen_t sl;
 	int fd, one = 1, err;
 
 	if (unix_path) {
@@ -779,7 +815,7 @@ static int serve_listen(const char *listen_on, const char *unix_path,
 
 		if (strlen(unix_path) >= sizeof(sun.sun_path)) {
 			fprintf(stderr, "kcc: %s: socket path too long\n", unix_path);
-			return -ENAMETOOLONG;
+			return -EINVAL;
 		}
 		strcpy(sun.sun_path, unix_path);
 		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -790,43 +826,30 @@ static int serve_listen(const char *listen_on, const char *unix_path,
 			err = -errno;
 			fprintf(stderr, "kcc: %s: %s\n", unix_path, strerror(errno));
 			close(fd);
-			return err;
+			return err == -EINVAL ? -EIO : err;
 		}
 		return fd;
 	}
-	port = strrchr(listen_on, ':');
-	if (!port || port == listen_on || (size_t)(port - listen_on) >= sizeof(host)) {
-		fprintf(stderr, "kcc: --listen '%s': expected ADDRESS:PORT\n", listen_on);
+	if (parse_listen(listen_on, &ss, &sl)) {
+		fprintf(stderr, "kcc: --listen '%s': expected ADDRESS:PORT, numeric (127.0.0.1:6060, [::1]:6060)\n",
+			listen_on);
 		return -EINVAL;
 	}
-	memcpy(host, listen_on, port - listen_on);
-	host[port - listen_on] = 0;
-	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
-		memmove(host, host + 1, strlen(host) - 2);
-		host[strlen(host) - 2] = 0;
-	}
-	err = getaddrinfo(host, port + 1, &hints, &ai);
-	if (err) {
-		fprintf(stderr, "kcc: --listen '%s': %s\n", listen_on, gai_strerror(err));
-		return -EINVAL;
-	}
-	if (!loopback(ai->ai_addr) && !allow_remote) {
+	if (!loopback((struct sockaddr *)&ss) && !allow_remote) {
 		fprintf(stderr, "kcc: --listen '%s': not a loopback address: kcc serve has no authentication; give --allow-remote and put an authenticating reverse proxy in front\n",
 			listen_on);
-		freeaddrinfo(ai);
 		return -EPERM;
 	}
-	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 64)) {
+	    bind(fd, (struct sockaddr *)&ss, sl) || listen(fd, 64)) {
 		err = -errno;
 		fprintf(stderr, "kcc: %s: %s\n", listen_on, strerror(errno));
 		if (fd >= 0)
 			close(fd);
-		freeaddrinfo(ai);
-		return err;
+		/* -EINVAL and -EPERM are the usage errors of cmd_serve(). */
+		return err == -EINVAL || err == -EPERM ? -EIO : err;
 	}
-	freeaddrinfo(ai);
 	return fd;
 }
 
@@ -879,21 +902,31 @@ static void serve_machine(struct server *sv)
 /* Where it listens, the port found when PORT was 0 (tests use that). */
 static void serve_announce(struct server *sv, const char *unix_path)
 {
+	const char *what = sv->nr_files ? "stream files" : sv->device;
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
-	char host[INET6_ADDRSTRLEN + 2] = "?", port[8] = "?";
+	char host[INET6_ADDRSTRLEN] = "?";
+	unsigned int port = 0;
 
-	if (!unix_path && !getsockname(sv->lfd, (struct sockaddr *)&ss, &sl))
-		getnameinfo((struct sockaddr *)&ss, sl, host, sizeof(host), port,
-			    sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV);
-	if (unix_path)
-		fprintf(stderr, "kcc: serving %s on unix:%s\n",
-			sv->nr_files ? "stream files" : sv->device, unix_path);
-	else
-		fprintf(stderr, "kcc: serving %s on http://%s%s%s:%s/\n",
-			sv->nr_files ? "stream files" : sv->device,
-			ss.ss_family == AF_INET6 ? "[" : "", host,
-			ss.ss_family == AF_INET6 ? "]" : "", port);
+	if (unix_path) {
+		fprintf(stderr, "kcc: serving %s on unix:%s\n", what, unix_path);
+		return;
+	}
+	memset(&ss, 0, sizeof(ss));
+	getsockname(sv->lfd, (struct sockaddr *)&ss, &sl);
+	if (ss.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&ss;
+
+		inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
+		port = ntohs(s6->sin6_port);
+		fprintf(stderr, "kcc: serving %s on http://[%s]:%u/\n", what, host, port);
+	} else {
+		const struct sockaddr_in *s4 = (const struct sockaddr_in *)&ss;
+
+		inet_ntop(AF_INET, &s4->sin_addr, host, sizeof(host));
+		port = ntohs(s4->sin_port);
+		fprintf(stderr, "kcc: serving %s on http://%s:%u/\n", what, host, port);
+	}
 }
 
 int cmd_serve(int argc, char **argv)
