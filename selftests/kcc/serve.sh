@@ -143,10 +143,16 @@ import socket, sys, time
 h, p = sys.argv[1].rsplit(":", 1)
 s = [socket.create_connection((h, int(p))) for _ in range(2)]
 s[0].send(b"GET /metr")		# half a request, never finished
+open(sys.argv[2], "w").write("connected")
 time.sleep(6)
-' "$hp" &
+' "$hp" "$tmp/idle" &
 	idle=$!
-	sleep 1
+	i=0
+	while [ $i -lt 100 ] && [ ! -s "$tmp/idle" ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	sleep 0.2
 	[ "$(code /metrics)" = 503 ]
 	result $? "a third client while two are connected: 503"
 	sleep 3
