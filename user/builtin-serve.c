@@ -465,9 +465,15 @@ static void serve_metrics(struct server *sv, struct conn *c)
 	COUNTER("samples_total", "Samples taken by the handlers.", st.samples);
 	COUNTER("samples_processed_total", "Samples applied to a forest.", st.processed);
 	fprintf(f, "# HELP kcc_samples_dropped_total Samples dropped, by reason.\n# TYPE kcc_samples_dropped_total counter\n");
-	for (i = 0; i < KCC_DROP_NR; i++)
+	for (i = 0; i < KCC_DROP_NR; i++) {
+		/* A reason newer than this table is named by its number. */
+		char num[16];
+
+		snprintf(num, sizeof(num), "%d", i);
 		fprintf(f, "kcc_samples_dropped_total{%s,reason=\"%s\"} %llu\n",
-			lab, drop_names[i], (unsigned long long)st.dropped[i]);
+			lab, drop_names[i] ? drop_names[i] : num,
+			(unsigned long long)st.dropped[i]);
+	}
 	COUNTER("bursts_replayed_total", "Bursts replayed into a forest.", st.bursts_replayed);
 	COUNTER("bursts_skipped_total", "Bursts skipped by adaptive bursting.", st.bursts_skipped);
 	COUNTER("bursts_joined_total", "Bursts overlapping the previous one.", st.bursts_joined);
@@ -479,6 +485,8 @@ static void serve_metrics(struct server *sv, struct conn *c)
 	GAUGE("memory_budget_bytes", "The max_bytes budget the sessions share.", st.max_bytes_all);
 	GAUGE("tasks", "Tasks with a forest.", st.tasks);
 	GAUGE("tasks_exited", "Tasks with a forest that have exited.", st.tasks_exited);
+	GAUGE("serve_start_time_seconds", "When kcc serve started, Unix time.",
+	      sv->start_wall_ns / 1000000000ull);
 	COUNTER("http_requests_total", "Requests kcc serve answered.", sv->requests);
 	COUNTER("http_windows_total", "Profile windows served.", sv->windows);
 	COUNTER("http_client_errors_total", "Replies with a 4xx status.", sv->errors_4xx);
