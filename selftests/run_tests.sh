@@ -44,11 +44,12 @@ out=$(mktemp "${TMPDIR:-/tmp}/kcc-test.XXXXXX") || exit 1
 trap 'rm -f "$out"' EXIT
 trap 'exit 130' INT TERM
 
-# The time limit of test $1: its declared one, or $TIMEOUT.
+# The time limit of test $1: its declared one (a "# timeout: N" line in
+# its header comment, within the first 80 lines), or $TIMEOUT.
 limit_of() {
 	l=
 	case $1 in
-	*.sh) l=$(sed -n '1,40s/^# timeout: \([0-9][0-9]*\)$/\1/p' "$1" | head -n 1) ;;
+	*.sh) l=$(sed -n '1,80s/^# timeout: \([0-9][0-9]*\)$/\1/p' "$1" | head -n 1) ;;
 	esac
 	echo "${l:-$TIMEOUT}"
 }
