@@ -17,8 +17,8 @@ cd "$top"
 
 step() { printf '\n==> %s\n' "$*"; }
 
-step "dependencies (scripts/deps.sh)"
-sh scripts/deps.sh
+step "dependencies (scripts/deps.sh demo: what the demo uses)"
+sh scripts/deps.sh demo
 
 step "building the tools"
 make -s O="$O" all

@@ -133,7 +133,7 @@ struct record_opts {
 	struct valence_prog vprog;
 };
 
-static int parse_event(const char *s, struct kcc_config *c)
+int record__parse_event(const char *s, struct kcc_config *c)
 {
 	char err[EVSPEC_ERR_LEN];
 	struct evspec ev;
@@ -539,6 +539,38 @@ static int record_watch(struct record_opts *ro, int fd, struct profile *p,
 	return ret;
 }
 
+/*
+ * Configure the session of @cfg on @fd, the device @device opened with
+ * kccdev__open() (ABI @v); the reason of a refusal is printed.  0 or
+ * -errno.  kcc record and kcc serve set their sessions up with it.
+ */
+int record__configure(int fd, const char *device, const struct kcc_version *v,
+		      struct kcc_config *cfg)
+{
+	/* ABI 1.0 modules know neither config1/2 nor event names. */
+	if (v->minor < 1) {
+		if (cfg->event_config1 || cfg->event_config2) {
+			fprintf(stderr, "kcc: %s: ABI %u.%u has no config1/config2: load kcc.ko of ABI %d.%d\n",
+				device, v->major, v->minor, KCC_ABI_MAJOR,
+				KCC_ABI_MINOR);
+			return -EOPNOTSUPP;
+		}
+		cfg->size = offsetof(struct kcc_config, event_config1);
+	}
+	if (ioctl(fd, KCC_IOC_CONFIGURE, cfg)) {
+		int ret = -errno;
+
+		fprintf(stderr, "kcc: %s: configure: %s%s\n", device, strerror(errno),
+			errno == EOPNOTSUPP || errno == ENOENT ?
+			" (event or source not available here)" :
+			errno == EBUSY ? " (too many sessions: kcc.ko max_sessions)" :
+			errno == EACCES ? " (not allowed: perf_event_paranoid, CAP_PERFMON, or another user's process)" :
+			errno == E2BIG ? " (this kcc.ko predates --calls-event)" : "");
+		return ret;
+	}
+	return 0;
+}
+
 static int record_device(struct record_opts *ro)
 {
 	struct kcc_version v = { 0 };
@@ -592,27 +624,9 @@ static int record_device(struct record_opts *ro)
 		exec_err[1] = -1;
 		ro->cfg.pid = child;
 	}
-	/* ABI 1.0 modules know neither config1/2 nor event names. */
-	if (v.minor < 1) {
-		if (ro->cfg.event_config1 || ro->cfg.event_config2) {
-			fprintf(stderr, "kcc: %s: ABI %u.%u has no config1/config2: load kcc.ko of ABI %d.%d\n",
-				ro->device, v.major, v.minor, KCC_ABI_MAJOR,
-				KCC_ABI_MINOR);
-			ret = -EOPNOTSUPP;
-			goto cleanup;
-		}
-		ro->cfg.size = offsetof(struct kcc_config, event_config1);
-	}
-	if (ioctl(fd, KCC_IOC_CONFIGURE, &ro->cfg)) {
-		ret = -errno;
-		fprintf(stderr, "kcc: %s: configure: %s%s\n", ro->device, strerror(errno),
-			errno == EOPNOTSUPP || errno == ENOENT ?
-			" (event or source not available here)" :
-			errno == EBUSY ? " (too many sessions: kcc.ko max_sessions)" :
-			errno == EACCES ? " (not allowed: perf_event_paranoid, CAP_PERFMON, or another user's process)" :
-			errno == E2BIG ? " (this kcc.ko predates --calls-event)" : "");
+	ret = record__configure(fd, ro->device, &v, &ro->cfg);
+	if (ret)
 		goto cleanup;
-	}
 	if (ro->watch_file) {
 		ret = record_watch(ro, fd, &p, &child, &go[1], exec_err[0]);
 		traced = child > 0;
@@ -746,7 +760,7 @@ int cmd_record(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+:e:c:F:k:p:ao:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
-			if (parse_event(optarg, &ro.cfg))
+			if (record__parse_event(optarg, &ro.cfg))
 				return KCC_EXIT_USAGE;
 			break;
 		case 'c':

@@ -44,6 +44,19 @@ struct profile;
  */
 int record__write_profile(struct profile *p, const char *output);
 int cmd_valence(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+
+/*
+ * The session set-up kcc record and kcc serve share (builtin-record.c):
+ * -e EVENT into @c (errors printed; 0 or -EINVAL), and the
+ * configuration of @cfg on the device @fd of ABI @v (refusals explained
+ * on stderr; 0 or -errno).
+ */
+struct kcc_config;
+struct kcc_version;
+int record__parse_event(const char *s, struct kcc_config *c);
+int record__configure(int fd, const char *device, const struct kcc_version *v,
+		      struct kcc_config *cfg);
 
 /*
  * Report a usage error of @cmd ("kcc ccf") with a pointer to its help;

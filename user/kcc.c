@@ -30,6 +30,7 @@ static const struct cmd cmds[] = {
 	{ "replay", cmd_replay, "stitch a sample file into a k-SF or k-CCF" },
 	{ "watch", cmd_watch, "exact counts of watched k-contexts on a trace" },
 	{ "import", cmd_import, "a profile from perf.data (no module needed)" },
+	{ "serve", cmd_serve, "a session served over HTTP: pprof windows, metrics" },
 	{ "valence", cmd_valence, "Valence encoding tables and their check" },
 };
 

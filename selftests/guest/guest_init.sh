@@ -410,6 +410,46 @@ else
 		fi
 		dmesg_clean "kcc record"
 	fi
+	# kcc serve on kcc.ko (selftests/kcc/serve.sh tests its HTTP layer
+	# on the host): a -p session of demo_workload on the guest's
+	# loopback, read with busybox wget; the 2-second window comes back
+	# as the blob "serve", a pprof for the host (selftests/kcc/guest.sh).
+	if [ -x /demo/kcc ] && [ -x /demo/demo_workload ]; then
+		busybox ifconfig lo 127.0.0.1 up
+		/demo/demo_workload 8 >/dev/null 2>&1 &
+		wpid=$!
+		/demo/kcc serve -p $wpid --listen 127.0.0.1:6060 >/tmp/serve.err 2>&1 &
+		spid=$!
+		i=0
+		while [ $i -lt 100 ] && ! grep -q serving /tmp/serve.err; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		u=http://127.0.0.1:6060
+		busybox wget -q -O /tmp/m1 $u/metrics
+		check $? "kcc serve -p: GET /metrics"
+		! busybox wget -q -O /tmp/bad "$u/debug/pprof/profile?seconds=-1" 2>/dev/null
+		check $? "kcc serve: seconds=-1 refused"
+		busybox wget -q -O /tmp/w.pb.gz "$u/debug/pprof/profile?seconds=2"
+		check $? "kcc serve: GET /debug/pprof/profile?seconds=2"
+		busybox wget -q -O /tmp/m2 $u/metrics
+		s1=$(sed -n 's/^kcc_samples_total{.*} //p' /tmp/m1)
+		s2=$(sed -n 's/^kcc_samples_total{.*} //p' /tmp/m2)
+		[ "${s2:-0}" -gt "${s1:-0}" ]
+		check $? "kcc serve: the session kept counting (samples $s1, then $s2)"
+		if [ -s /tmp/w.pb.gz ]; then
+			echo "KCC-BLOB-BEGIN serve $(wc -c </tmp/w.pb.gz)"
+			busybox base64 /tmp/w.pb.gz
+			echo "KCC-BLOB-END serve"
+		fi
+		kill $spid
+		wait $spid
+		check $? "kcc serve: exit 0 on SIGTERM"
+		sed 's/^/# /' /tmp/serve.err
+		kill $wpid 2>/dev/null
+		wait $wpid
+		dmesg_clean "kcc serve"
+	fi
 	# A library loaded with dlopen() after the start and unloaded
 	# before the end (selftests/guest/demo/dl_workload.c): the blob
 	# "dlrecord" must name its routines (selftests/kcc/guest.sh).

@@ -286,39 +286,11 @@ if [ -n "$chrome" ]; then
 		"file://$tmp/f.svg" >/dev/null 2>&1
 	# The screenshot against the SVG it shows: each frame of 8 px or
 	# more, sampled near its top edge mid-width, in its fill colour.
-	python3 - "$tmp/f.svg" "$tmp/flame.png" >"$tmp/px" 2>&1 <<'EOF'
-import re, struct, sys, zlib
+	PYTHONPATH=$(dirname "$0")/../lib python3 - "$tmp/f.svg" "$tmp/flame.png" >"$tmp/px" 2>&1 <<'EOF'
+import re, sys
+from png import read_png
 svg, png = sys.argv[1:3]
-data = open(png, "rb").read()
-assert data[:8] == b"\x89PNG\r\n\x1a\n"
-pos, idat = 8, b""
-while pos < len(data):
-    n, t = struct.unpack(">I4s", data[pos:pos + 8])
-    c = data[pos + 8:pos + 8 + n]
-    if t == b"IHDR":
-        w, h, depth, ctype, _, _, inter = struct.unpack(">IIBBBBB", c)
-    elif t == b"IDAT":
-        idat += c
-    pos += 12 + n
-assert depth == 8 and ctype in (2, 6) and not inter
-bpp = 3 if ctype == 2 else 4
-raw, stride = zlib.decompress(idat), w * bpp
-rows, prev, i = [], bytearray(stride), 0
-for y in range(h):
-    f, line = raw[i], bytearray(raw[i + 1:i + 1 + stride])
-    i += 1 + stride
-    for x in range(stride):
-        a = line[x - bpp] if x >= bpp else 0
-        b, cc = prev[x], prev[x - bpp] if x >= bpp else 0
-        if f == 1: line[x] = (line[x] + a) & 255
-        elif f == 2: line[x] = (line[x] + b) & 255
-        elif f == 3: line[x] = (line[x] + (a + b) // 2) & 255
-        elif f == 4:
-            p = a + b - cc
-            pa, pb, pc = abs(p - a), abs(p - b), abs(p - cc)
-            line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else cc)) & 255
-    rows.append(line)
-    prev = line
+w, h, bpp, rows = read_png(png)
 # Every frame of the SVG: its colour near its top edge, mid-width.
 rects = re.findall(r'<rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="(\d+)" rx="2" fill="rgb\((\d+),(\d+),(\d+)\)"', open(svg).read())
 seen = hit = 0

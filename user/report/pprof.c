@@ -221,6 +221,45 @@ static void mappings(struct report *r, struct sbuf *b, struct symtab *st)
 	sbuf__exit(&m);
 }
 
+/*
+ * The labels fleet profilers group by (kcc serve): the machine's
+ * hostname and kernel release as the profile recorded them, the command
+ * name, and the build-id of the object of the sample's routine @fn.
+ */
+static void fleet_labels(struct report *r, struct sbuf *m, struct symtab *st,
+			 const char *comm, uint64_t fn)
+{
+	static const char *const keys[][2] = {
+		{ "hostname", "hostname" }, { "kernel", "release" },
+	};
+	const struct report_obj *o = report__obj(r, fn);
+	char hex[2 * SYM_BUILD_ID_MAX + 1];
+	struct sbuf lab = { 0 };
+	size_t i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *v = profile__info_get(r->p, keys[i][1]);
+
+		if (!v)
+			continue;
+		pb_uint(&lab, L_KEY, str_id(st, keys[i][0]));
+		pb_uint(&lab, L_STR, str_id(st, v));
+		pb_msg(m, S_LABEL, &lab);
+		sbuf__exit(&lab);
+	}
+	pb_uint(&lab, L_KEY, str_id(st, "comm"));
+	pb_uint(&lab, L_STR, str_id(st, comm));
+	pb_msg(m, S_LABEL, &lab);
+	sbuf__exit(&lab);
+	if (o && o->build_id_len) {
+		build_id__hex(o->build_id, o->build_id_len, hex);
+		pb_uint(&lab, L_KEY, str_id(st, "build_id"));
+		pb_uint(&lab, L_STR, str_id(st, hex));
+		pb_msg(m, S_LABEL, &lab);
+		sbuf__exit(&lab);
+	}
+}
+
 int report__pprof(struct report *r, FILE *out)
 {
 	struct sbuf b = { 0 }, m = { 0 };
@@ -287,6 +326,8 @@ int report__pprof(struct report *r, FILE *out)
 			pb_uint(&lab, L_STR, v_proc);
 			pb_msg(&m, S_LABEL, &lab);
 			sbuf__exit(&lab);
+			if (r->o.fleet_labels)
+				fleet_labels(r, &m, &st, g->name, locs[0] - 1);
 			pb_msg(&b, P_SAMPLE, &m);
 		}
 	}

@@ -358,16 +358,28 @@ int report__find(const struct report *r, const char *name, uint32_t *id)
 
 /* ---- grouping and joining ---------------------------------------------- */
 
+/*
+ * A process is named by its leader in the image @t ran: after an exec
+ * (kcc record -- CMD forks kcc, then execs CMD) by the command, not by
+ * the name it had before.
+ */
 static const char *process_comm(const struct stream *s,
 				const struct stream_task *t)
 {
-	uint32_t i;
+	uint32_t i, img = t->flags >> KCC_TASK_IMAGE_SHIFT;
+	const char *any = NULL;
 
-	for (i = 0; i < s->nr_tasks; i++)
-		if (s->tasks[i].pid == t->tgid &&
-		    s->tasks[i].start_time_ns <= t->start_time_ns)
-			return s->tasks[i].comm;
-	return t->comm;
+	for (i = 0; i < s->nr_tasks; i++) {
+		const struct stream_task *l = &s->tasks[i];
+
+		if (l->pid != t->tgid || l->start_time_ns > t->start_time_ns)
+			continue;
+		if (l->flags >> KCC_TASK_IMAGE_SHIFT == img)
+			return l->comm;
+		if (!any)
+			any = l->comm;
+	}
+	return any ? any : t->comm;
 }
 
 int report_ids__parse(struct report_ids *ids, const char *s)

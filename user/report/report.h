@@ -73,6 +73,7 @@ struct report_opts {
 	struct report_ids pids;
 	struct report_ids tids;
 	uint32_t max_nodes;	/* k-CCF node cap per group, 0: default */
+	bool fleet_labels;	/* pprof: hostname, kernel, comm, build_id */
 };
 
 struct report_grp {

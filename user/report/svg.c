@@ -15,6 +15,14 @@
 #define PAD_BOTTOM	10
 #define MIN_PX		0.3
 
+static void k_str(const struct report *r, char *buf, size_t len)
+{
+	if (r->k == KCC_K_INF)
+		snprintf(buf, len, "inf");
+	else
+		snprintf(buf, len, "%u", r->k);
+}
+
 void xml_str(const char *s, FILE *out)
 {
 	for (; *s; s++) {
@@ -275,7 +283,10 @@ int report__svg(struct report *r, FILE *out)
 	uint32_t gi, depth = 0;
 	double x;
 	int ret = 0;
-	char title[512];
+	char title[512], kbuf[16], *head;
+	const char *p;
+	double avail, fs;
+	size_t nch;
 
 	for (gi = 0; gi < r->nr_groups; gi++) {
 		uint32_t d = max_depth(&r->groups[gi]);
@@ -288,6 +299,10 @@ int report__svg(struct report *r, FILE *out)
 	depth += 2 + (r->nr_groups > 1);
 	c.height = PAD_TOP + PAD_BOTTOM + depth * FRAME_H;
 	c.scale = total ? (SVG_W - 20) / (double)total : 0;
+	k_str(r, kbuf, sizeof(kbuf));
+	if (asprintf(&head, "kcc k-CCF flame graph: %s (k = %s, width: %s, routine at the bottom, its callers above)",
+		     r->o.name, kbuf, r->desc[r->sort].name) < 0)
+		return -ENOMEM;
 
 	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
 		"<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%u\" viewBox=\"0 0 %d %u\">\n",
@@ -296,16 +311,19 @@ int report__svg(struct report *r, FILE *out)
 		"g.f:hover rect { stroke: #000; stroke-width: 0.5; cursor: pointer; }\n"
 		"#title { font-size: 16px; } #details { font-size: 12px; }</style>\n");
 	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"#f8f8f0\"/>\n");
-	fprintf(out, "<text id=\"title\" x=\"10\" y=\"20\">kcc k-CCF flame graph: ");
-	xml_str(r->o.name, out);
-	fprintf(out, " (k = ");
-	if (r->k == KCC_K_INF)
-		fprintf(out, "inf");
-	else
-		fprintf(out, "%u", r->k);
-	fprintf(out, ", width: ");
-	xml_str(r->desc[r->sort].name, out);
-	fprintf(out, ", routine at the bottom, its callers above)</text>\n");
+	/*
+	 * The title shrinks, from 16 px, to end 20 px left of "Search"
+	 * whatever the profile's name: monospace glyphs advance 0.6 em
+	 * (DejaVu Sans Mono 0.602), so N characters take 0.61 * size * N.
+	 */
+	for (nch = 0, p = head; *p; p++)
+		nch += ((unsigned char)*p & 0xc0) != 0x80;	/* UTF-8 lead bytes */
+	avail = SVG_W - 10 - 10 - 6 * 0.61 * 12 - 20;
+	fs = nch && avail / (0.61 * nch) < 16 ? avail / (0.61 * nch) : 16;
+	fprintf(out, "<text id=\"title\" x=\"10\" y=\"20\" style=\"font-size: %.2fpx\">", fs);
+	xml_str(head, out);
+	fprintf(out, "</text>\n");
+	free(head);
 	fprintf(out, "<text id=\"details\" x=\"10\" y=\"38\"> </text>\n");
 	fprintf(out, "<text id=\"search\" x=\"%d\" y=\"20\" text-anchor=\"end\">Search</text>\n",
 		(int)SVG_W - 10);
