@@ -351,7 +351,7 @@ static void __kcc_overflow(struct perf_event *event,
 	rec->s.nr_stack = n;
 	rec->s.flags = flags;
 	rec->s.nr_branches = nbr;
-	rec->s.__reserved = 0;
+	rec->s.calls = 0;
 	rec->s.delta = calls ? 0 : data->period;
 	b = (struct kcc_branch *)((u64 *)(&rec->s + 1) + rec->s.nr_stack);
 	for (i = 0; i < nbr; i++) {

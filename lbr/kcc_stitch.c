@@ -79,7 +79,9 @@ u32 kcc_sample_why(const struct kcc_sample *s, size_t len, u32 *size)
 		return KCC_SAMPLE_E_ALIGN;
 	if (s->flags & ~KCC_SAMPLE_FLAGS_ALL)
 		return KCC_SAMPLE_E_FLAGS;
-	if (s->__reserved)
+	if ((s->flags & KCC_SAMPLE_CALLS_SAT) && !(s->flags & KCC_SAMPLE_CALLS))
+		return KCC_SAMPLE_E_FLAGS;
+	if (s->calls && !(s->flags & KCC_SAMPLE_CALLS))
 		return KCC_SAMPLE_E_RESERVED;
 	if (s->nr_stack > KCC_INJECT_MAX_STACK)
 		return KCC_SAMPLE_E_STACK;
@@ -472,10 +474,18 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 	struct kcc_ksf *ksf = &st->ksf;
 	int n;
 
+	bool counted = s->flags & KCC_SAMPLE_CALLS;
+	u64 ncalls = counted ? s->calls : 0, base = 0;
+	u32 ccalls = 0, drop = 0, extra = 0, seen = 0;
+
 	if (s->nr_stack > KCC_INJECT_MAX_STACK ||
 	    r > KCC_INJECT_MAX_BRANCHES)
 		return -EINVAL;
 	st->samples++;
+	if (counted) {
+		st->calls_samples++;
+		st->calls_counter += ncalls;
+	}
 
 	if (!r) {
 		/* No records (a frame-pointer sample): nothing to join. */
@@ -507,10 +517,29 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 	start = ksf->depth;
 
 	/* A repaired burst is not the previous one's continuation. */
-	overlap = st->nr_last && !st->altered ?
+	overlap = st->nr_last && !st->altered && !counted ?
 		  kcc_stitch_overlap(st, s, start) : 0;
 	if (overlap)
 		st->bursts_joined++;
+	if (counted) {
+		/* The call records replayed, and what each counts. */
+		for (i = 0; i < r; i++)
+			if (br[i].kind == KCC_BR_CALL &&
+			    !(st->skip & (1ull << i)))
+				ccalls++;
+		if (!ccalls) {
+			st->calls_unplaced += ncalls;
+		} else if (ncalls <= ccalls) {
+			drop = ccalls - (u32)ncalls;
+			st->bursts_exact++;
+			st->calls_exact += ncalls * w;
+		} else {
+			base = kcc_div_u64(ncalls, ccalls);
+			extra = (u32)(ncalls - base * ccalls);
+			st->bursts_scaled++;
+			st->calls_scaled += ncalls * w;
+		}
+	}
 
 	/* Step 3: replay, oldest first; the overlap was counted before. */
 	for (i = r; i > 0; i--) {
@@ -526,6 +555,13 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 			kcc_ksf_return(ksf);
 		else if (i > r - overlap)
 			kcc_ksf_enter(ksf, b->to);
+		else if (!counted)
+			kcc_ksf_call_w(ksf, b->to, w);
+		else if (seen++ < drop)
+			kcc_ksf_enter(ksf, b->to);
+		else if (base)
+			kcc_ksf_call_w(ksf, b->to,
+				       (base + (seen > ccalls - extra)) * w);
 		else
 			kcc_ksf_call_w(ksf, b->to, w);
 		st->branches++;
@@ -546,6 +582,7 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 	return 0;
 
 charge_only:
+	st->calls_unplaced += ncalls;
 	kcc_stitch_anchor_sample(st, s);
 	kcc_stitch_charge(st, s);
 	return 0;

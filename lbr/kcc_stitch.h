@@ -52,6 +52,18 @@
  *      are in Documentation/stitching.rst.  A burst that was skipped or
  *      did not fit its stack is never joined with, and
  *      kcc_stitch_break() forgets the previous burst.
+ *      Counted calls (KCC_SAMPLE_CALLS, ABI 1.2) replace the joining
+ *      heuristics: the sample says N calls retired since the previous
+ *      sample of the task, and the burst holds C call records.  When
+ *      N <= C the newest N call records are the calls since the
+ *      previous sample: only they are counted, the older ones are
+ *      entered without counting (every call counted once, exactly the
+ *      joined window).  When N > C the burst is a sample of the N
+ *      calls: each call record counts N / C, in integers, floor(N / C)
+ *      each and one more for the newest N mod C, so the burst adds
+ *      exactly N.  Both are multiplied by the adaptive bursting weight.
+ *      A burst with no call record, not replayed or not fitting its
+ *      stack counts its N in calls_unplaced.
  *   4. charge: the sample's delta and one sample go to the context of the
  *      sampled routine (KCC_CTR_EVENTS, KCC_CTR_SAMPLES).
  * Bursts as hardware shapes them (Documentation/stitching.rst, "Bursts
@@ -167,6 +179,19 @@ struct kcc_stitch {
 	u32 last_depth;			/* k-SF depth at the previous sample */
 	u32 last_flags;			/* its KCC_SAMPLE_* flags */
 	u32 join_policy;		/* KCC_JOIN_*, 0 after init */
+	/*
+	 * Calls counted at the samples (KCC_SAMPLE_CALLS, ABI 1.2).  The
+	 * forest's calls from counted samples are calls_exact +
+	 * calls_scaled; with every burst taken (no adaptive bursting) that
+	 * is calls_counter - calls_unplaced.
+	 */
+	u64 calls_samples;		/* samples that carried a count */
+	u64 calls_counter;		/* calls the counts add up to */
+	u64 calls_exact;		/* counted once each: the newest N records */
+	u64 calls_scaled;		/* spread over bursts with fewer call records */
+	u64 calls_unplaced;		/* in no replayed burst (no record, error, skipped) */
+	u64 bursts_exact;		/* bursts whose N calls fit: the joined window */
+	u64 bursts_scaled;		/* bursts weighted to sum to N */
 	struct kcc_stitch_counts cnt;	/* repairs and drops, by reason */
 	struct kcc_stitch_counts undo_cnt; /* those of the current undo */
 	/* The replay plan of the current burst, made by the undo. */

@@ -18,7 +18,7 @@
 #include <linux/ioctl.h>
 
 #define KCC_ABI_MAJOR		1	/* incompatible changes */
-#define KCC_ABI_MINOR		1	/* compatible additions */
+#define KCC_ABI_MINOR		2	/* compatible additions */
 
 #define KCC_DEVICE		"/dev/kcc"
 /*
@@ -275,7 +275,16 @@ struct kcc_branch {
 };
 
 #define KCC_SAMPLE_TRUNCATED	(1u << 0)	/* stack walk stopped at a cap or fault */
-#define KCC_SAMPLE_FLAGS_ALL	KCC_SAMPLE_TRUNCATED
+/*
+ * ABI 1.2: calls holds the calls the task retired since its previous
+ * sample (a calls counter read at the sample, or the period of a calls
+ * event).  Without it calls is zero and a burst counts whole.
+ */
+#define KCC_SAMPLE_CALLS	(1u << 1)
+/* With KCC_SAMPLE_CALLS: more calls than fit; calls is 0xffffffff. */
+#define KCC_SAMPLE_CALLS_SAT	(1u << 2)
+#define KCC_SAMPLE_FLAGS_ALL	(KCC_SAMPLE_TRUNCATED | KCC_SAMPLE_CALLS | \
+				 KCC_SAMPLE_CALLS_SAT)
 
 /*
  * One sample as the handlers capture it: followed by nr_stack __u64 (the
@@ -289,7 +298,7 @@ struct kcc_sample {
 	__u32 flags;		/* KCC_SAMPLE_* */
 	__u16 nr_stack;		/* entries of the stack array */
 	__u16 nr_branches;	/* entries of the branch array */
-	__u32 __reserved;	/* zero */
+	__u32 calls;		/* KCC_SAMPLE_CALLS: calls since the previous sample, else zero */
 	__u64 delta;		/* events since the previous sample (period) */
 };
 
