@@ -63,6 +63,30 @@ void kcc_stitch_counts_export(struct kcc_status *st,
 	st->stitch_below_walk = c->below_walk;
 }
 
+void kcc_stitch_calls_add(struct kcc_stitch_calls *dst,
+			  const struct kcc_stitch_calls *src)
+{
+	dst->samples += src->samples;
+	dst->counter += src->counter;
+	dst->exact += src->exact;
+	dst->scaled += src->scaled;
+	dst->unplaced += src->unplaced;
+	dst->bursts_exact += src->bursts_exact;
+	dst->bursts_scaled += src->bursts_scaled;
+}
+
+void kcc_stitch_calls_export(struct kcc_status *st,
+			     const struct kcc_stitch_calls *c)
+{
+	st->calls_samples = c->samples;
+	st->calls_counter = c->counter;
+	st->calls_exact = c->exact;
+	st->calls_scaled = c->scaled;
+	st->calls_unplaced = c->unplaced;
+	st->calls_bursts_exact = c->bursts_exact;
+	st->calls_bursts_scaled = c->bursts_scaled;
+}
+
 u32 kcc_sample_why(const struct kcc_sample *s, size_t len, u32 *size)
 {
 	const struct kcc_branch *br;
@@ -483,8 +507,8 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 		return -EINVAL;
 	st->samples++;
 	if (counted) {
-		st->calls_samples++;
-		st->calls_counter += ncalls;
+		st->calls.samples++;
+		st->calls.counter += ncalls;
 	}
 
 	if (!r) {
@@ -528,16 +552,16 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 			    !(st->skip & (1ull << i)))
 				ccalls++;
 		if (!ccalls) {
-			st->calls_unplaced += ncalls;
+			st->calls.unplaced += ncalls;
 		} else if (ncalls <= ccalls) {
 			drop = ccalls - (u32)ncalls;
-			st->bursts_exact++;
-			st->calls_exact += ncalls * w;
+			st->calls.bursts_exact++;
+			st->calls.exact += ncalls * w;
 		} else {
 			base = kcc_div_u64(ncalls, ccalls);
 			extra = (u32)(ncalls - base * ccalls);
-			st->bursts_scaled++;
-			st->calls_scaled += ncalls * w;
+			st->calls.bursts_scaled++;
+			st->calls.scaled += ncalls * w;
 		}
 	}
 
@@ -582,7 +606,7 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 	return 0;
 
 charge_only:
-	st->calls_unplaced += ncalls;
+	st->calls.unplaced += ncalls;
 	kcc_stitch_anchor_sample(st, s);
 	kcc_stitch_charge(st, s);
 	return 0;

@@ -162,6 +162,22 @@ struct kcc_stitch_counts {
 	u64 below_walk;		/* calls undone below the walk's bottom frame */
 };
 
+/*
+ * Calls counted at the samples (KCC_SAMPLE_CALLS, ABI 1.2).  The forest's
+ * calls from counted samples are exact + scaled; with every burst taken
+ * (no adaptive bursting) that is counter - unplaced.  The same fields,
+ * in this order, close struct kcc_status (kcc_stitch_calls_export()).
+ */
+struct kcc_stitch_calls {
+	u64 samples;		/* samples that carried a count */
+	u64 counter;		/* calls the counts add up to */
+	u64 exact;		/* counted once each: the newest N records */
+	u64 scaled;		/* spread over bursts with fewer call records */
+	u64 unplaced;		/* in no replayed burst (no record, error, skipped) */
+	u64 bursts_exact;	/* bursts whose N calls fit: the joined window */
+	u64 bursts_scaled;	/* bursts weighted to add up to N */
+};
+
 struct kcc_stitch {
 	struct kcc_ksf ksf;		/* the task's k-SF builder */
 	struct kcc_burst *burst;	/* NULL: replay every burst */
@@ -179,19 +195,7 @@ struct kcc_stitch {
 	u32 last_depth;			/* k-SF depth at the previous sample */
 	u32 last_flags;			/* its KCC_SAMPLE_* flags */
 	u32 join_policy;		/* KCC_JOIN_*, 0 after init */
-	/*
-	 * Calls counted at the samples (KCC_SAMPLE_CALLS, ABI 1.2).  The
-	 * forest's calls from counted samples are calls_exact +
-	 * calls_scaled; with every burst taken (no adaptive bursting) that
-	 * is calls_counter - calls_unplaced.
-	 */
-	u64 calls_samples;		/* samples that carried a count */
-	u64 calls_counter;		/* calls the counts add up to */
-	u64 calls_exact;		/* counted once each: the newest N records */
-	u64 calls_scaled;		/* spread over bursts with fewer call records */
-	u64 calls_unplaced;		/* in no replayed burst (no record, error, skipped) */
-	u64 bursts_exact;		/* bursts whose N calls fit: the joined window */
-	u64 bursts_scaled;		/* bursts weighted to sum to N */
+	struct kcc_stitch_calls calls;	/* counted calls (ABI 1.2) */
 	struct kcc_stitch_counts cnt;	/* repairs and drops, by reason */
 	struct kcc_stitch_counts undo_cnt; /* those of the current undo */
 	/* The replay plan of the current burst, made by the undo. */
@@ -265,6 +269,10 @@ void kcc_stitch_break(struct kcc_stitch *st);
 /* @dst += @src, field by field. */
 void kcc_stitch_counts_add(struct kcc_stitch_counts *dst,
 			   const struct kcc_stitch_counts *src);
+void kcc_stitch_calls_add(struct kcc_stitch_calls *dst,
+			  const struct kcc_stitch_calls *src);
+void kcc_stitch_calls_export(struct kcc_status *st,
+			     const struct kcc_stitch_calls *c);
 /* Copy @c into the stitch_* fields that close struct kcc_status. */
 void kcc_stitch_counts_export(struct kcc_status *st,
 			      const struct kcc_stitch_counts *c);

@@ -96,23 +96,23 @@ static void test_hand(void)
 	start(&sr, KCC_K_INF);
 	apply(&sr, three_calls(KCC_SAMPLE_CALLS, 1));
 	ok = dump_is(&sr, "top 1105;2000 1 1 1\n") &&
-	     sr.st.bursts_exact == 1 && sr.st.calls_exact == 1 &&
-	     sr.st.calls_counter == 1 && !sr.st.calls_scaled;
+	     sr.st.calls.bursts_exact == 1 && sr.st.calls.exact == 1 &&
+	     sr.st.calls.counter == 1 && !sr.st.calls.scaled;
 	ksft_test_result(ok, "count 1 of 3 records: only the newest call counts\n");
 	stitcher__exit(&sr);
 
 	start(&sr, KCC_K_INF);
 	apply(&sr, three_calls(KCC_SAMPLE_CALLS, 0));
 	ok = dump_is(&sr, "top 1105;2000 0 1 1\n") &&
-	     sr.st.bursts_exact == 1 && !sr.st.calls_exact;
+	     sr.st.calls.bursts_exact == 1 && !sr.st.calls.exact;
 	ksft_test_result(ok, "count 0: the burst only anchors, the sample is charged\n");
 	stitcher__exit(&sr);
 
 	start(&sr, KCC_K_INF);
 	apply(&sr, three_calls(KCC_SAMPLE_CALLS, 11));
 	ok = dump_is(&sr, "top 1105;2000 11 1 1\n") &&
-	     sr.st.bursts_scaled == 1 && sr.st.calls_scaled == 11 &&
-	     !sr.st.calls_exact;
+	     sr.st.calls.bursts_scaled == 1 && sr.st.calls.scaled == 11 &&
+	     !sr.st.calls.exact;
 	ksft_test_result(ok, "count 11 over 3 records: weights 3, 4, 4 add up to 11\n");
 	stitcher__exit(&sr);
 
@@ -137,7 +137,7 @@ static void test_hand(void)
 	sample_buf__push_stack(&sb, 0x2010);
 	sample_buf__push_stack(&sb, 0x1105);
 	apply(&sr, &sb.hdr);
-	ok = sr.st.calls_unplaced == 4 && sr.st.calls_counter == 4;
+	ok = sr.st.calls.unplaced == 4 && sr.st.calls.counter == 4;
 	ksft_test_result(ok, "a count without records is counted as unplaced\n");
 	stitcher__exit(&sr);
 }
@@ -277,15 +277,15 @@ static void test_dense(void)
 			continue;
 		}
 		run(&c, &t, k, &so, true);
-		exact += r.equal && r.st.calls_counter == t.calls &&
-			 !r.st.calls_scaled && !r.st.stitch_errors;
+		exact += r.equal && r.st.calls.counter == t.calls &&
+			 !r.st.calls.scaled && !r.st.stitch_errors;
 		differ += !c.equal;
 		samples += r.samples;
 		calls += t.calls;
-		if (!r.equal || c.equal || r.st.calls_scaled)
+		if (!r.equal || c.equal || r.st.calls.scaled)
 			ksft_print_msg("trace %u (k=%u, %" PRIu64 " calls, %" PRIu64 " samples): counted equal %d, uncovered %" PRIu64 ", scaled %" PRIu64 "; control equal %d\n",
 				       i, k, (u64)t.calls, r.samples, r.equal,
-				       r.uncovered, r.st.calls_scaled, c.equal);
+				       r.uncovered, r.st.calls.scaled, c.equal);
 		ref_trace_free(&t);
 	}
 	ksft_print_msg("dense: %" PRIu64 " samples for %" PRIu64 " calls; %u/%u traces exact, control differs on %u/%u; %u traces skipped (a window longer than the LBR)\n",
@@ -320,14 +320,14 @@ static void test_scaled(void)
 		so.lbr_depth = 4 + ref_below(&rng, 13);
 		so.calls_period = 20 + ref_below(&rng, 181);
 		run(&r, &t, KCC_K_INF, &so, false);
-		ok += r.st.calls_counter == t.calls &&
-		      r.forest_calls == r.st.calls_exact + r.st.calls_scaled &&
-		      r.forest_calls + r.st.calls_unplaced == t.calls;
-		if (r.forest_calls + r.st.calls_unplaced != t.calls)
+		ok += r.st.calls.counter == t.calls &&
+		      r.forest_calls == r.st.calls.exact + r.st.calls.scaled &&
+		      r.forest_calls + r.st.calls.unplaced == t.calls;
+		if (r.forest_calls + r.st.calls.unplaced != t.calls)
 			ksft_print_msg("trace %u: counter %" PRIu64 ", forest %" PRIu64 ", unplaced %" PRIu64 ", trace %" PRIu64 "\n",
-				       i, r.st.calls_counter, r.forest_calls,
-				       r.st.calls_unplaced, (u64)t.calls);
-		scaled += r.st.calls_scaled;
+				       i, r.st.calls.counter, r.forest_calls,
+				       r.st.calls.unplaced, (u64)t.calls);
+		scaled += r.st.calls.scaled;
 		calls += t.calls;
 		ref_trace_free(&t);
 	}

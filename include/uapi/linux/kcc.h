@@ -238,6 +238,20 @@ struct kcc_status {
 	__u64 valence_overflow;		/* Out: rec_over set: no exact encoding */
 	__u64 valence_table_full;	/* Out: encodings a task's table could not keep */
 	__u64 valence_entries;		/* Out: distinct encodings held, all tasks */
+	/*
+	 * ABI 1.2: calls counted at the samples (KCC_SAMPLE_CALLS).  A
+	 * burst whose count fits its call records counts only the newest
+	 * (exact); one with fewer records than calls is weighted to add
+	 * up to the count (scaled).  The forests' calls from counted
+	 * samples are calls_exact + calls_scaled.
+	 */
+	__u64 calls_samples;		/* Out: samples that carried a count */
+	__u64 calls_counter;		/* Out: calls the counts add up to */
+	__u64 calls_exact;		/* Out: counted once each (joined windows) */
+	__u64 calls_scaled;		/* Out: estimated: weighted over fewer records */
+	__u64 calls_unplaced;		/* Out: in no replayed burst (no call record, error) */
+	__u64 calls_bursts_exact;	/* Out: bursts whose count fit their records */
+	__u64 calls_bursts_scaled;	/* Out: bursts weighted to their count */
 };
 
 #define KCC_IOC_STATUS		_IOWR(KCC_IOC_MAGIC, 0x05, struct kcc_status)
