@@ -66,13 +66,12 @@ void kcc_stitch_counts_export(struct kcc_status *st,
 void kcc_stitch_calls_add(struct kcc_stitch_calls *dst,
 			  const struct kcc_stitch_calls *src)
 {
-	dst->samples += src->samples;
-	dst->counter += src->counter;
-	dst->exact += src->exact;
-	dst->scaled += src->scaled;
-	dst->unplaced += src->unplaced;
-	dst->bursts_exact += src->bursts_exact;
-	dst->bursts_scaled += src->bursts_scaled;
+	u64 *d = (u64 *)dst;
+	const u64 *x = (const u64 *)src;
+	size_t i;
+
+	for (i = 0; i < sizeof(*dst) / sizeof(u64); i++)
+		d[i] += x[i];
 }
 
 void kcc_stitch_calls_export(struct kcc_status *st,
