@@ -257,6 +257,13 @@ lbr_two_events() {
 		# The calls event's period is the calls since the task's
 		# previous calls sample: every burst carries its count and
 		# the forest adds up to it (ABI 1.2, KCC_SAMPLE_CALLS).
+		# kcc import carries no count yet, and says so.
+		case $1 in
+		*-import-*)
+			grep -q '^# calls counted: none (no calls counter); calls: seen in bursts, not scaled$' \
+				"$tmp/lbr.report"
+			return ;;
+		esac &&
 		awk '/^# calls counted: counter / {
 			n = $5; e = $11; s = $15; u = $20; seen = 1
 			sub(/;$/, "", u)
