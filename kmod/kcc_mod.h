@@ -208,6 +208,7 @@ struct kcc_retired {
 	u64 stitch_errors;
 	u64 node_drops;
 	struct kcc_stitch_counts stitch;
+	struct kcc_stitch_calls calls;	/* counted calls (ABI 1.2) */
 	/* Memory that follows the work (kcc_task.c), since configure/reset */
 	u64 tasks_created;
 	u64 tasks_folded;

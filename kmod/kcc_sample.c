@@ -351,8 +351,22 @@ static void __kcc_overflow(struct perf_event *event,
 	rec->s.nr_stack = n;
 	rec->s.flags = flags;
 	rec->s.nr_branches = nbr;
-	rec->s.__reserved = 0;
+	rec->s.calls = 0;
 	rec->s.delta = calls ? 0 : data->period;
+	if (calls) {
+		/*
+		 * The calls event is per thread (inherited events count
+		 * each thread apart), so its period is the task's calls
+		 * since its previous sample of this event.
+		 */
+		rec->s.flags |= KCC_SAMPLE_CALLS;
+		if (data->period > U32_MAX) {
+			rec->s.flags |= KCC_SAMPLE_CALLS_SAT;
+			rec->s.calls = U32_MAX;
+		} else {
+			rec->s.calls = data->period;
+		}
+	}
 	b = (struct kcc_branch *)((u64 *)(&rec->s + 1) + rec->s.nr_stack);
 	for (i = 0; i < nbr; i++) {
 		b[i].from = br->entries[i].from;

@@ -598,6 +598,7 @@ void kcc_status_fill(struct kcc_session *s, struct kcc_status *st)
 {
 	const struct kcc_retired *rt = &s->retired;
 	struct kcc_stitch_counts sc;
+	struct kcc_stitch_calls ccalls;
 	struct kcc_task *t;
 	u64 hd[KCC_DROP_NR];
 	int i;
@@ -621,8 +622,10 @@ void kcc_status_fill(struct kcc_session *s, struct kcc_status *st)
 	st->stitch_errors = rt->stitch_errors;
 	st->node_drops = rt->node_drops;
 	sc = rt->stitch;
+	ccalls = rt->calls;
 	list_for_each_entry(t, &s->task_list, node) {
 		kcc_stitch_counts_add(&sc, &t->st.cnt);
+		kcc_stitch_calls_add(&ccalls, &t->st.calls);
 		st->bursts_replayed += t->st.bursts_replayed;
 		st->bursts_skipped += t->st.bursts_skipped;
 		st->bursts_joined += t->st.bursts_joined;
@@ -632,6 +635,7 @@ void kcc_status_fill(struct kcc_session *s, struct kcc_status *st)
 		st->nodes += t->forest.live;
 	}
 	kcc_stitch_counts_export(st, &sc);
+	kcc_stitch_calls_export(st, &ccalls);
 	kcc_task_status(s, st);
 	st->bytes = s->bytes;
 	st->tasks = s->nr_tasks;

@@ -760,6 +760,7 @@ void kcc_task_free(struct kcc_session *s, struct kcc_task *t)
 	rt->stitch_errors += t->st.stitch_errors;
 	rt->node_drops += t->forest.drops;
 	kcc_stitch_counts_add(&rt->stitch, &t->st.cnt);
+	kcc_stitch_calls_add(&rt->calls, &t->st.calls);
 	kcc_task_release(s, t);
 }
 

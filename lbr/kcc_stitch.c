@@ -63,6 +63,29 @@ void kcc_stitch_counts_export(struct kcc_status *st,
 	st->stitch_below_walk = c->below_walk;
 }
 
+void kcc_stitch_calls_add(struct kcc_stitch_calls *dst,
+			  const struct kcc_stitch_calls *src)
+{
+	u64 *d = (u64 *)dst;
+	const u64 *x = (const u64 *)src;
+	size_t i;
+
+	for (i = 0; i < sizeof(*dst) / sizeof(u64); i++)
+		d[i] += x[i];
+}
+
+void kcc_stitch_calls_export(struct kcc_status *st,
+			     const struct kcc_stitch_calls *c)
+{
+	st->calls_samples = c->samples;
+	st->calls_counter = c->counter;
+	st->calls_exact = c->exact;
+	st->calls_scaled = c->scaled;
+	st->calls_unplaced = c->unplaced;
+	st->calls_bursts_exact = c->bursts_exact;
+	st->calls_bursts_scaled = c->bursts_scaled;
+}
+
 u32 kcc_sample_why(const struct kcc_sample *s, size_t len, u32 *size)
 {
 	const struct kcc_branch *br;
@@ -79,7 +102,9 @@ u32 kcc_sample_why(const struct kcc_sample *s, size_t len, u32 *size)
 		return KCC_SAMPLE_E_ALIGN;
 	if (s->flags & ~KCC_SAMPLE_FLAGS_ALL)
 		return KCC_SAMPLE_E_FLAGS;
-	if (s->__reserved)
+	if ((s->flags & KCC_SAMPLE_CALLS_SAT) && !(s->flags & KCC_SAMPLE_CALLS))
+		return KCC_SAMPLE_E_FLAGS;
+	if (s->calls && !(s->flags & KCC_SAMPLE_CALLS))
 		return KCC_SAMPLE_E_RESERVED;
 	if (s->nr_stack > KCC_INJECT_MAX_STACK)
 		return KCC_SAMPLE_E_STACK;
@@ -472,10 +497,18 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 	struct kcc_ksf *ksf = &st->ksf;
 	int n;
 
+	bool counted = s->flags & KCC_SAMPLE_CALLS;
+	u64 ncalls = counted ? s->calls : 0, base = 0;
+	u32 ccalls = 0, drop = 0, extra = 0, seen = 0;
+
 	if (s->nr_stack > KCC_INJECT_MAX_STACK ||
 	    r > KCC_INJECT_MAX_BRANCHES)
 		return -EINVAL;
 	st->samples++;
+	if (counted) {
+		st->calls.samples++;
+		st->calls.counter += ncalls;
+	}
 
 	if (!r) {
 		/* No records (a frame-pointer sample): nothing to join. */
@@ -507,10 +540,29 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 	start = ksf->depth;
 
 	/* A repaired burst is not the previous one's continuation. */
-	overlap = st->nr_last && !st->altered ?
+	overlap = st->nr_last && !st->altered && !counted ?
 		  kcc_stitch_overlap(st, s, start) : 0;
 	if (overlap)
 		st->bursts_joined++;
+	if (counted) {
+		/* The call records replayed, and what each counts. */
+		for (i = 0; i < r; i++)
+			if (br[i].kind == KCC_BR_CALL &&
+			    !(st->skip & (1ull << i)))
+				ccalls++;
+		if (!ccalls) {
+			st->calls.unplaced += ncalls;
+		} else if (ncalls <= ccalls) {
+			drop = ccalls - (u32)ncalls;
+			st->calls.bursts_exact++;
+			st->calls.exact += ncalls * w;
+		} else {
+			base = kcc_div_u64(ncalls, ccalls);
+			extra = (u32)(ncalls - base * ccalls);
+			st->calls.bursts_scaled++;
+			st->calls.scaled += ncalls * w;
+		}
+	}
 
 	/* Step 3: replay, oldest first; the overlap was counted before. */
 	for (i = r; i > 0; i--) {
@@ -526,6 +578,13 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 			kcc_ksf_return(ksf);
 		else if (i > r - overlap)
 			kcc_ksf_enter(ksf, b->to);
+		else if (!counted)
+			kcc_ksf_call_w(ksf, b->to, w);
+		else if (seen++ < drop)
+			kcc_ksf_enter(ksf, b->to);
+		else if (base)
+			kcc_ksf_call_w(ksf, b->to,
+				       (base + (seen > ccalls - extra)) * w);
 		else
 			kcc_ksf_call_w(ksf, b->to, w);
 		st->branches++;
@@ -546,6 +605,7 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 	return 0;
 
 charge_only:
+	st->calls.unplaced += ncalls;
 	kcc_stitch_anchor_sample(st, s);
 	kcc_stitch_charge(st, s);
 	return 0;

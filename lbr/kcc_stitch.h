@@ -52,6 +52,18 @@
  *      are in Documentation/stitching.rst.  A burst that was skipped or
  *      did not fit its stack is never joined with, and
  *      kcc_stitch_break() forgets the previous burst.
+ *      Counted calls (KCC_SAMPLE_CALLS, ABI 1.2) replace the joining
+ *      heuristics: the sample says N calls retired since the previous
+ *      sample of the task, and the burst holds C call records.  When
+ *      N <= C the newest N call records are the calls since the
+ *      previous sample: only they are counted, the older ones are
+ *      entered without counting (every call counted once, exactly the
+ *      joined window).  When N > C the burst is a sample of the N
+ *      calls: each call record counts N / C, in integers, floor(N / C)
+ *      each and one more for the newest N mod C, so the burst adds
+ *      exactly N.  Both are multiplied by the adaptive bursting weight.
+ *      A burst with no call record, not replayed or not fitting its
+ *      stack counts its N in calls_unplaced.
  *   4. charge: the sample's delta and one sample go to the context of the
  *      sampled routine (KCC_CTR_EVENTS, KCC_CTR_SAMPLES).
  * Bursts as hardware shapes them (Documentation/stitching.rst, "Bursts
@@ -150,6 +162,22 @@ struct kcc_stitch_counts {
 	u64 below_walk;		/* calls undone below the walk's bottom frame */
 };
 
+/*
+ * Calls counted at the samples (KCC_SAMPLE_CALLS, ABI 1.2).  The forest's
+ * calls from counted samples are exact + scaled; with every burst taken
+ * (no adaptive bursting) that is counter - unplaced.  The same fields,
+ * in this order, close struct kcc_status (kcc_stitch_calls_export()).
+ */
+struct kcc_stitch_calls {
+	u64 samples;		/* samples that carried a count */
+	u64 counter;		/* calls the counts add up to */
+	u64 exact;		/* counted once each: the newest N records */
+	u64 scaled;		/* spread over bursts with fewer call records */
+	u64 unplaced;		/* in no replayed burst (no record, error, skipped) */
+	u64 bursts_exact;	/* bursts whose N calls fit: the joined window */
+	u64 bursts_scaled;	/* bursts weighted to add up to N */
+};
+
 struct kcc_stitch {
 	struct kcc_ksf ksf;		/* the task's k-SF builder */
 	struct kcc_burst *burst;	/* NULL: replay every burst */
@@ -167,6 +195,7 @@ struct kcc_stitch {
 	u32 last_depth;			/* k-SF depth at the previous sample */
 	u32 last_flags;			/* its KCC_SAMPLE_* flags */
 	u32 join_policy;		/* KCC_JOIN_*, 0 after init */
+	struct kcc_stitch_calls calls;	/* counted calls (ABI 1.2) */
 	struct kcc_stitch_counts cnt;	/* repairs and drops, by reason */
 	struct kcc_stitch_counts undo_cnt; /* those of the current undo */
 	/* The replay plan of the current burst, made by the undo. */
@@ -240,6 +269,10 @@ void kcc_stitch_break(struct kcc_stitch *st);
 /* @dst += @src, field by field. */
 void kcc_stitch_counts_add(struct kcc_stitch_counts *dst,
 			   const struct kcc_stitch_counts *src);
+void kcc_stitch_calls_add(struct kcc_stitch_calls *dst,
+			  const struct kcc_stitch_calls *src);
+void kcc_stitch_calls_export(struct kcc_status *st,
+			     const struct kcc_stitch_calls *c);
 /* Copy @c into the stitch_* fields that close struct kcc_status. */
 void kcc_stitch_counts_export(struct kcc_status *st,
 			      const struct kcc_stitch_counts *c);

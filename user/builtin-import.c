@@ -324,6 +324,7 @@ static int import_stream(struct import *im, struct sbuf *b)
 {
 	struct kcc_metric_desc desc[KCC_NR_CTRS];
 	struct kcc_stream_header h;
+	struct kcc_stitch_calls calls = { 0 };
 	bool two = im->calls_ev != im->main_ev;
 	uint32_t i;
 	int ret;
@@ -344,12 +345,14 @@ static int import_stream(struct import *im, struct sbuf *b)
 	for (i = 0; i < im->nr_tasks; i++) {
 		const struct kcc_stitch *st = &im->tasks[i].sr.st;
 
+		kcc_stitch_calls_add(&calls, &st->calls);
 		h.status.bursts_replayed += st->bursts_replayed;
 		h.status.branches += st->branches;
 		h.status.stitch_errors += st->stitch_errors;
 		h.status.nodes += im->tasks[i].sr.pool.f.count;
 		h.status.tasks += im->tasks[i].samples != 0;
 	}
+	kcc_stitch_calls_export(&h.status, &calls);
 	ret = stream__write_header(b, &h, desc);
 	for (i = 0; i < im->nr_tasks && !ret; i++) {
 		struct itask *it = &im->tasks[i];

@@ -254,9 +254,28 @@ lbr_two_events() {
 		     /^# bursts: [0-9]+ replayed/ { b = $3 }
 		     END { printf "# %s: %d bursts of %d samples\n", r, b, n
 			   exit !(n > 0 && b > 0 && 4 * b <= 3 * n) }' \
+			r="$1" "$tmp/lbr.report" &&
+		# The calls event's period is the calls since the task's
+		# previous calls sample: every burst carries its count and
+		# the forest adds up to it (ABI 1.2, KCC_SAMPLE_CALLS).
+		# kcc import carries no count yet, and says so.
+		case $1 in
+		*-import-*)
+			grep -q '^# calls counted: none (no calls counter); calls: seen in bursts, not scaled$' \
+				"$tmp/lbr.report"
+			return ;;
+		esac &&
+		awk '/^# calls counted: counter / {
+			n = $5; e = $11; s = $15; u = $20; seen = 1
+			sub(/;$/, "", u)
+		     }
+		     END { printf "# %s: counter %d = exact %d + scaled %d + in no burst %d\n", r, n, e, s, u
+			   exit !(seen && n > 0 && n == e + s + u) }' \
 			r="$1" "$tmp/lbr.report" ;;
 	*)
-		! grep -q '^# calls:' "$tmp/lbr.report" ;;
+		! grep -q '^# calls:' "$tmp/lbr.report" &&
+		grep -q '^# calls counted: none (no calls counter); calls: seen in bursts, not scaled$' \
+			"$tmp/lbr.report" ;;
 	esac
 }
 

@@ -145,8 +145,8 @@ expect 1 "bad magic" "a file with another magic: runtime error" -- \
 head -c 40 "$S.smp" >"$tmp/cut.smp"
 expect 1 "offset 16: sample 0: record truncated" "a truncated record: file offset" -- \
 	"$KCC" replay -k 1 "$tmp/cut.smp"
-# Flip the flags of the first sample (byte 20) to 2.
-{ head -c 20 "$S.smp"; printf '\2'; tail -c +22 "$S.smp"; } >"$tmp/flag.smp"
+# Flip the flags of the first sample (byte 20) to 8, a flag no ABI defines.
+{ head -c 20 "$S.smp"; printf '\10'; tail -c +22 "$S.smp"; } >"$tmp/flag.smp"
 expect 1 "offset 16: sample 0: unknown flag" "an unknown flag: file offset" -- \
 	"$KCC" replay -k 1 "$tmp/flag.smp"
 # Version 2.

@@ -633,11 +633,13 @@ static void test_check(void)
 		len = size;
 		BAD("size not a multiple of 8", KCC_SAMPLE_E_ALIGN,
 		    s->size = size - 4);
-		BAD("an unknown flag", KCC_SAMPLE_E_FLAGS, s->flags = 2);
+		BAD("an unknown flag", KCC_SAMPLE_E_FLAGS, s->flags = 8);
+		BAD("calls saturated without calls", KCC_SAMPLE_E_FLAGS,
+		    s->flags = KCC_SAMPLE_CALLS_SAT);
 		BAD("a high unknown flag", KCC_SAMPLE_E_FLAGS,
 		    s->flags = 0x80000001u);
-		BAD("a reserved field", KCC_SAMPLE_E_RESERVED,
-		    s->__reserved = 1);
+		BAD("calls without KCC_SAMPLE_CALLS", KCC_SAMPLE_E_RESERVED,
+		    s->calls = 1);
 		BAD("nr_stack above the limit", KCC_SAMPLE_E_STACK,
 		    s->nr_stack = KCC_INJECT_MAX_STACK + 1);
 		BAD("nr_branches above the limit", KCC_SAMPLE_E_BRANCHES,
@@ -1227,7 +1229,7 @@ static void test_effects_random(void)
 int main(void)
 {
 	ksft_print_header();
-	ksft_set_plan(65);
+	ksft_set_plan(66);
 	test_anchor();
 	test_below_bottom();
 	test_truncated();

@@ -276,8 +276,10 @@ static int lbrsim__sample(struct lbrsim *sim, bool calls)
 	const struct lbrsim_frame *fr = sim->stack;
 	int64_t d = (int64_t)sim->depth;
 	bool two = sim->o.calls_period != 0;
+	uint64_t take = sim->o.every_period && sim->pending > sim->o.period ?
+			sim->o.period : sim->pending;
 
-	sample_buf__init(sb, 0, two && calls ? 0 : sim->pending);
+	sample_buf__init(sb, 0, two && calls ? 0 : take);
 	nbr = sim->ring_n < sim->o.lbr_depth ? sim->ring_n : sim->o.lbr_depth;
 	if (two && !calls)
 		nbr = 0;
@@ -298,6 +300,16 @@ static int lbrsim__sample(struct lbrsim *sim, bool calls)
 	}
 	flags = lbrsim__walk(sim, fr, (uint64_t)d);
 	sb->hdr.flags = flags;
+	if (sim->o.count_calls && (!two || calls)) {
+		sb->hdr.flags |= KCC_SAMPLE_CALLS;
+		if (sim->calls_since > 0xffffffffull) {
+			sb->hdr.flags |= KCC_SAMPLE_CALLS_SAT;
+			sb->hdr.calls = 0xffffffffu;
+		} else {
+			sb->hdr.calls = (uint32_t)sim->calls_since;
+		}
+		sim->calls_since = 0;
+	}
 
 	if (lbrsim__fx(sim, LBRSIM_FX_FAR) && nbr &&
 	    !below(&sim->fx_rng, 64)) {
@@ -319,7 +331,7 @@ static int lbrsim__sample(struct lbrsim *sim, bool calls)
 		sim->truncated++;
 	sim->samples++;
 	if (two && !calls) {
-		sim->pending = 0;
+		sim->pending -= take;
 		return sim->emit(sim->arg, &sb->hdr);
 	}
 	if (sim->window > sim->max_window)
@@ -333,7 +345,7 @@ static int lbrsim__sample(struct lbrsim *sim, bool calls)
 		sim->calls_samples++;
 		sim->calls_pending = 0;
 	} else {
-		sim->pending = 0;
+		sim->pending -= take;
 	}
 	sim->window = 0;
 	return sim->emit(sim->arg, &sb->hdr);
@@ -386,6 +398,7 @@ static int lbrsim__do_call(struct lbrsim *sim, uint32_t routine, uint32_t how)
 		lbrsim__record(sim, from, to, KCC_BR_CALL);
 
 	sim->calls++;
+	sim->calls_since++;
 	ev = sim->o.max_rate ? sim->rt[routine].rate : 1;
 	sim->events += ev;
 	sim->pending += ev;
@@ -396,8 +409,12 @@ static int lbrsim__do_call(struct lbrsim *sim, uint32_t routine, uint32_t how)
 		if (err)
 			return err;
 	}
-	if (sim->pending >= sim->o.period)
-		return lbrsim__sample(sim, false);
+	while (sim->pending >= sim->o.period) {
+		int err = lbrsim__sample(sim, false);
+
+		if (err || !sim->o.every_period)
+			return err;
+	}
 	return 0;
 }
 

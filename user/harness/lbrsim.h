@@ -88,6 +88,14 @@ struct lbrsim_opts {
 				 * retired calls every calls_period calls
 				 * give the bursts (delta 0: they charge
 				 * no events) */
+	bool count_calls;	/* samples with records carry the calls since
+				 * the previous such sample (KCC_SAMPLE_CALLS),
+				 * as a calls counter read at the sample does */
+	bool every_period;	/* one sample per period the events reached
+				 * (delta = period), not one per call: with
+				 * max_rate above period, several samples
+				 * land between two calls, as time or miss
+				 * samples do in a loop without calls */
 };
 
 typedef int (*lbrsim_emit_fn)(void *arg, const struct kcc_sample *s);
@@ -127,6 +135,7 @@ struct lbrsim {
 	uint32_t ring_n;		/* records held, <= lbr_depth */
 	uint64_t pending;		/* events since the last sample */
 	uint64_t calls_pending;		/* calls since the last calls sample */
+	uint64_t calls_since;		/* calls since the last sample with records */
 	bool calls_sample;		/* the sample being emitted is one of
 					 * the calls event */
 	uint64_t window;		/* records since the last sample */

@@ -777,6 +777,13 @@ int report__build(struct report *r, struct profile *p,
 		r->st_bursts_replayed += s->hdr.status.bursts_replayed;
 		r->st_bursts_skipped += s->hdr.status.bursts_skipped;
 		r->st_stitch_errors += s->hdr.status.stitch_errors;
+		r->st_calls_samples += s->hdr.status.calls_samples;
+		r->st_calls_counter += s->hdr.status.calls_counter;
+		r->st_calls_exact += s->hdr.status.calls_exact;
+		r->st_calls_scaled += s->hdr.status.calls_scaled;
+		r->st_calls_unplaced += s->hdr.status.calls_unplaced;
+		r->st_calls_bursts_exact += s->hdr.status.calls_bursts_exact;
+		r->st_calls_bursts_scaled += s->hdr.status.calls_bursts_scaled;
 		r->st_node_drops += s->hdr.status.node_drops;
 		r->st_folded += s->hdr.status.tasks_folded;
 		r->st_pruned += s->hdr.status.forests_pruned;
@@ -1119,6 +1126,14 @@ static void print_header(struct report *r, FILE *out)
 		fprintf(out, "\n# calls: the calls event asked for could not be sampled: bursts at the samples of the event above");
 	if (s->hdr.flags & KCC_HDR_BR_FLAGS)
 		fprintf(out, "\n# branch records: with flags and cycles (the PMU refused NO_FLAGS and NO_CYCLES)");
+	if (r->calls_valid && !r->st_calls_samples)
+		fprintf(out, "\n# calls counted: none (no calls counter); calls: seen in bursts, not scaled");
+	else if (r->calls_valid)
+		fprintf(out, "\n# calls counted: counter %" PRIu64 " calls at %" PRIu64 " samples; exact %" PRIu64 " (joined windows), estimated %" PRIu64 " (scaled), in no burst %" PRIu64 "; bursts joined %" PRIu64 ", scaled %" PRIu64,
+			r->st_calls_counter, r->st_calls_samples,
+			r->st_calls_exact, r->st_calls_scaled,
+			r->st_calls_unplaced, r->st_calls_bursts_exact,
+			r->st_calls_bursts_scaled);
 	fprintf(out, "\n# samples: %" PRIu64 " taken, %" PRIu64 " processed, dropped:",
 		r->st_samples, r->st_processed);
 	for (i = 0; i < KCC_DROP_NR; i++) {

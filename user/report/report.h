@@ -156,6 +156,10 @@ struct report {
 	/* sums over the runs' status */
 	uint64_t st_samples, st_processed, st_dropped[KCC_DROP_NR];
 	uint64_t st_bursts_replayed, st_bursts_skipped, st_stitch_errors;
+	/* Counted calls (ABI 1.2): struct kcc_status calls_*, summed. */
+	uint64_t st_calls_samples, st_calls_counter, st_calls_exact;
+	uint64_t st_calls_scaled, st_calls_unplaced;
+	uint64_t st_calls_bursts_exact, st_calls_bursts_scaled;
 	uint64_t st_node_drops;
 	/* memory that follows the work: folding and pruning in kcc.ko */
 	uint64_t st_folded, st_pruned, st_evicted;

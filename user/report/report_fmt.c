@@ -251,8 +251,18 @@ int report__json(struct report *r, FILE *out)
 		fprintf(out, "null");
 	fprintf(out, ", \"similar\": %g, \"hot\": %g, \"percent_limit\": %g},\n",
 		r->o.similar, r->o.hot, r->o.percent_limit);
-	fprintf(out, "  \"calls_valid\": %s,\n  \"sort\": ",
+	fprintf(out, "  \"calls_valid\": %s,\n",
 		r->calls_valid ? "true" : "false");
+	/* The stdio header's "# calls counted:" line; null: not scaled. */
+	if (r->st_calls_samples)
+		fprintf(out, "  \"calls_counted\": {\"counter\": %" PRIu64 ", \"samples\": %" PRIu64 ", \"exact\": %" PRIu64 ", \"scaled\": %" PRIu64 ", \"unplaced\": %" PRIu64 ", \"bursts_exact\": %" PRIu64 ", \"bursts_scaled\": %" PRIu64 "},\n",
+			r->st_calls_counter, r->st_calls_samples,
+			r->st_calls_exact, r->st_calls_scaled,
+			r->st_calls_unplaced, r->st_calls_bursts_exact,
+			r->st_calls_bursts_scaled);
+	else
+		fprintf(out, "  \"calls_counted\": null,\n");
+	fprintf(out, "  \"sort\": ");
 	json_str(r->desc[r->sort].name, out);
 	fprintf(out, ",\n  \"samples\": {\"taken\": %" PRIu64 ", \"processed\": %" PRIu64 ", \"dropped\": {",
 		r->st_samples, r->st_processed);

@@ -18,7 +18,7 @@
 #include <linux/ioctl.h>
 
 #define KCC_ABI_MAJOR		1	/* incompatible changes */
-#define KCC_ABI_MINOR		1	/* compatible additions */
+#define KCC_ABI_MINOR		2	/* compatible additions */
 
 #define KCC_DEVICE		"/dev/kcc"
 /*
@@ -238,6 +238,20 @@ struct kcc_status {
 	__u64 valence_overflow;		/* Out: rec_over set: no exact encoding */
 	__u64 valence_table_full;	/* Out: encodings a task's table could not keep */
 	__u64 valence_entries;		/* Out: distinct encodings held, all tasks */
+	/*
+	 * ABI 1.2: calls counted at the samples (KCC_SAMPLE_CALLS).  A
+	 * burst whose count fits its call records counts only the newest
+	 * (exact); one with fewer records than calls is weighted to add
+	 * up to the count (scaled).  The forests' calls from counted
+	 * samples are calls_exact + calls_scaled.
+	 */
+	__u64 calls_samples;		/* Out: samples that carried a count */
+	__u64 calls_counter;		/* Out: calls the counts add up to */
+	__u64 calls_exact;		/* Out: counted once each (joined windows) */
+	__u64 calls_scaled;		/* Out: estimated: weighted over fewer records */
+	__u64 calls_unplaced;		/* Out: in no replayed burst (no call record, error) */
+	__u64 calls_bursts_exact;	/* Out: bursts whose count fit their records */
+	__u64 calls_bursts_scaled;	/* Out: bursts weighted to their count */
 };
 
 #define KCC_IOC_STATUS		_IOWR(KCC_IOC_MAGIC, 0x05, struct kcc_status)
@@ -275,7 +289,16 @@ struct kcc_branch {
 };
 
 #define KCC_SAMPLE_TRUNCATED	(1u << 0)	/* stack walk stopped at a cap or fault */
-#define KCC_SAMPLE_FLAGS_ALL	KCC_SAMPLE_TRUNCATED
+/*
+ * ABI 1.2: calls holds the calls the task retired since its previous
+ * sample (a calls counter read at the sample, or the period of a calls
+ * event).  Without it calls is zero and a burst counts whole.
+ */
+#define KCC_SAMPLE_CALLS	(1u << 1)
+/* With KCC_SAMPLE_CALLS: more calls than fit; calls is 0xffffffff. */
+#define KCC_SAMPLE_CALLS_SAT	(1u << 2)
+#define KCC_SAMPLE_FLAGS_ALL	(KCC_SAMPLE_TRUNCATED | KCC_SAMPLE_CALLS | \
+				 KCC_SAMPLE_CALLS_SAT)
 
 /*
  * One sample as the handlers capture it: followed by nr_stack __u64 (the
@@ -289,7 +312,7 @@ struct kcc_sample {
 	__u32 flags;		/* KCC_SAMPLE_* */
 	__u16 nr_stack;		/* entries of the stack array */
 	__u16 nr_branches;	/* entries of the branch array */
-	__u32 __reserved;	/* zero */
+	__u32 calls;		/* KCC_SAMPLE_CALLS: calls since the previous sample, else zero */
 	__u64 delta;		/* events since the previous sample (period) */
 };
 

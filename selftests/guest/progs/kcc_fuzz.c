@@ -322,7 +322,8 @@ static size_t fill_samples(struct rnd *r, char *buf, size_t cap,
 			s->nr_branches = 0xffff;
 			break;
 		case 4:
-			s->__reserved = 1;
+			s->calls = 1;
+			s->flags &= ~KCC_SAMPLE_CALLS;
 			break;
 		case 5:
 			s->flags = ~0u;

@@ -160,9 +160,9 @@ static void test_known(int fd)
 	len = 0;
 	put_sample(buf, &len, st_hot, 3, 1);
 	put_sample(buf, &len, st_hot, 3, 1);
-	((struct kcc_sample *)(buf + len - (sizeof(struct kcc_sample) + 24)))->__reserved = 1;
+	((struct kcc_sample *)(buf + len - (sizeof(struct kcc_sample) + 24)))->calls = 1;	/* without KCC_SAMPLE_CALLS */
 	r = inject(fd, buf, len, 2, &done);
-	tap_result(r == -EINVAL, "a batch with a nonzero reserved field -> EINVAL (%d)", r);
+	tap_result(r == -EINVAL, "a batch with calls but no KCC_SAMPLE_CALLS -> EINVAL (%d)", r);
 	len = 0;
 	put_sample(buf, &len, st_hot, 3, 1);
 	r = inject(fd, buf, len, 2, &done);

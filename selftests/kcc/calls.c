@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * calls.c - counted calls (KCC_SAMPLE_CALLS, ABI 1.2) in lbr/kcc_stitch.c.
+ *
+ * A sample that says how many calls the task retired since its previous
+ * sample lets the stitcher count each call once however the bursts
+ * overlap: the newest N call records when the burst holds them, else
+ * every call record weighted so that the burst adds exactly N.
+ *
+ * Hand-made samples check the rule record by record.  Then, on seeded
+ * random traces simulated by user/harness/lbrsim.c with several samples
+ * between two calls (a time or miss event in a loop without calls), the
+ * dense stream of overlapping bursts with counts gives exactly the k-SF
+ * of the trace, node for node, while the same samples without their
+ * counts do not; and sparse two-event streams (bursts shorter than the
+ * calls between them) are scaled to the counter's total exactly.
+ *
+ * Addresses of the hand-made samples: main 0x1000-0x1fff, f 0x2000-0x2fff,
+ * g 0x3000-0x3fff; each routine's entry is its first byte.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ktap.h"
+#include "ref.h"
+#include "kcc_stitch.h"
+#include "ksfdump.h"
+#include "lbrsim.h"
+#include "samples.h"
+
+static struct sample_buf sb;
+
+static void start(struct stitcher *sr, u32 k)
+{
+	struct stitcher_opts o = { .k = k, .no_join = true };
+
+	if (stitcher__init(sr, &o))
+		ksft_exit_fail_msg("stitcher__init(k=%u) failed\n", k);
+}
+
+static bool dump_is(struct stitcher *sr, const char *want)
+{
+	char *got = ksf__dump_string(&sr->pool.f, NULL, 0);
+	bool ok = got && !strcmp(got, want);
+
+	if (!ok) {
+		ksft_print_msg("expected:\n%s", want);
+		ksft_print_msg("got:\n%s", got ? got : "(null)\n");
+	}
+	free(got);
+	return ok;
+}
+
+/*
+ * main (stack 0x1105 below) called f three times from 0x1100; the
+ * sample is in the third f.  Records newest first: call, ret, call,
+ * ret, call.
+ */
+static const struct kcc_sample *three_calls(u32 flags, u32 calls)
+{
+	u32 i;
+
+	sample_buf__init(&sb, flags, 1);
+	sb.hdr.calls = calls;
+	sample_buf__push_stack(&sb, 0x2010);
+	sample_buf__push_stack(&sb, 0x1105);
+	for (i = 0; i < 3; i++) {
+		if (i)
+			sample_buf__push_branch(&sb, 0x2fff, 0x1105,
+						KCC_BR_RET);
+		sample_buf__push_branch(&sb, 0x1100, 0x2000, KCC_BR_CALL);
+	}
+	return &sb.hdr;
+}
+
+static void apply(struct stitcher *sr, const struct kcc_sample *s)
+{
+	if (kcc_sample_check(s, s->size) != (int)s->size)
+		ksft_exit_fail_msg("hand-made sample refused by kcc_sample_check\n");
+	if (stitcher__sample(sr, s))
+		ksft_exit_fail_msg("stitcher__sample failed\n");
+}
+
+static void test_hand(void)
+{
+	struct stitcher sr;
+	bool ok;
+
+	start(&sr, KCC_K_INF);
+	apply(&sr, three_calls(0, 0));
+	ok = dump_is(&sr, "top 1105;2000 3 1 1\n");
+	ksft_test_result(ok, "without a count the burst counts whole (3 calls)\n");
+	stitcher__exit(&sr);
+
+	start(&sr, KCC_K_INF);
+	apply(&sr, three_calls(KCC_SAMPLE_CALLS, 1));
+	ok = dump_is(&sr, "top 1105;2000 1 1 1\n") &&
+	     sr.st.calls.bursts_exact == 1 && sr.st.calls.exact == 1 &&
+	     sr.st.calls.counter == 1 && !sr.st.calls.scaled;
+	ksft_test_result(ok, "count 1 of 3 records: only the newest call counts\n");
+	stitcher__exit(&sr);
+
+	start(&sr, KCC_K_INF);
+	apply(&sr, three_calls(KCC_SAMPLE_CALLS, 0));
+	ok = dump_is(&sr, "top 1105;2000 0 1 1\n") &&
+	     sr.st.calls.bursts_exact == 1 && !sr.st.calls.exact;
+	ksft_test_result(ok, "count 0: the burst only anchors, the sample is charged\n");
+	stitcher__exit(&sr);
+
+	start(&sr, KCC_K_INF);
+	apply(&sr, three_calls(KCC_SAMPLE_CALLS, 11));
+	ok = dump_is(&sr, "top 1105;2000 11 1 1\n") &&
+	     sr.st.calls.bursts_scaled == 1 && sr.st.calls.scaled == 11 &&
+	     !sr.st.calls.exact;
+	ksft_test_result(ok, "count 11 over 3 records: weights 3, 4, 4 add up to 11\n");
+	stitcher__exit(&sr);
+
+	/* Scaled weights land on distinct contexts: f then g, N = 5. */
+	start(&sr, KCC_K_INF);
+	sample_buf__init(&sb, KCC_SAMPLE_CALLS, 1);
+	sb.hdr.calls = 5;
+	sample_buf__push_stack(&sb, 0x3010);
+	sample_buf__push_stack(&sb, 0x1105);
+	sample_buf__push_branch(&sb, 0x1103, 0x3000, KCC_BR_CALL);
+	sample_buf__push_branch(&sb, 0x2fff, 0x1105, KCC_BR_RET);
+	sample_buf__push_branch(&sb, 0x1100, 0x2000, KCC_BR_CALL);
+	apply(&sr, &sb.hdr);
+	ok = dump_is(&sr, "top 1105;2000 2 0 0\ntop 1105;3000 3 1 1\n");
+	ksft_test_result(ok, "count 5 over f then g: f 2, g (newest) 3\n");
+	stitcher__exit(&sr);
+
+	/* No call record: the count is unplaced, never lost silently. */
+	start(&sr, KCC_K_INF);
+	sample_buf__init(&sb, KCC_SAMPLE_CALLS, 1);
+	sb.hdr.calls = 4;
+	sample_buf__push_stack(&sb, 0x2010);
+	sample_buf__push_stack(&sb, 0x1105);
+	apply(&sr, &sb.hdr);
+	ok = sr.st.calls.unplaced == 4 && sr.st.calls.counter == 4;
+	ksft_test_result(ok, "a count without records is counted as unplaced\n");
+	stitcher__exit(&sr);
+}
+
+/* ---- the property ------------------------------------------------------ */
+
+struct run {
+	struct stitcher sr;
+	bool strip;		/* drop the counts: the control */
+	u64 records;		/* call records over all bursts */
+};
+
+static int emit(void *arg, const struct kcc_sample *s)
+{
+	struct run *p = arg;
+	struct kcc_sample *w = (struct kcc_sample *)s;
+
+	if (kcc_sample_check(s, s->size) != (int)s->size)
+		return -EINVAL;
+	if (p->strip) {
+		w->flags &= ~(KCC_SAMPLE_CALLS | KCC_SAMPLE_CALLS_SAT);
+		w->calls = 0;
+	}
+	return stitcher__sample(&p->sr, s);
+}
+
+static u64 relabel(void *arg, u64 label)
+{
+	u32 r = lbrsim__routine_of(arg, label);
+
+	return r == LBRSIM_NONE ? ~0ull : ref_label(r);
+}
+
+/* Sum of the calls counters of a CCT: every activation once. */
+static u64 cct_calls(const struct kcc_forest *f)
+{
+	u64 sum = 0;
+	u32 i;
+
+	for (i = 0; i < f->count; i++)
+		sum += kcc_forest_ctr(f, i)[KCC_CTR_CALLS];
+	return sum;
+}
+
+struct result {
+	bool equal;		/* relabelled k-SF equals the trace's */
+	u64 uncovered;		/* bursts that did not reach the previous one */
+	u64 samples;
+	u64 forest_calls;	/* CCT only: sum of the calls counters */
+	struct kcc_stitch st;
+};
+
+static void run(struct result *res, const struct ref_trace *t, u32 k,
+		const struct lbrsim_opts *so, bool strip)
+{
+	struct stitcher_opts o = { .k = k, .no_join = true };
+	struct run p = { .strip = strip };
+	struct ref_ksf exact;
+	struct lbrsim sim;
+	struct pool rel;
+	char *a, *b;
+	int ret;
+
+	if (stitcher__init(&p.sr, &o) ||
+	    lbrsim__init(&sim, t->nr, so, emit, &p))
+		ksft_exit_fail_msg("out of memory\n");
+	ret = lbrsim__run(&sim, t->ev, t->n);
+	if (!ret)
+		ret = lbrsim__finish(&sim);
+	if (ret)
+		ksft_exit_fail_msg("simulation failed: %d\n", ret);
+	if (ksf__relabel(&rel, &p.sr.pool.f, relabel, &sim))
+		ksft_exit_fail_msg("relabel failed\n");
+	ref_ksf_build(&exact, t, k, 2 * (u32)t->calls + 16, t->max_depth + 1);
+	a = ksf__dump_string(&rel.f, NULL, 1);
+	b = ksf__dump_string(&exact.f, NULL, 1);
+	if (!a || !b)
+		ksft_exit_fail_msg("out of memory\n");
+	res->equal = !strcmp(a, b);
+	res->uncovered = sim.uncovered;
+	res->samples = sim.samples;
+	res->forest_calls = k == KCC_K_INF ? cct_calls(&p.sr.pool.f) : 0;
+	res->st = p.sr.st;
+	free(a);
+	free(b);
+	ref_ksf_free(&exact);
+	pool__exit(&rel);
+	lbrsim__exit(&sim);
+	stitcher__exit(&p.sr);
+}
+
+#define TRACES	200
+
+static void test_dense(void)
+{
+	static const u32 ks[] = { 1, 2, 3, 4, 7, KCC_K_INF };
+	u32 exact = 0, uncovered = 0, differ = 0, i;
+	u64 rng = 0xca115ull, samples = 0, calls = 0;
+
+	for (i = 0; i < TRACES; i++) {
+		struct lbrsim_opts so = {
+			.lbr_depth = KCC_INJECT_MAX_BRANCHES,
+			.stack_depth = KCC_INJECT_MAX_STACK,
+			.count_calls = true, .every_period = true,
+		};
+		struct result r, c;
+		struct ref_trace t;
+		struct ref_gen g;
+		u32 k;
+
+		so.seed = ref_rand(&rng);
+		do {
+			ref_gen_random(&g, &rng);
+			/* At most 40 deep: a window fits 64 records. */
+			g.maxd = g.maxd > 40 ? 40 : g.maxd;
+			ref_gen_trace(&t, &g, &rng);
+			if (t.calls >= 8)
+				break;
+			/* A call or two: no overlap to get wrong. */
+			ref_trace_free(&t);
+		} while (1);
+		k = ks[ref_below(&rng, sizeof(ks) / sizeof(ks[0]))];
+		/* Up to 12 samples a call, a sample at least every 2 calls. */
+		so.max_rate = 4 + ref_below(&rng, 9);
+		so.period = 1 + ref_below(&rng, 3);
+
+		run(&r, &t, k, &so, false);
+		if (r.uncovered) {
+			/*
+			 * A window longer than the LBR (a run of calls
+			 * with rate 0): not the dense case; its burst is
+			 * scaled, checked by test_scaled().
+			 */
+			uncovered++;
+			ref_trace_free(&t);
+			i--;
+			continue;
+		}
+		run(&c, &t, k, &so, true);
+		exact += r.equal && r.st.calls.counter == t.calls &&
+			 !r.st.calls.scaled && !r.st.stitch_errors;
+		differ += !c.equal;
+		samples += r.samples;
+		calls += t.calls;
+		if (!r.equal || c.equal || r.st.calls.scaled)
+			ksft_print_msg("trace %u (k=%u, %" PRIu64 " calls, %" PRIu64 " samples): counted equal %d, uncovered %" PRIu64 ", scaled %" PRIu64 "; control equal %d\n",
+				       i, k, (u64)t.calls, r.samples, r.equal,
+				       r.uncovered, r.st.calls.scaled, c.equal);
+		ref_trace_free(&t);
+	}
+	ksft_print_msg("dense: %" PRIu64 " samples for %" PRIu64 " calls; %u/%u traces exact, control differs on %u/%u; %u traces skipped (a window longer than the LBR)\n",
+		       samples, calls, exact, TRACES, differ, TRACES,
+		       uncovered);
+	ksft_test_result(exact == TRACES,
+			 "dense overlapping bursts with counts give the trace's k-SF node for node (%u/%u)\n",
+			 exact, TRACES);
+	ksft_test_result(differ == TRACES,
+			 "the same bursts without counts differ from it (%u/%u)\n",
+			 differ, TRACES);
+}
+
+static void test_scaled(void)
+{
+	u32 ok = 0, i;
+	u64 rng = 0x5ca1edull, scaled = 0, calls = 0;
+
+	for (i = 0; i < TRACES; i++) {
+		struct lbrsim_opts so = {
+			.stack_depth = KCC_INJECT_MAX_STACK,
+			.count_calls = true, .period = 1000000,
+		};
+		struct result r;
+		struct ref_trace t;
+		struct ref_gen g;
+
+		so.seed = ref_rand(&rng);
+		ref_gen_random(&g, &rng);
+		ref_gen_trace(&t, &g, &rng);
+		/* Two events: bursts of 4..16 records every 20..200 calls. */
+		so.lbr_depth = 4 + ref_below(&rng, 13);
+		so.calls_period = 20 + ref_below(&rng, 181);
+		run(&r, &t, KCC_K_INF, &so, false);
+		ok += r.st.calls.counter == t.calls &&
+		      r.forest_calls == r.st.calls.exact + r.st.calls.scaled &&
+		      r.forest_calls + r.st.calls.unplaced == t.calls;
+		if (r.forest_calls + r.st.calls.unplaced != t.calls)
+			ksft_print_msg("trace %u: counter %" PRIu64 ", forest %" PRIu64 ", unplaced %" PRIu64 ", trace %" PRIu64 "\n",
+				       i, r.st.calls.counter, r.forest_calls,
+				       r.st.calls.unplaced, (u64)t.calls);
+		scaled += r.st.calls.scaled;
+		calls += t.calls;
+		ref_trace_free(&t);
+	}
+	ksft_print_msg("sparse: %" PRIu64 " of %" PRIu64 " calls scaled\n",
+		       scaled, calls);
+	ksft_test_result(ok == TRACES && scaled,
+			 "scaled bursts add up to the counter's total exactly (%u/%u)\n",
+			 ok, TRACES);
+}
+
+int main(void)
+{
+	ksft_print_header();
+	ksft_set_plan(9);
+	test_hand();
+	test_dense();
+	test_scaled();
+	ksft_finished();
+}
