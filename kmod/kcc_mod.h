@@ -108,6 +108,7 @@ struct kcc_ring {
 struct kcc_hcount {
 	u64 drops[KCC_DROP_NR];
 	u64 throttles;		/* overflows that throttled their event */
+	u64 calls_unread;	/* samples whose calls counter was not counting */
 	u64 valence[KCC_VC_NR];
 };
 
@@ -251,6 +252,7 @@ struct kcc_session {
 	/* Two events: the calls event takes the branch stacks. */
 	struct kcc_evsel cev;
 	bool calls_on;		/* cev is sampled beside ev */
+	bool calls_counter;	/* cev is counted beside ev, read at its samples */
 	bool calls_fallback;	/* cev was asked for, could not be opened */
 	struct perf_event **cevents;	/* one per CPU or thread, like events */
 	u32 nr_cevents;
@@ -266,6 +268,7 @@ struct kcc_session {
 	u32 ev_nr;
 	u32 ev_errors;
 	u64 throttles_base;	/* handler throttles at configure */
+	u64 calls_left;		/* released calls counters' counts (after last samples) */
 
 	DECLARE_HASHTABLE(tasks, KCC_TASK_HASH_BITS);
 	struct list_head task_list;
@@ -330,6 +333,7 @@ void kcc_rings_exit(void);
 void kcc_lbr_detect(void);
 int kcc_probe_event(struct kcc_evsel *ev, bool lbr, bool task,
 		    char *pmu_name, size_t len, u32 *depth);
+int kcc_probe_counter(const struct kcc_evsel *ev, bool task);
 void kcc_events_read(struct kcc_session *s, struct kcc_status *st);
 int kcc_events_start(struct kcc_session *s);
 void kcc_events_stop(struct kcc_session *s);

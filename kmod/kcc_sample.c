@@ -282,6 +282,53 @@ static u32 kcc_walk_user(struct pt_regs *regs, u64 *st, u32 max, u32 *flags)
 }
 
 /*
+ * The handler of a session's calls counter (KCC_CALLS_COUNTER).  A
+ * counting event never overflows: the handler only marks the session's
+ * counters among the other events of a perf context.
+ */
+static void kcc_overflow_counter(struct perf_event *event,
+				 struct perf_sample_data *data,
+				 struct pt_regs *regs)
+{
+}
+
+/*
+ * The calls since the previous sample, from the calls counter opened
+ * (or inherited) with @event: the same thread's or the same CPU's, so in
+ * the perf context of @event.  The count is taken and the counter set
+ * back to zero, so that the next sample gets only what follows; when
+ * perf swaps the contexts of two threads of a process at a switch, the
+ * counter's count stays with its thread (inherit_stat).  What
+ * perf_event_read_local() does for an event active on this CPU, which
+ * is not exported: the PMU's read(), then the count.  false when the
+ * counter is not counting here (multiplexed out, not found).  NMI or
+ * hardirq, interrupts off; the context's event list is RCU-protected.
+ */
+static bool kcc_counter_take(struct perf_event *event,
+			     struct kcc_session *s, u64 *calls)
+{
+	struct perf_event *ev;
+	bool found = false;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(ev, &event->ctx->event_list, event_entry) {
+		if (ev->overflow_handler != kcc_overflow_counter ||
+		    ev->overflow_handler_context != s)
+			continue;
+		if (READ_ONCE(ev->state) == PERF_EVENT_STATE_ACTIVE &&
+		    READ_ONCE(ev->oncpu) == smp_processor_id()) {
+			ev->pmu->read(ev);
+			*calls = local64_read(&ev->count);
+			local64_sub(*calls, &ev->count);
+			found = true;
+		}
+		break;
+	}
+	rcu_read_unlock();
+	return found;
+}
+
+/*
  * Runs in NMI or hardirq context.  One sample of the current task: its
  * user stack, the branch records of the PMU (LBR source) and the period.
  * A sample of the calls event (@calls) charges no events: its period
@@ -302,7 +349,7 @@ static void __kcc_overflow(struct perf_event *event,
 	unsigned long irqf = 0;
 	u32 nbr = 0, i, flags = 0;
 	int lvl, n;
-	u64 base;
+	u64 base, ncalls;
 
 	/* The session outlives its events (kcc_events_stop()). */
 	if (!s || !READ_ONCE(s->running))
@@ -353,18 +400,28 @@ static void __kcc_overflow(struct perf_event *event,
 	rec->s.nr_branches = nbr;
 	rec->s.calls = 0;
 	rec->s.delta = calls ? 0 : data->period;
+	/*
+	 * The calls event is per thread (inherited events count each
+	 * thread apart), so its period is the task's calls since its
+	 * previous sample of this event; a counter beside the sampled
+	 * event gives the same at every sample of that one.
+	 */
+	ncalls = data->period;
+	if (calls || s->calls_counter) {
+		if (!calls && !kcc_counter_take(event, s, &ncalls)) {
+			this_cpu_inc(s->hc->calls_unread);
+			calls = false;
+		} else {
+			calls = true;
+		}
+	}
 	if (calls) {
-		/*
-		 * The calls event is per thread (inherited events count
-		 * each thread apart), so its period is the task's calls
-		 * since its previous sample of this event.
-		 */
 		rec->s.flags |= KCC_SAMPLE_CALLS;
-		if (data->period > U32_MAX) {
+		if (ncalls > U32_MAX) {
 			rec->s.flags |= KCC_SAMPLE_CALLS_SAT;
 			rec->s.calls = U32_MAX;
 		} else {
-			rec->s.calls = data->period;
+			rec->s.calls = ncalls;
 		}
 	}
 	b = (struct kcc_branch *)((u64 *)(&rec->s + 1) + rec->s.nr_stack);
@@ -652,6 +709,44 @@ int kcc_probe_event(struct kcc_evsel *evs, bool lbr, bool task,
 	return 0;
 }
 
+/*
+ * A calls counter (KCC_CALLS_COUNTER): counting, user only like the
+ * sampled event; per thread, its count follows the thread when perf
+ * swaps two threads' contexts (inherit_stat).
+ */
+static void kcc_counter_attr_init(struct perf_event_attr *a,
+				  const struct kcc_evsel *ev, bool task)
+{
+	kcc_attr_init(a, ev, 0, false);
+	a->sample_type = 0;
+	a->inherit_stat = task;
+}
+
+/*
+ * Whether @ev can be counted here: as kcc_probe_event(), for a calls
+ * counter.  Returns 0 or the -errno of perf_event_create_kernel_counter().
+ */
+int kcc_probe_counter(const struct kcc_evsel *ev, bool task)
+{
+	struct perf_event_attr attr;
+	struct perf_event *pe;
+	int cpu = -1;
+
+	if (!task) {
+		cpu = get_cpu();
+		put_cpu();
+	}
+	kcc_counter_attr_init(&attr, ev, task);
+	attr.disabled = 1;
+	pe = perf_event_create_kernel_counter(&attr, cpu,
+					      task ? current : NULL,
+					      kcc_overflow_counter, NULL);
+	if (IS_ERR(pe))
+		return PTR_ERR(pe);
+	perf_event_release_kernel(pe);
+	return 0;
+}
+
 static void kcc_event_read(struct perf_event *ev, u64 *count, u64 *enabled,
 			   u64 *running, u32 *errors)
 {
@@ -672,6 +767,8 @@ static void kcc_event_read(struct perf_event *ev, u64 *count, u64 *enabled,
 void kcc_events_read(struct kcc_session *s, struct kcc_status *st)
 {
 	u32 i, errors = s->ev_errors;
+	u64 e = 0, r = 0;
+	int cpu;
 
 	st->ev_config1 = s->ev.config1;
 	st->ev_config2 = s->ev.config2;
@@ -684,6 +781,18 @@ void kcc_events_read(struct kcc_session *s, struct kcc_status *st)
 	st->ev_nr = s->ev_nr;
 	st->ev_errors = errors;
 	st->ev_throttles = kcc_handler_throttles(s) - s->throttles_base;
+	/*
+	 * A counter is set back to zero at each sample it is read at:
+	 * what it holds now (its threads' children included) are the
+	 * calls since each thread's last sample.
+	 */
+	st->calls_after_last = s->calls_left;
+	for (i = 0; s->calls_counter && i < s->nr_cevents; i++)
+		kcc_event_read(s->cevents[i], &st->calls_after_last, &e, &r,
+			       &errors);
+	st->calls_unread = 0;
+	for_each_possible_cpu(cpu)
+		st->calls_unread += READ_ONCE(per_cpu_ptr(s->hc, cpu)->calls_unread);
 }
 
 /*
@@ -723,6 +832,8 @@ static int kcc_event_open(struct kcc_session *s, struct perf_event_attr *attr,
 	if (!cattr)
 		return 0;
 	ev = perf_event_create_kernel_counter(cattr, cpu, task,
+					      s->calls_counter ?
+					      kcc_overflow_counter :
 					      kcc_overflow_calls, s);
 	if (IS_ERR(ev))
 		return PTR_ERR(ev);
@@ -846,6 +957,10 @@ int kcc_events_start(struct kcc_session *s)
 		kcc_attr_init(&cattr, &s->cev, s->cfg.calls_sample_period,
 			      true);
 		ca = &cattr;
+	} else if (s->calls_counter) {
+		kcc_counter_attr_init(&cattr, &s->cev,
+				      s->cfg.target == KCC_TARGET_PID);
+		ca = &cattr;
 	}
 	if (s->cfg.target == KCC_TARGET_PID)
 		ret = kcc_events_pid(s, &attr, ca);
@@ -872,8 +987,15 @@ void kcc_events_stop(struct kcc_session *s)
 	kvfree(s->events);
 	s->events = NULL;
 	s->nr_events = 0;
-	for (i = 0; i < s->nr_cevents; i++)
+	for (i = 0; i < s->nr_cevents; i++) {
+		u64 e = 0, r = 0;
+		u32 err = 0;
+
+		if (s->calls_counter)
+			kcc_event_read(s->cevents[i], &s->calls_left, &e, &r,
+				       &err);
 		perf_event_release_kernel(s->cevents[i]);
+	}
 	kvfree(s->cevents);
 	s->cevents = NULL;
 	s->nr_cevents = 0;

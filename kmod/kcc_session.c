@@ -86,7 +86,9 @@ static bool kcc_no_pmu(int err)
 
 /*
  * The calls event of a two-event session: checked, then probed with a
- * branch stack.  0 with s->calls_on set; 0 with s->calls_fallback set
+ * branch stack; or the calls counter beside the sampled event
+ * (KCC_CALLS_COUNTER), per thread only, probed as a counting event.
+ * 0 with s->calls_on (s->calls_counter) set; 0 with s->calls_fallback set
  * where no PMU takes it (the session then runs on the one event); or
  * the errno CONFIGURE fails with.  Before the main event's resolution,
  * which then samples without records.
@@ -95,9 +97,13 @@ static int kcc_calls_resolve(struct kcc_session *s, const struct kcc_config *in)
 {
 	struct kcc_config *c = &s->cfg;
 	bool task = c->target == KCC_TARGET_PID;
+	bool counter;
 	int ret;
 
 	if (in->calls_flags & ~KCC_CALLS_FLAGS_ALL)
+		return -EINVAL;
+	if ((in->calls_flags & KCC_CALLS_COUNTER) &&
+	    !(in->calls_flags & KCC_CALLS_EVENT))
 		return -EINVAL;
 	if (!(in->calls_flags & KCC_CALLS_EVENT)) {
 		if (in->calls_event_type || in->calls_event_config ||
@@ -105,9 +111,11 @@ static int kcc_calls_resolve(struct kcc_session *s, const struct kcc_config *in)
 			return -EINVAL;
 		return 0;
 	}
+	counter = in->calls_flags & KCC_CALLS_COUNTER;
 	if (in->calls_sample_period > KCC_PERIOD_MAX ||
 	    (in->calls_sample_period &&
-	     in->calls_sample_period < KCC_HW_PERIOD_MIN))
+	     in->calls_sample_period < KCC_HW_PERIOD_MIN) ||
+	    (counter && in->calls_sample_period))
 		return -EINVAL;
 	/* perf's software events carry no branch stack. */
 	if (in->calls_event_type == PERF_TYPE_SOFTWARE ||
@@ -121,13 +129,21 @@ static int kcc_calls_resolve(struct kcc_session *s, const struct kcc_config *in)
 		return -EINVAL;
 	if (c->source == KCC_SOURCE_VALENCE)
 		return -EINVAL;
-	if (!c->calls_sample_period)
+	if (!c->calls_sample_period && !counter)
 		c->calls_sample_period = KCC_HW_PERIOD_DEF;
 	s->cev.type = c->calls_event_type;
 	s->cev.config = c->calls_event_config;
 	s->cev.config1 = c->calls_event_config1;
-	ret = s->source == KCC_SOURCE_LBR ?
-	      kcc_probe_event(&s->cev, true, task, NULL, 0, NULL) : -EOPNOTSUPP;
+	/*
+	 * A CPU's counter counts every thread that runs there: the calls
+	 * since a thread's previous sample need a counter of its own.
+	 */
+	if (s->source != KCC_SOURCE_LBR || (counter && !task))
+		ret = -EOPNOTSUPP;
+	else if (counter)
+		ret = kcc_probe_counter(&s->cev, task);
+	else
+		ret = kcc_probe_event(&s->cev, true, task, NULL, 0, NULL);
 	if (ret && !kcc_no_pmu(ret))
 		return ret;
 	if (ret) {
@@ -135,7 +151,10 @@ static int kcc_calls_resolve(struct kcc_session *s, const struct kcc_config *in)
 		s->calls_fallback = true;
 		return 0;
 	}
-	s->calls_on = true;
+	if (counter)
+		s->calls_counter = true;
+	else
+		s->calls_on = true;
 	return 0;
 }
 
@@ -768,6 +787,8 @@ void *kcc_snapshot(struct kcc_reader *r, size_t *len)
 		h->flags = KCC_HDR_CALLS_VALID;
 	if (s->calls_on)
 		h->flags |= KCC_HDR_CALLS_EVENT;
+	if (s->calls_counter)
+		h->flags |= KCC_HDR_CALLS_COUNTER;
 	if (s->calls_fallback)
 		h->flags |= KCC_HDR_CALLS_FALLBACK;
 	if (ns != &init_pid_ns)
@@ -783,7 +804,7 @@ void *kcc_snapshot(struct kcc_reader *r, size_t *len)
 	kcc_status_fill(s, &h->status);
 
 	d = (struct kcc_metric_desc *)(h + 1);
-	if (s->calls_on)
+	if (s->calls_on || s->calls_counter)
 		kcc_put_desc(&d[KCC_CTR_CALLS], s->cev.type, s->cev.config,
 			     "calls");
 	else

@@ -60,6 +60,14 @@ static void record_usage(void)
 "                    own period, unbiased by EVENT, which is then sampled\n"
 "                    without records (kcc_lbr/calls/, BR_INST_RETIRED:NEAR_CALL)\n"
 "  --calls-period N  calls per sample of --calls-event (default: the module's)\n"
+"  --calls-counter EVENT  count retired calls beside -e EVENT and read the\n"
+"                    count at each of its samples (LBR source): each burst\n"
+"                    then adds exactly the calls since the thread's previous\n"
+"                    sample.  Default with the LBR source: the PMU's own\n"
+"                    calls event (kcc_lbr/calls/) or BR_INST_RETIRED:NEAR_CALL\n"
+"                    where libpfm4 knows it; where none opens, the header\n"
+"                    says the calls are the records replayed, not a count\n"
+"  --no-calls-counter  replay every burst whole (calls seen in bursts)\n"
 "  -F FREQ           samples per second: not in ABI 1, rejected\n"
 "  -k K              context length kept, 1..64 or inf (default 3)\n"
 "  --source S        auto (default), lbr, fp or valence (a program built\n"
@@ -110,6 +118,7 @@ static void on_signal(int sig)
 enum {
 	OPT_SOURCE = 256, OPT_DURATION, OPT_BURST_RR, OPT_DEVICE, OPT_TRACE,
 	OPT_THREADS, OPT_STREAM, OPT_CALLS_EVENT, OPT_CALLS_PERIOD, OPT_WATCH,
+	OPT_CALLS_COUNTER, OPT_NO_CALLS_COUNTER,
 	OPT_JOIN,
 	OPT_VALENCE_TABLE,
 };
@@ -127,6 +136,8 @@ struct record_opts {
 	char **cmd;
 	char **argv;		/* kcc record's own, for the profile's INFO */
 	int exec_errno;		/* the command's execvp() failed so */
+	bool no_counter;	/* --no-calls-counter */
+	bool calls_default;	/* the calls counter is the default one */
 	/* --source valence: the program, its table (read at start) */
 	const char *vtable;
 	char *vexe;
@@ -154,8 +165,12 @@ int record__parse_event(const char *s, struct kcc_config *c)
 	return 0;
 }
 
-/* --calls-event: the second event, the one the bursts are taken at. */
-static int parse_calls_event(const char *s, struct kcc_config *c)
+/*
+ * --calls-event: the second event, the one the bursts are taken at;
+ * --calls-counter (@counter): the calls counted beside -e EVENT.
+ */
+static int parse_calls_event(const char *s, struct kcc_config *c,
+			     bool counter)
 {
 	char err[EVSPEC_ERR_LEN];
 	struct evspec ev;
@@ -165,15 +180,42 @@ static int parse_calls_event(const char *s, struct kcc_config *c)
 		return -EINVAL;
 	}
 	if (ev.config2) {
-		fprintf(stderr, "kcc: --calls-event '%s': config2 is not in the ABI for the calls event\n",
-			s);
+		fprintf(stderr, "kcc: --calls-%s '%s': config2 is not in the ABI for the calls event\n",
+			counter ? "counter" : "event", s);
 		return -EINVAL;
 	}
-	c->calls_flags |= KCC_CALLS_EVENT;
+	c->calls_flags = KCC_CALLS_EVENT | (counter ? KCC_CALLS_COUNTER : 0);
 	c->calls_event_type = ev.type;
 	c->calls_event_config = ev.config;
 	c->calls_event_config1 = ev.config1;
 	return 0;
+}
+
+static void record_clear_counter(struct kcc_config *c)
+{
+	c->calls_flags = 0;
+	c->calls_event_type = 0;
+	c->calls_event_config = 0;
+	c->calls_event_config1 = 0;
+}
+
+/*
+ * The default of the LBR source: the calls counter of the sampled
+ * event's PMU (evspec__calls_counter()), when there is one to name.
+ * Whether it opens is kcc.ko's to find: where it does not, the session
+ * runs on the one event and the header says so (KCC_HDR_CALLS_FALLBACK).
+ */
+static void record_default_counter(struct record_opts *ro)
+{
+	char spec[EVSPEC_NAME_LEN + 16];
+
+	if (evspec__calls_counter(ro->cfg.event_type, NULL, spec,
+				  sizeof(spec)))
+		return;
+	if (parse_calls_event(spec, &ro->cfg, true))
+		record_clear_counter(&ro->cfg);
+	else
+		ro->calls_default = true;
 }
 
 /*
@@ -579,6 +621,7 @@ static int record_device(struct record_opts *ro)
 	int fd, go[2] = { -1, -1 }, exec_err[2] = { -1, -1 }, ret, status, err;
 	void *buf = NULL;
 	size_t len;
+	uint32_t hf;
 	time_t t0 = time(NULL);
 	bool traced = false;
 
@@ -623,6 +666,17 @@ static int record_device(struct record_opts *ro)
 		close(exec_err[1]);
 		exec_err[1] = -1;
 		ro->cfg.pid = child;
+	}
+	/* ABI 1.2 modules cannot count calls beside the sampled event. */
+	if (v.minor < 3 && (ro->cfg.calls_flags & KCC_CALLS_COUNTER)) {
+		if (!ro->calls_default) {
+			fprintf(stderr, "kcc: %s: ABI %u.%u cannot count calls beside the sampled event: load kcc.ko of ABI %d.%d\n",
+				ro->device, v.major, v.minor, KCC_ABI_MAJOR,
+				KCC_ABI_MINOR);
+			ret = -EOPNOTSUPP;
+			goto cleanup;
+		}
+		record_clear_counter(&ro->cfg);
 	}
 	ret = record__configure(fd, ro->device, &v, &ro->cfg);
 	if (ret)
@@ -685,8 +739,16 @@ static int record_device(struct record_opts *ro)
 	ret = profile__add_stream(&p, buf, len, ro->device);
 	if (ret)
 		goto cleanup;
-	if (p.runs[0].s.hdr.flags & KCC_HDR_CALLS_FALLBACK)
-		fprintf(stderr, "kcc: warning: %s: the calls event cannot be sampled here: bursts were taken at the samples of -e EVENT (one event)\n",
+	hf = p.runs[0].s.hdr.flags;
+	if ((hf & KCC_HDR_CALLS_FALLBACK) && !ro->calls_default)
+		fprintf(stderr, "kcc: warning: %s: the calls event cannot be %s here: bursts were taken at the samples of -e EVENT (one event)%s\n",
+			ro->device,
+			ro->cfg.calls_flags & KCC_CALLS_COUNTER ? "counted" : "sampled",
+			ro->cfg.calls_flags & KCC_CALLS_COUNTER ?
+			", replayed whole: calls are the records seen, not a count" : "");
+	else if ((hf & KCC_HDR_CALLS_FALLBACK) &&
+		 p.runs[0].s.hdr.source == KCC_SOURCE_LBR)
+		fprintf(stderr, "kcc: warning: %s: no calls counter here: every burst was replayed whole, so calls are the records seen, not a count (kcc report says so)\n",
 			ro->device);
 	ret = profile__add_objects(&p, 0);
 	if (ret > 0)
@@ -731,6 +793,8 @@ int cmd_record(int argc, char **argv)
 		{ "stream", no_argument, NULL, OPT_STREAM },
 		{ "calls-event", required_argument, NULL, OPT_CALLS_EVENT },
 		{ "calls-period", required_argument, NULL, OPT_CALLS_PERIOD },
+		{ "calls-counter", required_argument, NULL, OPT_CALLS_COUNTER },
+		{ "no-calls-counter", no_argument, NULL, OPT_NO_CALLS_COUNTER },
 		{ "watch", required_argument, NULL, OPT_WATCH },
 		{ "join", required_argument, NULL, OPT_JOIN },
 		{ "valence-table", required_argument, NULL, OPT_VALENCE_TABLE },
@@ -769,8 +833,19 @@ int cmd_record(int argc, char **argv)
 			ro.cfg.sample_period = x;
 			break;
 		case OPT_CALLS_EVENT:
-			if (parse_calls_event(optarg, &ro.cfg))
+			if (ro.cfg.calls_flags & KCC_CALLS_COUNTER)
+				return usage_error(CMD, "--calls-event and --calls-counter: give one");
+			if (parse_calls_event(optarg, &ro.cfg, false))
 				return KCC_EXIT_USAGE;
+			break;
+		case OPT_CALLS_COUNTER:
+			if (ro.cfg.calls_flags & KCC_CALLS_EVENT)
+				return usage_error(CMD, "--calls-event and --calls-counter: give one");
+			if (parse_calls_event(optarg, &ro.cfg, true))
+				return KCC_EXIT_USAGE;
+			break;
+		case OPT_NO_CALLS_COUNTER:
+			ro.no_counter = true;
 			break;
 		case OPT_CALLS_PERIOD:
 			if (parse_u32(optarg, &x) || !x)
@@ -865,8 +940,11 @@ int cmd_record(int argc, char **argv)
 	if (!strcmp(ro.output, "-") && isatty(1))
 		return usage_error(CMD, "refusing to write a binary profile to a terminal");
 	if (ro.cfg.calls_sample_period &&
-	    !(ro.cfg.calls_flags & KCC_CALLS_EVENT))
+	    (ro.cfg.calls_flags & KCC_CALLS_COUNTER ||
+	     !(ro.cfg.calls_flags & KCC_CALLS_EVENT)))
 		return usage_error(CMD, "--calls-period needs --calls-event");
+	if (ro.no_counter && (ro.cfg.calls_flags & KCC_CALLS_COUNTER))
+		return usage_error(CMD, "--calls-counter and --no-calls-counter: give one");
 	if ((ro.cfg.calls_flags & KCC_CALLS_EVENT) &&
 	    ro.cfg.source == KCC_SOURCE_FP)
 		return usage_error(CMD, "--calls-event needs branch records: not with --source fp");
@@ -893,6 +971,12 @@ int cmd_record(int argc, char **argv)
 	}
 	if (ro.vtable && ro.cfg.source != KCC_SOURCE_VALENCE)
 		return usage_error(CMD, "--valence-table needs --source valence");
+	/* A counter is per thread: a CPU's counts every thread there. */
+	if (have_a && (ro.cfg.calls_flags & KCC_CALLS_COUNTER))
+		return usage_error(CMD, "--calls-counter counts per thread: -p PID or -- CMD, not -a");
+	if (!ro.no_counter && !have_a && !(ro.cfg.calls_flags & KCC_CALLS_EVENT) &&
+	    (ro.cfg.source == KCC_SOURCE_AUTO || ro.cfg.source == KCC_SOURCE_LBR))
+		record_default_counter(&ro);
 	if (ro.cfg.source == KCC_SOURCE_VALENCE) {
 		if (have_a)
 			return usage_error(CMD, "--source valence profiles one program: -p PID or -- CMD");

@@ -326,6 +326,14 @@ elif [ "$mode" = demo ]; then
 			echo "KCC-BLOB-BEGIN demo-lbr $(wc -c </tmp/demo-lbr.data)"
 			busybox base64 /tmp/demo-lbr.data
 			echo "KCC-BLOB-END demo-lbr"
+			# The profile's calls against the run's own trace
+			# (the tracing runtime's count of every call).
+			/demo/kcc eval --tsv -k 1,2 --profile /tmp/demo-lbr.data \
+				/tmp/demotr >/tmp/demo-lbr.eval 2>&1
+			check $? "kcc eval --profile of the lbr profile against its trace"
+			echo "KCC-BLOB-BEGIN demo-lbr-eval $(wc -c </tmp/demo-lbr.eval)"
+			busybox base64 /tmp/demo-lbr.eval
+			echo "KCC-BLOB-END demo-lbr-eval"
 		fi
 		rm -rf /tmp/demotr
 		rmmod kcc_lbrpmu

@@ -59,6 +59,9 @@ static void make_sysfs(void)
 	put("kcc_lbr/events/clock", "event=0x1\n");
 	put("kcc_lbr/events/calls", "event=0x2\n");
 	put("kcc_lbr/events/misses", "event=0x3\n");
+	put("nocalls/type", "30\n");
+	put("nocalls/format/event", "config:0-7\n");
+	put("nocalls/events/clock", "event=0x1\n");
 	put("badtype/type", "many\n");
 	put("badtype/format/event", "config:0-7\n");
 }
@@ -142,7 +145,7 @@ int main(void)
 	}
 	make_sysfs();
 	ksft_set_plan(sizeof(goods) / sizeof(goods[0]) +
-		      sizeof(bads) / sizeof(bads[0]) + 2);
+		      sizeof(bads) / sizeof(bads[0]) + 5);
 
 	for (i = 0; i < sizeof(goods) / sizeof(goods[0]); i++) {
 		const struct good *g = &goods[i];
@@ -177,6 +180,20 @@ int main(void)
 	evspec__encoding(23, 2, 0, 7, enc, sizeof(enc));
 	ksft_test_result(!strcmp(enc, "type 23, config 0x2, config1 0, config2 0x7"),
 			 "encoding with config2: '%s'\n", enc);
+
+	/*
+	 * kcc record's default calls counter: the sampled event's PMU's
+	 * own calls event, else Intel's retired near calls (libpfm4).
+	 */
+	ret = evspec__calls_counter(23, root, enc, sizeof(enc));
+	ksft_test_result(!ret && !strcmp(enc, "kcc_lbr/calls/"),
+			 "calls counter of a kcc_lbr event (type 23): '%s'\n", enc);
+	ret = evspec__calls_counter(30, root, enc, sizeof(enc));
+	ksft_test_result(!ret && !strcmp(enc, "BR_INST_RETIRED:NEAR_CALL"),
+			 "calls counter of a PMU without a calls event: '%s'\n", enc);
+	ret = evspec__calls_counter(0, root, enc, sizeof(enc));
+	ksft_test_result(!ret && !strcmp(enc, "BR_INST_RETIRED:NEAR_CALL"),
+			 "calls counter of cache-misses (type 0): '%s'\n", enc);
 
 	{
 		char cmd[128];

@@ -153,6 +153,12 @@ if [ -n "$record" ] && [ -f "$top/selftests/lbrpmu/kcc_lbrpmu.c" ]; then
 		-o "$tmp/rec/watchwork" \
 		"$top/selftests/guest/lbr_e2e/watchwork.c" "$tmp/rt.o" \
 		-lpthread 2>>"$tmp/lbr.err" &&
+	   ${CC:-gcc} -static -O1 -g -D_GNU_SOURCE -fno-omit-frame-pointer \
+		-mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls \
+		-fno-inline -finstrument-functions -Wall -Wextra -Werror \
+		-o "$tmp/rec/demo_workload_lbr" \
+		"$top/selftests/guest/demo/demo_workload.c" "$tmp/rt.o" \
+		-lpthread 2>>"$tmp/lbr.err" &&
 	   cp "$top/selftests/guest/lbr_e2e/lbr_e2e.sh" "$tmp/rec/" &&
 	   chmod +x "$tmp/rec/lbr_e2e.sh"; then
 		lbr=1
@@ -272,11 +278,51 @@ lbr_two_events() {
 		     END { printf "# %s: counter %d = exact %d + scaled %d + in no burst %d\n", r, n, e, s, u
 			   exit !(seen && n > 0 && n == e + s + u) }' \
 			r="$1" "$tmp/lbr.report" ;;
-	*)
+	*-import)
 		! grep -q '^# calls:' "$tmp/lbr.report" &&
 		grep -q '^# calls counted: none (no calls counter); calls: seen in bursts, not scaled$' \
 			"$tmp/lbr.report" ;;
+	*)
+		# One event with kcc record's default calls counter
+		# (kcc_lbr/calls/, ABI 1.3): the bursts are the event's,
+		# each with the calls since the thread's previous sample.
+		grep -q '^# calls: counted beside the event above (type [0-9]*, config 0x1) and read at its samples: ' \
+			"$tmp/lbr.report" &&
+		lbr_counted "$1" ;;
 	esac
+}
+
+# lbr_counted RUN: the calls counted add up (counter = exact + scaled +
+# in no burst), every sample carried a count (the software PMU's
+# counter always runs beside its event), and the forests' calls are the
+# trace's own total within LBR_CALLS_TOL (2%: the calls after each
+# thread's last sample are in no sample, the header says how many).
+LBR_CALLS_TOL=${LBR_CALLS_TOL:-0.02}
+lbr_counted() {
+	awk '/^# calls counted: counter / {
+		n = $5; e = $11; s = $15; u = $20; seen = 1
+		sub(/;$/, "", u)
+	     }
+	     /^# samples: [0-9]+ taken/ { taken = $3 }
+	     /^# calls not in the column: / { after = $6; unread = $NF }
+	     END { printf "# %s: counter %d = exact %d + scaled %d + in no burst %d; %d after the last samples; %d of %d samples without a count\n", r, n, e, s, u, after, unread, taken
+		   exit !(seen && n > 0 && n == e + s + u && unread == 0) }' \
+		r="$1" "$tmp/lbr.report" || return 1
+	case $1 in
+	lbr-adv-*) return 0 ;;	# threads and forks: the tail of each is unsampled
+	lbr-demo-*)
+		# demo_workload.c: main runs once, whatever the sampling.
+		"$KCC" report --k 1 --sort calls --format folded \
+			"$tmp/blobs/$1.stream" >"$tmp/folded.demo" 2>&1 &&
+		awk -v r="$1" '$1 ~ /(^|;)main$/ { n += $NF }
+			END { printf "# %s: main called %d times (once in the program)\n", r, n
+			      exit !(n == 1) }' "$tmp/folded.demo" || return 1 ;;
+	esac
+	awk -F '\t' -v r="$1" -v tol="$LBR_CALLS_TOL" '
+		NR > 1 && $2 == 1 { p = $6; x = $7 }
+		END { d = p > x ? p - x : x - p
+		      printf "# %s: calls %d of %d traced (%.2f%%)\n", r, p, x, x ? 100 * p / x : 0
+		      exit !(x > 0 && d <= tol * x) }' "$tmp/blobs/$1-eval.stream"
 }
 
 # lbr_table KERNEL RUN...: overlap / hot@0.1 at k = 1..3 of the runs,
@@ -340,7 +386,7 @@ if [ -n "${KCC:-}" ] && [ -x "$KCC" ]; then
 fi
 [ -n "$record" ] && per=$((per + 3))
 # kcc import in the guest needs perf there (run.sh packs the host's).
-lbr_runs="lbr-wf-calls:floors: lbr-wf-misses:floors: lbr-wf-2ev:floors: lbr-adv-calls::"
+lbr_runs="lbr-wf-calls:floors: lbr-wf-misses:floors: lbr-wf-clock:floors: lbr-demo-clock:: lbr-wf-2ev:floors: lbr-adv-calls::"
 for p in /usr/bin/perf /usr/bin/perf_*; do
 	[ -n "$lbr" ] && [ -x "$p" ] || continue
 	lbr_runs="$lbr_runs lbr-wf-import:floors:lbr-wf-calls"
@@ -496,7 +542,8 @@ while read -r name vmlinuz kdir; do
 			fi
 		done
 		[ $rc -eq 4 ] ||
-			lbr_table "$name" lbr-wf-calls lbr-wf-misses lbr-wf-2ev \
+			lbr_table "$name" lbr-wf-calls lbr-wf-misses \
+				lbr-wf-clock lbr-demo-clock lbr-wf-2ev \
 				lbr-wf-import lbr-wf-import-2ev
 	fi
 	if [ -n "$valence" ]; then

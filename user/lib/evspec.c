@@ -6,6 +6,7 @@
  * over the bits they list ("config:0-7,21", "config1:0-63").
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -402,4 +403,52 @@ void evspec__encoding(uint32_t type, uint64_t config, uint64_t config1,
 		snprintf(buf + n, len - n, ", config1 %#llx, config2 %#llx",
 			 (unsigned long long)config1,
 			 (unsigned long long)config2);
+}
+
+/* The sysfs PMU whose type file reads @type, its name into @name. */
+static int pmu_of_type(uint32_t type, const char *sysfs, char *name,
+		       size_t len)
+{
+	char dir[4096], buf[64];
+	struct dirent *d;
+	uint64_t t;
+	int ret = -ENOENT;
+	DIR *dp;
+
+	dp = opendir(sysfs);
+	if (!dp)
+		return -ENOENT;
+	while ((d = readdir(dp))) {
+		size_t n = strlen(d->d_name);
+
+		if (d->d_name[0] == '.' || n >= len || !name_ok(d->d_name, n))
+			continue;
+		snprintf(dir, sizeof(dir), "%s/%s", sysfs, d->d_name);
+		if (read_small(dir, NULL, "type", buf, sizeof(buf)) ||
+		    parse_u64(buf, &t) || t != type)
+			continue;
+		memcpy(name, d->d_name, n + 1);
+		ret = 0;
+		break;
+	}
+	closedir(dp);
+	return ret;
+}
+
+int evspec__calls_counter(uint32_t type, const char *sysfs, char *buf,
+			  size_t len)
+{
+	char pmu[EVSPEC_NAME_LEN], err[EVSPEC_ERR_LEN];
+	struct evspec ev;
+
+	if (!sysfs)
+		sysfs = EVSPEC_SYSFS;
+	/* Dynamic PMU types follow PERF_TYPE_BREAKPOINT (5). */
+	if (type > 5 && !pmu_of_type(type, sysfs, pmu, sizeof(pmu))) {
+		snprintf(buf, len, "%s/calls/", pmu);
+		if (!evspec__parse(&ev, buf, sysfs, err))
+			return 0;
+	}
+	snprintf(buf, len, "BR_INST_RETIRED:NEAR_CALL");
+	return evspec__parse(&ev, buf, sysfs, err) ? -ENOENT : 0;
 }

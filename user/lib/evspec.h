@@ -51,6 +51,15 @@ struct evspec {
  */
 int evspec__parse(struct evspec *ev, const char *spec, const char *sysfs,
 		  char *err);
+/*
+ * The calls counter that goes with events of @type, as a spec for
+ * evspec__parse() in @buf (@len bytes): PMU/calls/ when the PMU of a
+ * dynamic @type under @sysfs (NULL: EVSPEC_SYSFS) has a "calls" event
+ * (kcc's software LBR PMU), else libpfm4's BR_INST_RETIRED:NEAR_CALL
+ * (Intel's retired near calls).  0, or -ENOENT when neither encodes here.
+ */
+int evspec__calls_counter(uint32_t type, const char *sysfs, char *buf,
+			  size_t len);
 /* "type 4, config 0x2c4" (config1 and config2 when not zero) into @buf. */
 void evspec__encoding(uint32_t type, uint64_t config, uint64_t config1,
 		      uint64_t config2, char *buf, size_t len);

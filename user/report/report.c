@@ -784,6 +784,10 @@ int report__build(struct report *r, struct profile *p,
 		r->st_calls_unplaced += s->hdr.status.calls_unplaced;
 		r->st_calls_bursts_exact += s->hdr.status.calls_bursts_exact;
 		r->st_calls_bursts_scaled += s->hdr.status.calls_bursts_scaled;
+		r->st_calls_after_last += s->hdr.status.calls_after_last;
+		r->st_calls_unread += s->hdr.status.calls_unread;
+		if (s->hdr.flags & KCC_HDR_CALLS_COUNTER)
+			r->calls_counter = true;
 		r->st_node_drops += s->hdr.status.node_drops;
 		r->st_folded += s->hdr.status.tasks_folded;
 		r->st_pruned += s->hdr.status.forests_pruned;
@@ -1122,8 +1126,12 @@ static void print_header(struct report *r, FILE *out)
 			r->desc[KCC_CTR_CALLS].type,
 			(uint64_t)r->desc[KCC_CTR_CALLS].config,
 			r->desc[KCC_CTR_EVENTS].name);
+	else if (s->hdr.flags & KCC_HDR_CALLS_COUNTER)
+		fprintf(out, "\n# calls: counted beside the event above (type %u, config %#" PRIx64 ") and read at its samples: each burst adds the calls since the thread's previous sample",
+			r->desc[KCC_CTR_CALLS].type,
+			(uint64_t)r->desc[KCC_CTR_CALLS].config);
 	else if (s->hdr.flags & KCC_HDR_CALLS_FALLBACK)
-		fprintf(out, "\n# calls: the calls event asked for could not be sampled: bursts at the samples of the event above");
+		fprintf(out, "\n# calls: the calls event asked for could not be opened: bursts at the samples of the event above");
 	if (s->hdr.flags & KCC_HDR_BR_FLAGS)
 		fprintf(out, "\n# branch records: with flags and cycles (the PMU refused NO_FLAGS and NO_CYCLES)");
 	if (r->calls_valid && !r->st_calls_samples)
@@ -1134,6 +1142,9 @@ static void print_header(struct report *r, FILE *out)
 			r->st_calls_exact, r->st_calls_scaled,
 			r->st_calls_unplaced, r->st_calls_bursts_exact,
 			r->st_calls_bursts_scaled);
+	if (r->calls_valid && r->calls_counter)
+		fprintf(out, "\n# calls not in the column: %" PRIu64 " counted after the threads' last samples; samples without a count (counter not running): %" PRIu64,
+			r->st_calls_after_last, r->st_calls_unread);
 	fprintf(out, "\n# samples: %" PRIu64 " taken, %" PRIu64 " processed, dropped:",
 		r->st_samples, r->st_processed);
 	for (i = 0; i < KCC_DROP_NR; i++) {

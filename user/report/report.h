@@ -160,6 +160,9 @@ struct report {
 	uint64_t st_calls_samples, st_calls_counter, st_calls_exact;
 	uint64_t st_calls_scaled, st_calls_unplaced;
 	uint64_t st_calls_bursts_exact, st_calls_bursts_scaled;
+	/* ABI 1.3, a calls counter beside the event (KCC_HDR_CALLS_COUNTER) */
+	uint64_t st_calls_after_last, st_calls_unread;
+	bool calls_counter;
 	uint64_t st_node_drops;
 	/* memory that follows the work: folding and pruning in kcc.ko */
 	uint64_t st_folded, st_pruned, st_evicted;

@@ -18,7 +18,7 @@
 #include <linux/ioctl.h>
 
 #define KCC_ABI_MAJOR		1	/* incompatible changes */
-#define KCC_ABI_MINOR		2	/* compatible additions */
+#define KCC_ABI_MINOR		3	/* compatible additions */
 
 #define KCC_DEVICE		"/dev/kcc"
 /*
@@ -135,7 +135,15 @@ struct kcc_config {
 };
 
 #define KCC_CALLS_EVENT		(1u << 0)	/* the calls_* fields name an event */
-#define KCC_CALLS_FLAGS_ALL	KCC_CALLS_EVENT
+/*
+ * ABI 1.3, with KCC_CALLS_EVENT: the calls event is not sampled but
+ * counted beside the sampled event, on the same thread (or CPU), and
+ * read at each of its samples: the sampled event keeps its branch
+ * stacks, and each sample carries the calls since the thread's
+ * previous one (KCC_SAMPLE_CALLS).  calls_sample_period must be zero.
+ */
+#define KCC_CALLS_COUNTER	(1u << 1)
+#define KCC_CALLS_FLAGS_ALL	(KCC_CALLS_EVENT | KCC_CALLS_COUNTER)
 
 #define KCC_IOC_CONFIGURE	_IOW(KCC_IOC_MAGIC, 0x01, struct kcc_config)
 #define KCC_IOC_START		_IO(KCC_IOC_MAGIC, 0x02)
@@ -252,6 +260,14 @@ struct kcc_status {
 	__u64 calls_unplaced;		/* Out: in no replayed burst (no call record, error) */
 	__u64 calls_bursts_exact;	/* Out: bursts whose count fit their records */
 	__u64 calls_bursts_scaled;	/* Out: bursts weighted to their count */
+	/*
+	 * ABI 1.3, a calls counter (KCC_CALLS_COUNTER): the calls it saw
+	 * after each thread's last sample, which no sample carries, and
+	 * the samples that carried no count because the counter was not
+	 * counting there (multiplexed out on a busy PMU).
+	 */
+	__u64 calls_after_last;		/* Out: counted after the last samples */
+	__u64 calls_unread;		/* Out: samples without a count: counter not running */
 };
 
 #define KCC_IOC_STATUS		_IOWR(KCC_IOC_MAGIC, 0x05, struct kcc_status)
@@ -373,6 +389,12 @@ struct kcc_metric_desc {
  * for them with: the same records, read at a higher cost.
  */
 #define KCC_HDR_BR_FLAGS	(1u << 4)
+/*
+ * ABI 1.3: the calls event (the calls descriptor) was counted beside the
+ * sampled event and read at its samples (KCC_CALLS_COUNTER): the bursts
+ * are the sampled event's, each with the calls since the previous one.
+ */
+#define KCC_HDR_CALLS_COUNTER	(1u << 5)
 
 struct kcc_stream_header {
 	__u32 magic;		/* KCC_STREAM_MAGIC */

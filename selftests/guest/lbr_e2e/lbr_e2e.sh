@@ -15,7 +15,12 @@
 # judges them on the host.
 #
 # Runs: lbr-wf-calls and lbr-wf-misses (wordfreq, the well-behaved
-# program, on the calls and the misses events); lbr-wf-2ev (wordfreq with
+# program, on the calls and the misses events); lbr-wf-clock and
+# lbr-demo-clock (wordfreq and the demo's workload on the clock, every
+# 20 us and 200 us: several samples between two calls of the workload's
+# loops, so the LBR windows of consecutive samples overlap); these one-
+# event runs count calls beside the event (kcc record's default calls
+# counter, kcc_lbr/calls/); lbr-wf-2ev (wordfreq with
 # two events: misses sampled without records, the bursts at the samples
 # of the calls event, --calls-event); lbr-wf-import and lbr-wf-import-2ev
 # (the same without kcc.ko: perf record, then kcc import, one event and
@@ -32,8 +37,10 @@ lbr_blob() {	# lbr_blob NAME FILE
 }
 
 # lbr_run NAME EVENT PROGRAM [ARGS...]; $lbr_calls: more options of
-# kcc record (the calls event), empty for one event.
+# kcc record (the calls event), empty for one event; $lbr_period: the
+# sample period (events, or ns of kcc_lbr/clock/).
 lbr_calls=
+lbr_period=1009
 lbr_run() {
 	name=$1
 	ev=$2
@@ -42,9 +49,9 @@ lbr_run() {
 	mkdir -p /tmp/lbrtr
 	# shellcheck disable=SC2086
 	KCC_TRACE_LBR=1 KCC_TRACE_DIR=/tmp/lbrtr /demo/kcc record \
-		--source lbr -e "kcc_lbr/$ev/" -c 1009 $lbr_calls -k 3 \
+		--source lbr -e "kcc_lbr/$ev/" -c "$lbr_period" $lbr_calls -k 3 \
 		-o "/tmp/$name.data" -- "$@" >"/tmp/$name.err" 2>&1
-	check $? "$name: kcc record --source lbr -e kcc_lbr/$ev/ -c 1009 ${lbr_calls:+$lbr_calls }-k 3 -- ${1##*/}"
+	check $? "$name: kcc record --source lbr -e kcc_lbr/$ev/ -c $lbr_period ${lbr_calls:+$lbr_calls }-k 3 -- ${1##*/}"
 	sed 's/^/# /' "/tmp/$name.err"
 	lbr_eval "$name"
 }
@@ -190,6 +197,11 @@ elif insmod /lbr/kcc_lbrpmu.ko poll_us=250; then
 	lbr_run lbr-wf-calls calls /demo/wordfreq 24
 	lbr_amd
 	lbr_run lbr-wf-misses misses /demo/wordfreq 24
+	lbr_period=20000
+	lbr_run lbr-wf-clock clock /demo/wordfreq 24
+	lbr_period=200000
+	lbr_run lbr-demo-clock clock /demo/demo_workload_lbr 1
+	lbr_period=1009
 	lbr_calls="--calls-event kcc_lbr/calls/ --calls-period 1009"
 	lbr_run lbr-wf-2ev misses /demo/wordfreq 24
 	lbr_calls=
