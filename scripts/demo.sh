@@ -107,11 +107,25 @@ if [ -s "$demo/blobs/demo-lbr.stream" ]; then
 	echo "tracing runtime keeps its last 32 calls and returns, and the PMU"
 	echo "hands them to the kernel's perf core as an Intel LBR would); no"
 	echo "hardware LBR was involved.  The sampled event is kcc_lbr/clock/"
-	echo "(time); the calls column counts the calls replayed from the bursts."
+	echo "(time), every 200 us: many samples per call of touch(), whose LBR"
+	echo "windows overlap.  kcc record counts calls beside it (kcc_lbr/calls/,"
+	echo "the PMU's retired-calls counter, read at every sample), so each"
+	echo "burst adds only the calls since the previous sample: main is called"
+	echo "once, and each scan;touch context as often as the loop ran."
 	printf '\n-- kcc report --k 1 --percent-limit 0.5 %s\n' "$lbrdata"
 	"$kcc" report --k 1 --percent-limit 0.5 "$lbrdata"
 	printf '\n-- kcc report --k 1 --sort calls --routine touch %s\n' "$lbrdata"
 	"$kcc" report --k 1 --sort calls --routine touch "$lbrdata"
+	# The guest's kcc eval of the same run against its own trace.
+	if [ -s "$demo/blobs/demo-lbr-eval.stream" ]; then
+		echo
+		echo "The true counts: the tracing runtime also wrote every call of the"
+		echo "run to a trace; kcc eval compares the profile's calls with it"
+		echo "(calls_profile: kcc's column summed; calls_exact: the trace's)."
+		printf '\n-- kcc eval --profile %s TRACE (in the guest)\n' "$lbrdata"
+		awk -F '\t' '{ printf "%-8s %3s %8s %14s %12s\n", $1, $2, $3, $6, $7 }' \
+			"$demo/blobs/demo-lbr-eval.stream"
+	fi
 else
 	echo "demo guest: no lbr profile came back (serial log: $demo/guest.log)" >&2
 	exit 1

@@ -172,7 +172,14 @@ static void e_lbrsw(struct kcc_config *c)
 static void e_sw(struct kcc_config *c) { c->event_type = 1; c->event_config = 5; }
 
 /* The two-event block (calls_*). */
-static void e_cflags(struct kcc_config *c) { c->calls_flags = 1u << 1; }
+static void e_cflags(struct kcc_config *c) { c->calls_flags = 1u << 2; }
+static void e_conly(struct kcc_config *c) { c->calls_flags = KCC_CALLS_COUNTER; }
+static void e_cctrper(struct kcc_config *c)
+{
+	c->source = KCC_SOURCE_AUTO;
+	c->calls_flags = KCC_CALLS_EVENT | KCC_CALLS_COUNTER;
+	c->calls_sample_period = 1000;
+}
 static void e_cnoflag(struct kcc_config *c) { c->calls_event_type = 4; }
 static void e_cfp(struct kcc_config *c) { c->calls_flags = KCC_CALLS_EVENT; }
 static void e_cper(struct kcc_config *c)
@@ -217,6 +224,10 @@ static void test_calls_event(int fd)
 	int f;
 
 	expect(cfg_try(fd, e_cflags), -EINVAL, "CONFIGURE unknown calls_flags");
+	expect(cfg_try(fd, e_conly), -EINVAL,
+	       "CONFIGURE KCC_CALLS_COUNTER without KCC_CALLS_EVENT");
+	expect(cfg_try(fd, e_cctrper), -EINVAL,
+	       "CONFIGURE a calls counter with a calls_sample_period");
 	expect(cfg_try(fd, e_cnoflag), -EINVAL,
 	       "CONFIGURE calls_event_type without KCC_CALLS_EVENT");
 	expect(cfg_try(fd, e_cfp), -EINVAL,

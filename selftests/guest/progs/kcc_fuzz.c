@@ -192,8 +192,9 @@ static void find_lbr_pmu(void)
 /*
  * The two-event block (ABI 1.1, KCC_CALLS_EVENT): off, on with the
  * software LBR PMU's calls event (event=1) beside its misses or clock
- * event, or on with any type and config, including the software,
- * tracepoint and breakpoint types CONFIGURE refuses for it.
+ * event, sampled or (ABI 1.3, KCC_CALLS_COUNTER) counted, or on with any
+ * type and config, including the software, tracepoint and breakpoint
+ * types CONFIGURE refuses for it.
  */
 static void fill_calls(struct rnd *r, struct kcc_config *c)
 {
@@ -228,6 +229,12 @@ static void fill_calls(struct rnd *r, struct kcc_config *c)
 	c->calls_sample_period = periods[rnd_below(r, ARRAY_SIZE(periods))];
 	if (rnd_one_in(r, 8))
 		c->calls_sample_period = rnd_next(r);
+	/* A counter takes no period; now and then one anyway. */
+	if (rnd_one_in(r, 2)) {
+		c->calls_flags |= KCC_CALLS_COUNTER;
+		if (!rnd_one_in(r, 8))
+			c->calls_sample_period = 0;
+	}
 }
 
 /* A random config that is sometimes valid. */
