@@ -36,8 +36,11 @@ static void eval_usage(void)
 "files of the kcc tracing runtime) through simulated sampling, build the\n"
 "k-CCF each profiling method would report, and compare it with the exact\n"
 "k-CCF: degree of overlap and hot-edge coverage (Zhuang et al., PLDI'06,\n"
-"Section 3) over k-contexts, and the share of calls each method had to\n"
-"trace or replay.\n"
+"Section 3) over k-contexts, the share of calls each method had to\n"
+"trace or replay, and two figures on the counts themselves, which the\n"
+"shares cannot see: abs_err, the sum over k-contexts of |calls counted -\n"
+"calls made| over all calls made, and calls_ratio, all calls counted over\n"
+"all calls made (0 and 1 for a perfect profile).\n"
 "\n"
 "Methods: stack (sampled stack walking), static (static bursting),\n"
 "adaptive (adaptive bursting with re-enablement), lbr (kcc, bursts\n"
@@ -214,7 +217,8 @@ static void print_header(const struct eval *e)
 		for (j = 0; j < e->ao.nr_t; j++)
 			printf("\thot@%g", e->ao.t[j]);
 		printf("\treplayed_pct\tsamples\tbursts\tjoined\tskipped\tstitch_errors\titems_exact\titems_approx\tfalse_joins");
-		printf("\tleaf_repaired\twalk_repaired\twalk_cut\tskid_repaired\tunrecorded\tunmatched_return\tfar_skipped\tbelow_walk\n");
+		printf("\tleaf_repaired\twalk_repaired\twalk_cut\tskid_repaired\tunrecorded\tunmatched_return\tfar_skipped\tbelow_walk");
+		printf("\tabs_err\tcalls_ratio\n");
 		return;
 	}
 	printf("%-10s %3s %-9s", "program", "k", "method");
@@ -227,7 +231,8 @@ static void print_header(const struct eval *e)
 		snprintf(h, sizeof(h), "hot@%g", e->ao.t[j]);
 		printf(" %8s", h);
 	}
-	printf(" %9s %9s\n", "replayed%", "samples");
+	printf(" %9s %9s %8s %8s\n", "replayed%", "samples", "abs_err",
+	       "ratio");
 }
 
 static void print_row(const struct eval *e, const char *prog, uint32_t k,
@@ -250,7 +255,7 @@ static void print_row(const struct eval *e, const char *prog, uint32_t k,
 		       r->false_joins);
 		for (j = 0; j < sizeof(r->cnt) / sizeof(uint64_t); j++)
 			printf("\t%" PRIu64, ((const uint64_t *)&r->cnt)[j]);
-		printf("\n");
+		printf("\t%.4f\t%.4f\n", acc->abs_err, acc->calls_ratio);
 		return;
 	}
 	printf("%-10s %3u %-9s", prog, k, evalsim_method_name[m]);
@@ -259,7 +264,8 @@ static void print_row(const struct eval *e, const char *prog, uint32_t k,
 	printf(" %7.2f%%", 100 * acc->overlap);
 	for (j = 0; j < e->ao.nr_t; j++)
 		printf(" %7.2f%%", 100 * acc->cover[j]);
-	printf(" %8.3f%% %9" PRIu64 "\n", rep, r->samples);
+	printf(" %8.3f%% %9" PRIu64 " %8.4f %8.4f\n", rep, r->samples,
+	       acc->abs_err, acc->calls_ratio);
 	if (so->effects && r->bursts)
 		printf("%-10s %3s   stitching: leaf %" PRIu64 ", walk %" PRIu64 " repaired, %" PRIu64 " cut, skid %" PRIu64 ", unrecorded %" PRIu64 ", unmatched returns %" PRIu64 ", far %" PRIu64 ", below walk %" PRIu64 ", errors %" PRIu64 "\n",
 		       "", "", r->cnt.leaf_repaired, r->cnt.walk_repaired,
@@ -505,7 +511,8 @@ static int eval_profile(struct eval *e, const char *ppath, const char *tpath)
 		printf("program\tk\toverlap");
 		for (j = 0; j < e->ao.nr_t; j++)
 			printf("\thot@%g", e->ao.t[j]);
-		printf("\tcalls_profile\tcalls_exact\titems_exact\titems_profile\titems_common\n");
+		printf("\tcalls_profile\tcalls_exact\titems_exact\titems_profile\titems_common");
+		printf("\tabs_err\tcalls_ratio\n");
 	} else {
 		printf("%-10s %3s %8s", "program", "k", "overlap");
 		for (j = 0; j < e->ao.nr_t; j++) {
@@ -514,8 +521,9 @@ static int eval_profile(struct eval *e, const char *ppath, const char *tpath)
 			snprintf(h, sizeof(h), "hot@%g", e->ao.t[j]);
 			printf(" %8s", h);
 		}
-		printf(" %13s %13s %6s %6s %6s\n", "calls_profile", "calls_exact",
-		       "exact", "prof", "common");
+		printf(" %13s %13s %6s %6s %6s %8s %8s\n", "calls_profile",
+		       "calls_exact", "exact", "prof", "common", "abs_err",
+		       "ratio");
 	}
 	for (ki = 0; ki < e->nk && !ret; ki++) {
 		struct report_opts ro = {
@@ -556,11 +564,11 @@ static int eval_profile(struct eval *e, const char *ppath, const char *tpath)
 			       e->ks[ki], acc.overlap);
 			for (j = 0; j < e->ao.nr_t; j++)
 				printf(e->tsv ? "\t%.4f" : " %8.4f", acc.cover[j]);
-			printf(e->tsv ? "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\t%u\n" :
-			       " %13" PRIu64 " %13" PRIu64 " %6u %6u %6u\n",
+			printf(e->tsv ? "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\t%u\t%.4f\t%.4f\n" :
+			       " %13" PRIu64 " %13" PRIu64 " %6u %6u %6u %8.4f %8.4f\n",
 			       acc.weight_approx, acc.weight_exact,
 			       acc.items_exact, acc.items_approx,
-			       acc.items_common);
+			       acc.items_common, acc.abs_err, acc.calls_ratio);
 		} else {
 			fprintf(stderr, "kcc: %s: %s\n", ppath, strerror(-ret));
 		}
