@@ -197,10 +197,12 @@ static int parse_thresholds(struct eval *e, const char *s)
 
 static const char *program_name(const char *path, char *buf, size_t size)
 {
-	char *dot;
+	char *dot, *base;
 
 	snprintf(buf, size, "%s", path);
-	snprintf(buf, size, "%s", basename(buf));
+	/* basename() may return @buf itself: no snprintf() onto itself. */
+	base = basename(buf);
+	memmove(buf, base, strlen(base) + 1);
 	dot = strchr(buf, '.');
 	if (dot && dot != buf)
 		*dot = '\0';

@@ -17,7 +17,7 @@ D=selftests/kcc/data
 . "$(dirname "$0")/../lib/ktap.sh"
 ktap_begin
 ktap_tmpdir evalabs
-plan 7
+plan 8
 
 # m calls a then b; the same run with b called as a.
 printf 'call m\ncall a\nreturn\ncall b\nreturn\nreturn\n' >"$tmp/mab.trace"
@@ -94,5 +94,11 @@ run "$KCC" eval -k 1 -m lbr -p 1 --jitter 0 --miss-rate 0 -d 2 \
 [ $rc -eq 0 ] && ! sanitized && head -n 1 "$tmp/out" | grep -q 'abs_err *ratio$' &&
 	sed -n 2p "$tmp/out" | grep -q ' 0\.3333 *1\.3333$'
 check $? "simulator text table: abs_err and ratio last"
+
+# A trace named without a directory gives its name to the rows.
+(cd "$tmp" && "$KCC" eval --tsv -k 1 -m stack mab.trace) >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 0 ] && ! sanitized && [ "$(sed -n 2p "$tmp/out" | cut -f1)" = mab ]
+check $? "a trace in the current directory: rows named after it"
 
 ktap_exit
