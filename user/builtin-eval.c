@@ -36,8 +36,11 @@ static void eval_usage(void)
 "files of the kcc tracing runtime) through simulated sampling, build the\n"
 "k-CCF each profiling method would report, and compare it with the exact\n"
 "k-CCF: degree of overlap and hot-edge coverage (Zhuang et al., PLDI'06,\n"
-"Section 3) over k-contexts, and the share of calls each method had to\n"
-"trace or replay.\n"
+"Section 3) over k-contexts, the share of calls each method had to\n"
+"trace or replay, and two figures on the counts themselves, which the\n"
+"shares cannot see: abs_err, the sum over k-contexts of |calls counted -\n"
+"calls made| over all calls made, and calls_ratio, all calls counted over\n"
+"all calls made (0 and 1 for a perfect profile).\n"
 "\n"
 "Methods: stack (sampled stack walking), static (static bursting),\n"
 "adaptive (adaptive bursting with re-enablement), lbr (kcc, bursts\n"
@@ -49,7 +52,9 @@ static void eval_usage(void)
 "Options:\n"
 "  -k LIST              context lengths (default 1,2,3,5)\n"
 "  -m, --methods LIST   methods (default all, in the order above)\n"
-"  -p, --period N       calls per sample, on average (default 1000)\n"
+"  -p, --period N[/D]   calls per sample, on average (default 1000); N/D\n"
+"                       for fractions: 1/16 is 16 samples a call (with\n"
+"                       --time: without it, samples land at calls)\n"
 "  --jitter PCT         each period drawn within +-PCT%% (default 50)\n"
 "  -d, --lbr-depth N    LBR records per burst, 0..64 (default 32)\n"
 "  --stack-depth N      frames per stack walk, 1..512 (default 127)\n"
@@ -61,6 +66,17 @@ static void eval_usage(void)
 "                       its rate of events, drawn per routine in 0..N, as\n"
 "                       cache misses would (default 16); 0: the event is\n"
 "                       the call itself\n"
+"  --time               the program takes time between calls: each\n"
+"                       stretch a routine runs on top of the stack costs\n"
+"                       its cost, drawn per routine in 1..--max-cost\n"
+"                       units; the event accrues over the stretches (time\n"
+"                       with --miss-rate 0, else misses per unit) and\n"
+"                       samples land inside them, several if they are long\n"
+"  --max-cost N         the longest stretch, with --time (default 4096)\n"
+"  --count-calls        LBR methods: each sample with records carries the\n"
+"                       calls since the previous one (KCC_SAMPLE_CALLS);\n"
+"                       the stitcher counts each call once, or weights\n"
+"                       the burst to add exactly that many\n"
 "  --seed N             seed of layouts, rates and schedules (default 1)\n"
 "  --weight-calls       weight each burst by the calls since the previous\n"
 "                       sample (a second counter on retired calls would\n"
@@ -98,7 +114,8 @@ static void eval_usage(void)
 "  kcc eval --tsv --sweep period=100,1000,10000 -m lbr-join,stack t.bin\n"
 "  kcc eval --check-exact -k 1,2,3,5 trace.bin\n"
 "  kcc eval --profile kcc.data -k 1,2,3 run.trace\n"
-"  kcc eval -k 3 -m lbr,stack --effects leaf,lib,plt,skid trace.bin\n");
+"  kcc eval -k 3 -m lbr,stack --effects leaf,lib,plt,skid trace.bin\n"
+"  kcc eval -k 3 -m lbr --time --count-calls --sweep period=100,1,1/16 t.bin\n");
 }
 
 enum {
@@ -119,7 +136,12 @@ enum {
 	OPT_PROFILE,
 	OPT_COMM,
 	OPT_EFFECTS,
+	OPT_TIME,
+	OPT_MAX_COST,
+	OPT_COUNT_CALLS,
 };
+
+#define EVAL_MAX_COST	4096u	/* --time: the longest stretch, default */
 
 struct eval {
 	struct evalsim_opts so;
@@ -128,6 +150,7 @@ struct eval {
 	uint32_t methods[EM_NR], nm;
 	const char *sweep;		/* NULL, "period", "depth", ... */
 	uint32_t sweep_v[MAX_LIST], nsweep;
+	uint32_t sweep_div[MAX_LIST];	/* period: the fractions' D */
 	const char *name;
 	bool tsv;
 	bool check;
@@ -136,68 +159,123 @@ struct eval {
 	const char *comm;
 };
 
+#define LIST_LEN 256
+
+/*
+ * The comma-separated items of @s, split in @buf (LIST_LEN bytes) and
+ * pointed to from @tok (MAX_LIST entries): how many, or -EINVAL for
+ * none, too many or a list too long.
+ */
+static int split_list(const char *s, char *buf, char **tok)
+{
+	char *t, *save;
+	int n = 0;
+
+	if (strlen(s) >= LIST_LEN)
+		return -EINVAL;
+	strcpy(buf, s);
+	for (t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (n == MAX_LIST)
+			return -EINVAL;
+		tok[n++] = t;
+	}
+	return n ? n : -EINVAL;
+}
+
 /* "1,2,3" into @v; 0 or -EINVAL. */
 static int parse_list(const char *s, uint32_t *v, uint32_t *n)
 {
-	char buf[256], *tok, *save;
+	char buf[LIST_LEN], *tok[MAX_LIST];
+	int nr = split_list(s, buf, tok), i;
+
+	if (nr < 0)
+		return nr;
+	for (i = 0; i < nr; i++)
+		if (parse_u32(tok[i], &v[i]))
+			return -EINVAL;
+	*n = nr;
+	return 0;
+}
+
+/* A period "N" or "N/D" calls, N and D >= 1: 0 or -EINVAL. */
+static int parse_period(const char *s, uint32_t *p, uint32_t *div)
+{
+	char buf[32], *slash;
 
 	if (strlen(s) >= sizeof(buf))
 		return -EINVAL;
 	strcpy(buf, s);
-	*n = 0;
-	for (tok = strtok_r(buf, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (*n == MAX_LIST || parse_u32(tok, &v[*n]))
+	*div = 1;
+	slash = strchr(buf, '/');
+	if (slash) {
+		*slash = '\0';
+		if (parse_u32(slash + 1, div) || !*div)
 			return -EINVAL;
-		(*n)++;
 	}
-	return *n ? 0 : -EINVAL;
+	return parse_u32(buf, p) || !*p ? -EINVAL : 0;
+}
+
+/* --sweep P=LIST: periods may be fractions, the others are whole. */
+static int parse_sweep(struct eval *e, const char *p, const char *s)
+{
+	char buf[LIST_LEN], *tok[MAX_LIST];
+	int nr = split_list(s, buf, tok), i;
+
+	if (nr < 0)
+		return nr;
+	for (i = 0; i < nr; i++) {
+		e->sweep_div[i] = 1;
+		if (!strcmp(p, "period") ?
+		    parse_period(tok[i], &e->sweep_v[i], &e->sweep_div[i]) :
+		    parse_u32(tok[i], &e->sweep_v[i]))
+			return -EINVAL;
+	}
+	e->nsweep = nr;
+	return 0;
 }
 
 static int parse_methods(struct eval *e, const char *s)
 {
-	char buf[256], *tok, *save;
-	int m;
+	char buf[LIST_LEN], *tok[MAX_LIST];
+	int nr = split_list(s, buf, tok), i, m;
 
-	if (strlen(s) >= sizeof(buf))
+	if (nr < 0 || nr > EM_NR)
 		return -EINVAL;
-	strcpy(buf, s);
-	e->nm = 0;
-	for (tok = strtok_r(buf, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		m = evalsim__method(tok);
-		if (m < 0 || e->nm == EM_NR)
+	for (i = 0; i < nr; i++) {
+		m = evalsim__method(tok[i]);
+		if (m < 0)
 			return -EINVAL;
-		e->methods[e->nm++] = m;
+		e->methods[i] = m;
 	}
-	return e->nm ? 0 : -EINVAL;
+	e->nm = nr;
+	return 0;
 }
 
 static int parse_thresholds(struct eval *e, const char *s)
 {
-	char buf[256], *tok, *save;
+	char buf[LIST_LEN], *tok[MAX_LIST];
+	int nr = split_list(s, buf, tok), i;
 	double t;
 
-	if (strlen(s) >= sizeof(buf))
+	if (nr < 0 || nr > ACC_MAX_T)
 		return -EINVAL;
-	strcpy(buf, s);
-	e->ao.nr_t = 0;
-	for (tok = strtok_r(buf, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (e->ao.nr_t == ACC_MAX_T || parse_double(tok, &t) ||
-		    !(t > 0 && t <= 1))
+	for (i = 0; i < nr; i++) {
+		if (parse_double(tok[i], &t) || !(t > 0 && t <= 1))
 			return -EINVAL;
-		e->ao.t[e->ao.nr_t++] = t;
+		e->ao.t[i] = t;
 	}
-	return e->ao.nr_t ? 0 : -EINVAL;
+	e->ao.nr_t = nr;
+	return 0;
 }
 
 static const char *program_name(const char *path, char *buf, size_t size)
 {
-	char *dot;
+	char *dot, *base;
 
 	snprintf(buf, size, "%s", path);
-	snprintf(buf, size, "%s", basename(buf));
+	/* basename() may return @buf itself: no snprintf() onto itself. */
+	base = basename(buf);
+	memmove(buf, base, strlen(base) + 1);
 	dot = strchr(buf, '.');
 	if (dot && dot != buf)
 		*dot = '\0';
@@ -214,7 +292,8 @@ static void print_header(const struct eval *e)
 		for (j = 0; j < e->ao.nr_t; j++)
 			printf("\thot@%g", e->ao.t[j]);
 		printf("\treplayed_pct\tsamples\tbursts\tjoined\tskipped\tstitch_errors\titems_exact\titems_approx\tfalse_joins");
-		printf("\tleaf_repaired\twalk_repaired\twalk_cut\tskid_repaired\tunrecorded\tunmatched_return\tfar_skipped\tbelow_walk\n");
+		printf("\tleaf_repaired\twalk_repaired\twalk_cut\tskid_repaired\tunrecorded\tunmatched_return\tfar_skipped\tbelow_walk");
+		printf("\tabs_err\tcalls_ratio\n");
 		return;
 	}
 	printf("%-10s %3s %-9s", "program", "k", "method");
@@ -227,7 +306,21 @@ static void print_header(const struct eval *e)
 		snprintf(h, sizeof(h), "hot@%g", e->ao.t[j]);
 		printf(" %8s", h);
 	}
-	printf(" %9s %9s\n", "replayed%", "samples");
+	printf(" %9s %9s %8s %8s\n", "replayed%", "samples", "abs_err",
+	       "ratio");
+}
+
+/* The period in calls: "N", or N/D as a decimal (TSV) or "N/D" (text). */
+static const char *period_str(const struct evalsim_opts *so, bool tsv,
+			      char *buf, size_t size)
+{
+	if (so->period_div <= 1)
+		snprintf(buf, size, "%u", so->period);
+	else if (tsv)
+		snprintf(buf, size, "%.6g", (double)so->period / so->period_div);
+	else
+		snprintf(buf, size, "%u/%u", so->period, so->period_div);
+	return buf;
 }
 
 static void print_row(const struct eval *e, const char *prog, uint32_t k,
@@ -236,11 +329,13 @@ static void print_row(const struct eval *e, const char *prog, uint32_t k,
 		      const struct accuracy *acc, uint32_t sweep_v)
 {
 	double rep = r->calls ? 100.0 * r->replayed / r->calls : 0;
+	char pbuf[32];
 	uint32_t j;
 
 	if (e->tsv) {
-		printf("%s\t%u\t%s\t%u\t%u\t%u\t%u\t%.4f", prog, k,
-		       evalsim_method_name[m], so->period, so->lbr_depth,
+		printf("%s\t%u\t%s\t%s\t%u\t%u\t%u\t%.4f", prog, k,
+		       evalsim_method_name[m],
+		       period_str(so, true, pbuf, sizeof(pbuf)), so->lbr_depth,
 		       so->burst, so->rr_inv, 100 * acc->overlap);
 		for (j = 0; j < e->ao.nr_t; j++)
 			printf("\t%.4f", 100 * acc->cover[j]);
@@ -250,16 +345,19 @@ static void print_row(const struct eval *e, const char *prog, uint32_t k,
 		       r->false_joins);
 		for (j = 0; j < sizeof(r->cnt) / sizeof(uint64_t); j++)
 			printf("\t%" PRIu64, ((const uint64_t *)&r->cnt)[j]);
-		printf("\n");
+		printf("\t%.4f\t%.4f\n", acc->abs_err, acc->calls_ratio);
 		return;
 	}
 	printf("%-10s %3u %-9s", prog, k, evalsim_method_name[m]);
-	if (e->sweep)
+	if (e->sweep && !strcmp(e->sweep, "period"))
+		printf(" %8s", period_str(so, false, pbuf, sizeof(pbuf)));
+	else if (e->sweep)
 		printf(" %8u", sweep_v);
 	printf(" %7.2f%%", 100 * acc->overlap);
 	for (j = 0; j < e->ao.nr_t; j++)
 		printf(" %7.2f%%", 100 * acc->cover[j]);
-	printf(" %8.3f%% %9" PRIu64 "\n", rep, r->samples);
+	printf(" %8.3f%% %9" PRIu64 " %8.4f %8.4f\n", rep, r->samples,
+	       acc->abs_err, acc->calls_ratio);
 	if (so->effects && r->bursts)
 		printf("%-10s %3s   stitching: leaf %" PRIu64 ", walk %" PRIu64 " repaired, %" PRIu64 " cut, skid %" PRIu64 ", unrecorded %" PRIu64 ", unmatched returns %" PRIu64 ", far %" PRIu64 ", below walk %" PRIu64 ", errors %" PRIu64 "\n",
 		       "", "", r->cnt.leaf_repaired, r->cnt.walk_repaired,
@@ -269,11 +367,13 @@ static void print_row(const struct eval *e, const char *prog, uint32_t k,
 		       r->stitch_errors);
 }
 
-static int set_sweep(struct evalsim_opts *so, const char *p, uint32_t v)
+static int set_sweep(struct evalsim_opts *so, const char *p, uint32_t v,
+		     uint32_t div)
 {
-	if (!strcmp(p, "period"))
+	if (!strcmp(p, "period")) {
 		so->period = v;
-	else if (!strcmp(p, "depth"))
+		so->period_div = div;
+	} else if (!strcmp(p, "depth"))
 		so->lbr_depth = v;
 	else if (!strcmp(p, "burst"))
 		so->burst = v;
@@ -327,7 +427,8 @@ static int eval_trace(struct eval *e, const char *path)
 
 				so.k = e->ks[ki];
 				if (e->sweep)
-					set_sweep(&so, e->sweep, e->sweep_v[si]);
+					set_sweep(&so, e->sweep, e->sweep_v[si],
+						  e->sweep_div[si]);
 				ret = evalsim__run(&t, m, &so, &r);
 				if (ret) {
 					fprintf(stderr, "kcc: %s: %s: %s\n",
@@ -392,6 +493,7 @@ static int check_exact(struct eval *e, const char *path)
 
 			so.k = e->ks[ki];
 			so.period = 1;
+			so.period_div = 1;
 			so.jitter = 0;
 			so.lbr_depth = 1;
 			/*
@@ -402,6 +504,8 @@ static int check_exact(struct eval *e, const char *path)
 				so.max_rate = 0;
 			so.trim = 0;
 			so.effects = 0;
+			so.max_cost = 0;
+			so.count_calls = false;
 			so.stack_depth = KCC_INJECT_MAX_STACK;
 			ret = evalsim__run(&t, ms[mi], &so, &r);
 			if (ret) {
@@ -505,7 +609,8 @@ static int eval_profile(struct eval *e, const char *ppath, const char *tpath)
 		printf("program\tk\toverlap");
 		for (j = 0; j < e->ao.nr_t; j++)
 			printf("\thot@%g", e->ao.t[j]);
-		printf("\tcalls_profile\tcalls_exact\titems_exact\titems_profile\titems_common\n");
+		printf("\tcalls_profile\tcalls_exact\titems_exact\titems_profile\titems_common");
+		printf("\tabs_err\tcalls_ratio\n");
 	} else {
 		printf("%-10s %3s %8s", "program", "k", "overlap");
 		for (j = 0; j < e->ao.nr_t; j++) {
@@ -514,8 +619,9 @@ static int eval_profile(struct eval *e, const char *ppath, const char *tpath)
 			snprintf(h, sizeof(h), "hot@%g", e->ao.t[j]);
 			printf(" %8s", h);
 		}
-		printf(" %13s %13s %6s %6s %6s\n", "calls_profile", "calls_exact",
-		       "exact", "prof", "common");
+		printf(" %13s %13s %6s %6s %6s %8s %8s\n", "calls_profile",
+		       "calls_exact", "exact", "prof", "common", "abs_err",
+		       "ratio");
 	}
 	for (ki = 0; ki < e->nk && !ret; ki++) {
 		struct report_opts ro = {
@@ -556,11 +662,11 @@ static int eval_profile(struct eval *e, const char *ppath, const char *tpath)
 			       e->ks[ki], acc.overlap);
 			for (j = 0; j < e->ao.nr_t; j++)
 				printf(e->tsv ? "\t%.4f" : " %8.4f", acc.cover[j]);
-			printf(e->tsv ? "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\t%u\n" :
-			       " %13" PRIu64 " %13" PRIu64 " %6u %6u %6u\n",
+			printf(e->tsv ? "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\t%u\t%.4f\t%.4f\n" :
+			       " %13" PRIu64 " %13" PRIu64 " %6u %6u %6u %8.4f %8.4f\n",
 			       acc.weight_approx, acc.weight_exact,
 			       acc.items_exact, acc.items_approx,
-			       acc.items_common);
+			       acc.items_common, acc.abs_err, acc.calls_ratio);
 		} else {
 			fprintf(stderr, "kcc: %s: %s\n", ppath, strerror(-ret));
 		}
@@ -597,6 +703,9 @@ int cmd_eval(int argc, char **argv)
 		{ "profile", required_argument, NULL, OPT_PROFILE },
 		{ "comm", required_argument, NULL, OPT_COMM },
 		{ "effects", required_argument, NULL, OPT_EFFECTS },
+		{ "time", no_argument, NULL, OPT_TIME },
+		{ "max-cost", required_argument, NULL, OPT_MAX_COST },
+		{ "count-calls", no_argument, NULL, OPT_COUNT_CALLS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -610,7 +719,8 @@ int cmd_eval(int argc, char **argv)
 		.ao = { .nr_t = 2, .t = { 0.1, 0.05 } },
 		.ks = { 1, 2, 3, 5 }, .nk = 4,
 	};
-	uint32_t v, i;
+	uint32_t v, i, max_cost = EVAL_MAX_COST;
+	bool time = false;
 	char *eq;
 	int c, ret;
 
@@ -662,6 +772,24 @@ int cmd_eval(int argc, char **argv)
 		case OPT_WEIGHT_CALLS:
 			e.so.weight_calls = true;
 			break;
+		case OPT_COUNT_CALLS:
+			e.so.count_calls = true;
+			break;
+		case OPT_TIME:
+			time = true;
+			break;
+		case OPT_MAX_COST:
+			if (parse_u32(optarg, &max_cost) || !max_cost ||
+			    max_cost > LBRSIM_MAX_COST)
+				return usage_error(CMD, "bad --max-cost '%s' (1..%u)",
+						   optarg, LBRSIM_MAX_COST);
+			time = true;
+			break;
+		case 'p':
+			if (parse_period(optarg, &e.so.period, &e.so.period_div))
+				return usage_error(CMD, "bad period '%s' (N or N/D, both >= 1)",
+						   optarg);
+			break;
 		case OPT_EFFECTS:
 			if (lbrsim__parse_effects(optarg, &e.so.effects))
 				return usage_error(CMD, "bad --effects '%s' (leaf,lib,plt,tail,signal,skid,wipe,far, all or none)",
@@ -672,20 +800,18 @@ int cmd_eval(int argc, char **argv)
 			if (!eq)
 				return usage_error(CMD, "bad --sweep '%s' (P=LIST)", optarg);
 			*eq = '\0';
-			if (set_sweep(&e.so, optarg, 1) ||
-			    parse_list(eq + 1, e.sweep_v, &e.nsweep))
+			if (set_sweep(&e.so, optarg, 1, 1) ||
+			    parse_sweep(&e, optarg, eq + 1))
 				return usage_error(CMD, "bad --sweep '%s=%s'", optarg, eq + 1);
 			e.sweep = optarg;
 			break;
-		case 'p': case 'd': case 'b': case OPT_JITTER:
+		case 'd': case 'b': case OPT_JITTER:
 		case OPT_STACK_DEPTH: case OPT_RR: case OPT_TABLE:
 		case OPT_SIG_DEPTH: case OPT_MISS_RATE: case OPT_SEED:
 		case OPT_TRIM:
 			if (parse_u32(optarg, &v))
 				return usage_error(CMD, "bad number '%s'", optarg);
-			if (c == 'p')
-				e.so.period = v;
-			else if (c == 'd')
+			if (c == 'd')
 				e.so.lbr_depth = v;
 			else if (c == 'b')
 				e.so.burst = v;
@@ -712,6 +838,10 @@ int cmd_eval(int argc, char **argv)
 	}
 	if (!e.so.period || e.so.jitter > 99 || !e.so.seed)
 		return usage_error(CMD, "need period >= 1, jitter 0..99, seed >= 1");
+	if (e.so.count_calls && e.so.weight_calls)
+		return usage_error(CMD, "--count-calls and --weight-calls exclude each other");
+	if (time)
+		e.so.max_cost = max_cost;
 	if (e.so.lbr_depth > KCC_INJECT_MAX_BRANCHES)
 		return usage_error(CMD, "LBR depth must be 0..%u", KCC_INJECT_MAX_BRANCHES);
 	if (!e.so.stack_depth || e.so.stack_depth > KCC_INJECT_MAX_STACK)

@@ -4,7 +4,8 @@
  * on hand-made k-CCF pairs whose answers are worked out in the comments
  * from the definitions of Section 3 of the adaptive bursting paper, and
  * on a k-CCF built from a trace compared with itself and with a copy
- * whose counts are all scaled.
+ * whose counts are all scaled; and the absolute figures (abs_err,
+ * calls_ratio), which see the scaling that overlap and coverage cannot.
  *
  * Forests are written as "path=count" items separated by spaces, a path
  * being routine letters from the k-CCF root down: "ra=6" is the node of
@@ -94,6 +95,64 @@ static void check(const char *what, const char *exact, const char *approx,
 	hf_free(&a);
 }
 
+/*
+ * The absolute figures of approx against exact: the test passes when
+ * the sum of |w1 - w2| is @diff and the weights are @w1 and @w2, and
+ * abs_err and calls_ratio are their quotients.
+ */
+static void check_abs(const char *what, const char *exact, const char *approx,
+		      u32 k, u32 flags, u64 diff, u64 w1, u64 w2)
+{
+	struct acc_opts o = { .k = k, .flags = flags, .nr_t = 1,
+			      .t = { 0.1 } };
+	struct accuracy acc;
+	struct hf e, a;
+	bool ok;
+	int ret;
+
+	hf_build(&e, exact);
+	hf_build(&a, approx);
+	ret = accuracy__compare(&e.f, &a.f, &o, &acc);
+	ok = !ret && acc.abs_diff == diff && acc.weight_approx == w1 &&
+	     acc.weight_exact == w2 &&
+	     near(acc.abs_err, (double)diff / (double)w2) &&
+	     near(acc.calls_ratio, (double)w1 / (double)w2);
+	if (!ok)
+		ksft_print_msg("%s: ret %d sum |w1 - w2| %" PRIu64 " (want %" PRIu64 ") W1 %" PRIu64 " (want %" PRIu64 ") W2 %" PRIu64 " (want %" PRIu64 ") abs_err %.6f calls_ratio %.6f\n",
+			       what, ret, acc.abs_diff, diff, acc.weight_approx,
+			       w1, acc.weight_exact, w2, acc.abs_err,
+			       acc.calls_ratio);
+	ksft_test_result(ok, "%s\n", what);
+	hf_free(&e);
+	hf_free(&a);
+}
+
+/*
+ * Two roots of one label, one of each kind (a k-SF's slab root and a
+ * k-CCF's top root): one item.  Exact A = 7; approx 3 + 4.
+ */
+static void check_two_roots(void)
+{
+	struct acc_opts o = { .k = 1, .nr_t = 1, .t = { 0.1 } };
+	struct accuracy acc;
+	struct hf e, a;
+	u32 top, slab;
+
+	hf_build(&e, "A=7");
+	hf_build(&a, "A=3");
+	top = kcc_forest_find(&a.f, KCC_ROOT_TOP, 'A');
+	slab = kcc_forest_get(&a.f, KCC_ROOT_SLAB, 'A');
+	if (top == KCC_NIL || slab == KCC_NIL)
+		ksft_exit_fail_msg("no memory for a forest\n");
+	kcc_forest_ctr(&a.f, slab)[KCC_CTR_CALLS] = 4;
+	ksft_test_result(!accuracy__compare(&e.f, &a.f, &o, &acc) &&
+			 acc.abs_diff == 0 && near(acc.abs_err, 0) &&
+			 near(acc.calls_ratio, 1),
+			 "a path under both root kinds is one item: 3 + 4 = 7, abs_err 0\n");
+	hf_free(&e);
+	hf_free(&a);
+}
+
 /* A k-CCF of a real trace against itself and against 7 times itself. */
 static void check_trace(void)
 {
@@ -125,8 +184,9 @@ static void check_trace(void)
 	ksft_test_result(near(acc.overlap, 1) && near(acc.cover[0], 1) &&
 			 near(acc.cover[1], 1) &&
 			 acc.weight_exact == t.calls &&
-			 acc.items_common == acc.items_exact,
-			 "a trace's 2-CCF against itself: 1, 1, 1; weights sum to the calls\n");
+			 acc.items_common == acc.items_exact &&
+			 acc.abs_diff == 0 && near(acc.calls_ratio, 1),
+			 "a trace's 2-CCF against itself: 1, 1, 1; weights sum to the calls; abs_err 0, calls_ratio 1\n");
 
 	/* The same nodes, inserted in the same order, counts times 7. */
 	hf_build(&scaled, "");
@@ -142,6 +202,10 @@ static void check_trace(void)
 	ksft_test_result(near(acc7.overlap, 1) && near(acc7.cover[0], 1) &&
 			 acc7.weight_approx == 7 * t.calls,
 			 "counts scaled by 7 (1/RR compensation): still 1\n");
+	ksft_test_result(acc7.abs_diff == 6 * t.calls &&
+			 near(acc7.abs_err, 6) && near(acc7.calls_ratio, 7),
+			 "counts scaled by 7: abs_err 6, calls_ratio 7 (%.4f, %.4f)\n",
+			 acc7.abs_err, acc7.calls_ratio);
 	hf_free(&scaled);
 	ccf__exit(&c);
 	trace__exit(&t);
@@ -154,7 +218,7 @@ int main(void)
 	struct hf e, a;
 
 	ksft_print_header();
-	ksft_set_plan(15);
+	ksft_set_plan(23);
 
 	check("identical forests: overlap 1, coverage 1",
 	      "r=10 ra=6 rb=3 a=6 ar=6", "r=10 ra=6 rb=3 a=6 ar=6",
@@ -242,6 +306,36 @@ int main(void)
 			 "threshold 0: -EINVAL\n");
 	hf_free(&e);
 	hf_free(&a);
+
+	/*
+	 * Absolute figures.  Every call counted 3 times, k = 1: items
+	 * exact r 1, ra 6, rb 3 (W2 10), approx r 3, ra 18, rb 9 (W1 30):
+	 * |3 - 1| + |18 - 6| + |9 - 3| = 20, abs_err 2, calls_ratio 3.
+	 */
+	check_abs("every call counted 3 times: abs_err 2, calls_ratio 3",
+		  "r=10 ra=6 rb=3", "r=30 ra=18 rb=9", 1, 0, 20, 30, 10);
+	/*
+	 * Roots only: C missing from approx counts its 20, D missing from
+	 * exact its 10: 10 + 10 + 20 + 10 = 50 of 100; W1 110.
+	 */
+	check_abs("contexts missing on either side count with 0 there",
+		  "A=50 B=30 C=20", "A=60 B=40 D=10", 1, 0, 50, 110, 100);
+	/* The right total in the wrong place: ratio 1, abs_err 1. */
+	check_abs("all calls given to one context: calls_ratio 1, abs_err 1",
+		  "A=50 B=50", "A=100", 1, 0, 100, 100, 100);
+	/*
+	 * k-context weights: exact r 1, ra 6, rb 3; approx r 0, ra 5:
+	 * 1 + 1 + 3 = 5 of 10; W1 5.
+	 */
+	check_abs("abs_err over k-context weights (own calls minus children's)",
+		  "r=10 ra=6 rb=3", "r=5 ra=5", 1, 0, 5, 5, 10);
+	/* ACC_INCLUSIVE: r 10/5, ra 6/5, rb 3/0: 5 + 1 + 3 = 9 of 19. */
+	check_abs("ACC_INCLUSIVE: abs_err over every node's full count",
+		  "r=10 ra=6 rb=3", "r=5 ra=5", 1, ACC_INCLUSIVE, 9, 10, 19);
+	/* k = 2: the level-2 node keeps its count: rab 4/8, ra 0, r 1/0. */
+	check_abs("k = 2: abs_err counts the deepest nodes whole",
+		  "r=5 ra=4 rab=4", "r=8 ra=8 rab=8", 2, 0, 5, 8, 5);
+	check_two_roots();
 
 	check_trace();
 	ksft_finished();

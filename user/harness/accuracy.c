@@ -85,7 +85,7 @@ int accuracy__compare(const struct kcc_forest *exact,
 		      const struct acc_opts *o, struct accuracy *acc)
 {
 	bool inclusive = o->flags & ACC_INCLUSIVE;
-	uint64_t *we = NULL, *wa = NULL, maxe, maxa;
+	uint64_t *we = NULL, *wa = NULL, *wm = NULL, maxe, maxa;
 	uint32_t *map = NULL, i, j;
 	size_t ne = exact->count ? exact->count : 1;
 	size_t na = approx->count ? approx->count : 1;
@@ -103,7 +103,8 @@ int accuracy__compare(const struct kcc_forest *exact,
 	hot_e = malloc(ne);
 	wa = malloc(na * sizeof(*wa));
 	map = malloc(na * sizeof(*map));
-	if (!we || !hot_e || !wa || !map)
+	wm = calloc(ne, sizeof(*wm));
+	if (!we || !hot_e || !wa || !map || !wm)
 		goto cleanup;
 
 	acc->weight_exact = item_weights(exact, o->k, KCC_CTR_CALLS, inclusive,
@@ -137,6 +138,23 @@ int accuracy__compare(const struct kcc_forest *exact,
 		acc->overlap = sum > 1 ? 1 : sum;
 	}
 
+	/*
+	 * Absolute error, on the weights as counted.  Approximate items
+	 * are gathered on the exact item of their label path first: two
+	 * nodes of one path (a root of each kind) are one item.
+	 */
+	for (i = 0; i < approx->count; i++) {
+		if (map[i] == KCC_NIL)
+			acc->abs_diff += wa[i];
+		else
+			wm[map[i]] += wa[i];
+	}
+	for (i = 0; i < exact->count; i++)
+		acc->abs_diff += wm[i] > we[i] ? wm[i] - we[i] : we[i] - wm[i];
+	acc->abs_err = (double)acc->abs_diff / (double)acc->weight_exact;
+	acc->calls_ratio = (double)acc->weight_approx /
+			   (double)acc->weight_exact;
+
 	for (j = 0; j < o->nr_t; j++) {
 		/* w >= T * hottest, as in Figure 2 of the paper. */
 		double te = o->t[j] * (double)maxe;
@@ -160,6 +178,7 @@ cleanup:
 	free(hot_e);
 	free(wa);
 	free(map);
+	free(wm);
 	return ret;
 }
 

@@ -27,6 +27,16 @@
  *	overlap  = sum over common items of min(w1(u) / W1, w2(u) / W2)
  *	hot(F,T) = { u in F : w(u) >= T * max w in F }
  *	cover(T) = |hot(approx, T) & hot(exact, T)| / |hot(exact, T)|
+ *
+ * Overlap and coverage compare shares: a profile that counts every call
+ * three times scores 1 on both.  Two figures on the weights themselves
+ * see what they cannot:
+ *
+ *	abs_err     = sum over items of |w1(u) - w2(u)| / W2
+ *	calls_ratio = W1 / W2
+ *
+ * an item missing from one forest weighing 0 there.  Both are 0 and 1
+ * for a perfect profile; every call counted three times gives 2 and 3.
  */
 #ifndef KCC_ACCURACY_H
 #define KCC_ACCURACY_H
@@ -58,6 +68,9 @@ struct accuracy {
 	uint32_t items_common;
 	uint64_t weight_exact;		/* W2: calls of the exact forest */
 	uint64_t weight_approx;		/* W1 */
+	uint64_t abs_diff;		/* sum of |w1(u) - w2(u)| */
+	double abs_err;			/* abs_diff / W2 */
+	double calls_ratio;		/* W1 / W2 */
 };
 
 /*

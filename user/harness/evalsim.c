@@ -68,43 +68,86 @@ static int no_emit(void *arg, const struct kcc_sample *s)
 	return 0;
 }
 
+/* The sampled event as every method sees it. */
+struct ev_model {
+	uint64_t *at_call;	/* events a call of each routine adds */
+	uint64_t *stretch;	/* events a stretch of it on top adds */
+	uint32_t period;	/* events per sample, on average */
+};
+
+static void ev_model_free(struct ev_model *em)
+{
+	free(em->at_call);
+	em->at_call = NULL;
+	em->stretch = NULL;
+}
+
+/* The period, in calls, as a whole number of calls (lbr-2ev, quanta). */
+static uint32_t whole_period(const struct evalsim_opts *o, uint32_t by)
+{
+	uint64_t d = (uint64_t)by * (o->period_div ? o->period_div : 1);
+	uint64_t p = o->period / d;
+
+	return p ? (uint32_t)p : 1;
+}
+
 /*
- * The events a call of each routine adds, as lbrsim draws them from the
- * seed (all 1 when the event is the call), and the period in events that
- * gives one sample every o->period calls on average over @t, so that a
- * period means the same sampling cost whatever the event.
+ * The events each routine adds, as lbrsim draws them from the seed (a
+ * call adds 1 when the event is the call), and the period in events
+ * that gives one sample every o->period / o->period_div calls on
+ * average over @t, so that a period means the same sampling cost
+ * whatever the event.
  */
-static int event_rates(const struct trace *t, const struct evalsim_opts *o,
-		       uint32_t **rates, uint32_t *ev_period)
+static int event_model(const struct trace *t, const struct evalsim_opts *o,
+		       struct ev_model *em)
 {
 	struct lbrsim_opts lo = {
 		.period = 1, .stack_depth = 1, .max_rate = o->max_rate,
-		.seed = o->seed,
+		.max_cost = o->max_cost, .seed = o->seed,
 	};
 	uint32_t nr = symtab__nr(&t->syms) ? symtab__nr(&t->syms) : 1, i;
-	uint64_t events = 0, calls = 0, p;
+	uint32_t div = o->period_div ? o->period_div : 1, *stack;
+	uint64_t events = 0, calls = 0, d = 0, p;
 	struct lbrsim sim;
+	double mean;
 	int ret;
 
 	ret = lbrsim__init(&sim, nr, &lo, no_emit, NULL);
 	if (ret)
 		return ret;
-	*rates = malloc(nr * sizeof(**rates));
-	if (!*rates) {
+	em->at_call = malloc(2 * (size_t)nr * sizeof(*em->at_call));
+	stack = malloc((t->max_depth + 1) * sizeof(*stack));
+	if (!em->at_call || !stack) {
 		lbrsim__exit(&sim);
+		free(stack);
+		ev_model_free(em);
 		return -ENOMEM;
 	}
-	for (i = 0; i < nr; i++)
-		(*rates)[i] = sim.rt[i].rate;
-	lbrsim__exit(&sim);
-	for (p = 0; p < t->nr; p++) {
-		if (t->ev[p] == TRACE_RET)
-			continue;
-		calls++;
-		events += (*rates)[t->ev[p]];
+	em->stretch = em->at_call + nr;
+	for (i = 0; i < nr; i++) {
+		em->at_call[i] = lbrsim__call_events(&lo, &sim.rt[i]);
+		em->stretch[i] = lbrsim__stretch_events(&lo, &sim.rt[i]);
 	}
-	p = calls ? (o->period * events + calls / 2) / calls : o->period;
-	*ev_period = p < 1 ? 1 : p > 0x7fffffff ? 0x7fffffff : (uint32_t)p;
+	lbrsim__exit(&sim);
+	/* The trace is balanced and never deeper than max_depth. */
+	for (p = 0; p < t->nr; p++) {
+		if (d)
+			events += em->stretch[stack[d - 1]];
+		if (t->ev[p] == TRACE_RET) {
+			d -= d != 0;
+			continue;
+		}
+		calls++;
+		events += em->at_call[t->ev[p]];
+		if (d <= t->max_depth)
+			stack[d++] = t->ev[p];
+	}
+	free(stack);
+	mean = calls ? (double)o->period * (double)events /
+		       ((double)calls * div) : (double)o->period / div;
+	mean += 0.5;
+	em->period = mean < 1 ? 1 : mean > 0x7fffffff ? 0x7fffffff :
+		     (uint32_t)mean;
 	return 0;
 }
 
@@ -257,26 +300,30 @@ static int lbr_run(const struct trace *t, enum evalsim_method m,
 		.max_rate = o->max_rate,
 		.seed = o->seed,
 		.effects = o->effects,
+		.max_cost = o->max_cost,
+		/* Stack samples carry no records to count calls in. */
+		.count_calls = o->count_calls && m != EM_STACK,
 	};
 	struct lbr_run *lr;
 	struct pool rel = { 0 };
-	uint32_t *rates, ev_period;
+	struct ev_model em;
 	int ret;
 
-	ret = event_rates(t, o, &rates, &ev_period);
+	ret = event_model(t, o, &em);
 	if (ret)
 		return ret;
-	free(rates);
+	ev_model_free(&em);
 	lr = calloc(1, sizeof(*lr));
 	if (!lr)
 		return -ENOMEM;
 	lr->r = r;
 	lr->trim = o->trim;
 	/* 16 replays for a mean period: weights within about 3%. */
-	if (o->weight_calls && m != EM_STACK && m != EM_LBR_2EV)
-		lr->quantum = o->period / 16 ? o->period / 16 : 1;
+	if (o->weight_calls && !o->count_calls && m != EM_STACK &&
+	    m != EM_LBR_2EV)
+		lr->quantum = whole_period(o, 16);
 	lr->sched.rng = o->seed;
-	lr->sched.period = ev_period;
+	lr->sched.period = em.period;
 	lr->sched.jitter = o->jitter;
 	lo.period = sched_next(&lr->sched);
 	if (m == EM_LBR_2EV) {
@@ -286,7 +333,7 @@ static int lbr_run(const struct trace *t, enum evalsim_method m,
 		 * those of lbr.
 		 */
 		lr->csched.rng = o->seed;
-		lr->csched.period = o->period;
+		lr->csched.period = whole_period(o, 1);
 		lr->csched.jitter = o->jitter;
 		lo.calls_period = sched_next(&lr->csched);
 	}
@@ -311,6 +358,8 @@ static int lbr_run(const struct trace *t, enum evalsim_method m,
 	r->joined = lr->sr.st.bursts_joined;
 	r->stitch_errors = lr->sr.st.stitch_errors;
 	r->cnt = lr->sr.st.cnt;
+	r->counted = lr->sr.st.calls;
+	r->uncovered = lr->sim.uncovered;
 	r->ctr = m == EM_STACK ? KCC_CTR_SAMPLES : KCC_CTR_CALLS;
 
 	/* Addresses to routines, merging what they split, then inv_k. */
@@ -337,6 +386,13 @@ struct burst_run {
 	uint64_t *sig;		/* the walked stack, innermost first */
 	struct kcc_burst b;
 	void *bmem;
+	struct schedule sched;
+	uint64_t depth;		/* of ex */
+	uint64_t pending;	/* events since the previous sample */
+	uint64_t next;		/* events the next sample is due at */
+	uint64_t since;		/* calls since the previous sample */
+	uint32_t left;		/* calls the burst still traces */
+	uint32_t w;		/* the burst's weight */
 };
 
 static void burst_free(struct burst_run *br)
@@ -348,24 +404,74 @@ static void burst_free(struct burst_run *br)
 	free(br->bmem);
 }
 
+/* A sample: walk the stack, decide, anchor, and trace the next calls. */
+static int burst_sample(struct burst_run *br, enum evalsim_method m,
+			const struct evalsim_opts *o, struct evalsim_result *r)
+{
+	uint32_t n, j;
+	bool truncated;
+	int ret;
+
+	br->next = sched_next(&br->sched);
+	r->samples++;
+	if (br->left)
+		return 0;	/* a sample inside a burst: no new one */
+
+	n = br->depth < o->stack_depth ? (uint32_t)br->depth : o->stack_depth;
+	truncated = br->depth > n;
+	for (j = 0; j < n; j++)
+		br->sig[j] = br->ex[br->depth - 1 - j];
+	br->w = m == EM_STATIC ? 1 : kcc_burst_decide(&br->b, br->sig, n);
+	/*
+	 * A burst stands for the calls since the previous sample, not for
+	 * the events: without this, phases rich in events are
+	 * over-represented (Documentation/fidelity.rst).
+	 */
+	if (o->weight_calls)
+		br->w = (uint32_t)(br->since < 0xffffffffu / (br->w ? br->w : 1) ?
+				   br->w * br->since : 0xffffffffu);
+	br->since = 0;
+	if (!br->w) {
+		r->skipped++;
+		return 0;
+	}
+	if (br->p.f.capacity - br->p.f.count < 2 * (n + 2 + o->burst)) {
+		uint64_t c = 2 * (uint64_t)br->p.f.capacity +
+			     2 * (n + 2 + o->burst);
+
+		ret = ksf__pool_grow(&br->p, c > 0xfffff000u ?
+				     0xfffff000u : (uint32_t)c);
+		if (ret)
+			return ret;
+	}
+	kcc_ksf_clear_stack(&br->s);
+	if (truncated)
+		kcc_ksf_enter(&br->s, EVAL_UNKNOWN);
+	for (j = n; j > 0; j--)
+		kcc_ksf_enter(&br->s, br->sig[j - 1]);
+	br->left = o->burst;
+	r->bursts++;
+	return 0;
+}
+
 static int burst_run(const struct trace *t, enum evalsim_method m,
 		     const struct evalsim_opts *o, struct evalsim_result *r)
 {
-	struct schedule sched = {
-		.rng = o->seed, .jitter = o->jitter,
+	uint32_t cap = t->max_depth + 2;
+	struct burst_run br = {
+		.sched = { .rng = o->seed, .jitter = o->jitter },
 	};
-	uint64_t depth = 0, pending = 0, i, next, since = 0;
-	uint32_t cap = t->max_depth + 2, left = 0, w = 1;
-	struct burst_run br = { 0 };
-	uint32_t *rates = NULL;
+	struct ev_model em = { 0 };
+	uint64_t i;
 	size_t bsize;
 	int ret;
 
 	if (t->max_depth > 0xfffffff0u)
 		return -E2BIG;
-	ret = event_rates(t, o, &rates, &sched.period);
+	ret = event_model(t, o, &em);
 	if (ret)
 		return ret;
+	br.sched.period = em.period;
 	ret = -ENOMEM;
 	br.kstack = calloc(cap, sizeof(*br.kstack));
 	br.ex = calloc(cap, sizeof(*br.ex));
@@ -390,76 +496,52 @@ static int burst_run(const struct trace *t, enum evalsim_method m,
 			goto cleanup;
 	}
 
-	next = sched_next(&sched);
+	br.next = sched_next(&br.sched);
 	for (i = 0; i < t->nr; i++) {
-		uint32_t e = t->ev[i], n, j;
-		bool truncated;
+		uint32_t e = t->ev[i];
 
+		/*
+		 * The stretch that ends here (max_cost): its samples see
+		 * the stack before the event, as many as fall in it.
+		 */
+		if (br.depth && em.stretch[br.ex[br.depth - 1]]) {
+			br.pending += em.stretch[br.ex[br.depth - 1]];
+			while (br.pending >= br.next) {
+				br.pending -= br.next;
+				ret = burst_sample(&br, m, o, r);
+				if (ret)
+					goto cleanup;
+			}
+		}
 		if (e == TRACE_RET) {
-			depth--;
-			if (left)
+			br.depth--;
+			if (br.left)
 				kcc_ksf_return(&br.s);
 			continue;
 		}
-		br.ex[depth++] = e;
+		br.ex[br.depth++] = e;
 		r->calls++;
-		since++;
-		if (left) {
-			kcc_ksf_call_w(&br.s, e, w);
+		br.since++;
+		if (br.left) {
+			kcc_ksf_call_w(&br.s, e, br.w);
 			r->replayed++;
-			if (!--left)
+			if (!--br.left)
 				kcc_ksf_clear_stack(&br.s);
 		}
-		pending += rates[e];
-		if (pending < next)
+		/* Events at calls: one sample at most. */
+		br.pending += em.at_call[e];
+		if (br.pending < br.next)
 			continue;
-		pending = 0;
-		next = sched_next(&sched);
-		r->samples++;
-		if (left)
-			continue;	/* a sample inside a burst: no new one */
-
-		/* Walk the stack, decide, anchor, and trace the next calls. */
-		n = depth < o->stack_depth ? (uint32_t)depth : o->stack_depth;
-		truncated = depth > n;
-		for (j = 0; j < n; j++)
-			br.sig[j] = br.ex[depth - 1 - j];
-		w = m == EM_STATIC ? 1 : kcc_burst_decide(&br.b, br.sig, n);
-		/*
-		 * A burst stands for the calls since the previous sample,
-		 * not for the events: without this, phases rich in events
-		 * are over-represented (Documentation/fidelity.rst).
-		 */
-		if (o->weight_calls)
-			w = (uint32_t)(since < 0xffffffffu / (w ? w : 1) ?
-				       w * since : 0xffffffffu);
-		since = 0;
-		if (!w) {
-			r->skipped++;
-			continue;
-		}
-		if (br.p.f.capacity - br.p.f.count < 2 * (n + 2 + o->burst)) {
-			uint64_t c = 2 * (uint64_t)br.p.f.capacity +
-				     2 * (n + 2 + o->burst);
-
-			ret = ksf__pool_grow(&br.p, c > 0xfffff000u ?
-					     0xfffff000u : (uint32_t)c);
-			if (ret)
-				goto cleanup;
-		}
-		kcc_ksf_clear_stack(&br.s);
-		if (truncated)
-			kcc_ksf_enter(&br.s, EVAL_UNKNOWN);
-		for (j = n; j > 0; j--)
-			kcc_ksf_enter(&br.s, br.sig[j - 1]);
-		left = o->burst;
-		r->bursts++;
+		br.pending = 0;
+		ret = burst_sample(&br, m, o, r);
+		if (ret)
+			goto cleanup;
 	}
 	r->ctr = KCC_CTR_CALLS;
 	ret = build_kccf(&r->kccf, &br.p.f, o->k);
 cleanup:
 	burst_free(&br);
-	free(rates);
+	ev_model_free(&em);
 	return ret;
 }
 

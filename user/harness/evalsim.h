@@ -33,6 +33,13 @@
  * is taken every PERIOD calls on average (the period in events is scaled
  * by the trace's mean rate), each period drawn uniformly within +-JITTER%
  * from a seeded generator, so that sampling does not lock onto a loop.
+ *
+ * With max_cost the program takes time between its events (lbrsim.h,
+ * "Time"): the event is time, or misses at a per-routine rate per unit
+ * of time, and accrues over the stretches a routine runs on top of the
+ * stack between two events; samples land inside those stretches, as
+ * many as fall there.  A period below one call (period_div) then gives
+ * several samples a call.
  */
 #ifndef KCC_EVALSIM_H
 #define KCC_EVALSIM_H
@@ -58,6 +65,8 @@ enum evalsim_method {
 struct evalsim_opts {
 	uint32_t k;		/* call edges, >= 1 */
 	uint32_t period;	/* calls per sample on average, >= 1 */
+	uint32_t period_div;	/* 0 or 1; else a sample every period /
+				 * period_div calls on average */
 	uint32_t jitter;	/* percent, 0..99 */
 	uint32_t lbr_depth;	/* records per burst, 0..KCC_INJECT_MAX_BRANCHES */
 	uint32_t stack_depth;	/* entries per stack walk */
@@ -76,6 +85,13 @@ struct evalsim_opts {
 	uint32_t trim;		/* LBR methods: leave out the newest records
 				 * of each burst, the sample taken that many
 				 * records earlier (a stitching experiment) */
+	uint32_t max_cost;	/* 0: the event accrues at calls; else time
+				 * passes between events, each routine's
+				 * stretches costing 1..max_cost units */
+	bool count_calls;	/* LBR methods: samples with records carry
+				 * the calls since the previous one
+				 * (KCC_SAMPLE_CALLS), the stitcher counts
+				 * each call once; not with weight_calls */
 };
 
 struct evalsim_result {
@@ -91,7 +107,10 @@ struct evalsim_result {
 	uint64_t false_joins;	/* of which could not overlap it (lbrsim
 				 * saw more records in between than fit) */
 	uint64_t stitch_errors;
+	uint64_t uncovered;	/* LBR methods: bursts that did not reach
+				 * the previous sample's (lbrsim.h) */
 	struct kcc_stitch_counts cnt;	/* the stitcher's repairs and drops */
+	struct kcc_stitch_calls counted; /* count_calls: what the counts did */
 };
 
 extern const char *const evalsim_method_name[EM_NR];

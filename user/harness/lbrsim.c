@@ -66,6 +66,24 @@ static uint32_t lbrsim__routine_fx(uint64_t seed, uint32_t r)
 	return fx;
 }
 
+/*
+ * Time units per stretch of routine @r, log-uniform in 1..max_cost: a
+ * power of two drawn first, then a value below the next.  From a hash
+ * of its own, so that the layout, the rates and the ips stay those of
+ * a run without time.
+ */
+static uint32_t lbrsim__routine_cost(uint64_t seed, uint32_t r, uint32_t max)
+{
+	uint64_t h = mix64(seed ^ ((uint64_t)r << 24) ^ 0x636f7374ull);
+	uint32_t bits = 0, e, c;
+
+	while (bits < 31 && (2u << bits) <= max)
+		bits++;
+	e = (uint32_t)((h & 0xffffffffull) % (bits + 1));
+	c = (1u << e) | (uint32_t)((h >> 32) & ((1u << e) - 1));
+	return c < max ? c : max;
+}
+
 int lbrsim__init(struct lbrsim *sim, uint32_t nr_routines,
 		 const struct lbrsim_opts *o, lbrsim_emit_fn emit, void *arg)
 {
@@ -75,9 +93,13 @@ int lbrsim__init(struct lbrsim *sim, uint32_t nr_routines,
 	memset(sim, 0, sizeof(*sim));
 	if (!o->period || o->lbr_depth > KCC_INJECT_MAX_BRANCHES ||
 	    !o->stack_depth || o->stack_depth > KCC_INJECT_MAX_STACK ||
+	    o->max_cost > LBRSIM_MAX_COST ||
 	    nr_routines > LBRSIM_MAX_ROUTINES || !emit)
 		return -EINVAL;
 	sim->o = *o;
+	/* Time passes between calls: several samples may land there. */
+	if (o->max_cost)
+		sim->o.every_period = true;
 	sim->nr = nr_routines;
 	sim->emit = emit;
 	sim->arg = arg;
@@ -102,6 +124,9 @@ int lbrsim__init(struct lbrsim *sim, uint32_t nr_routines,
 		rt->rate = o->max_rate ? below(&rng, o->max_rate + 1) : 1;
 		cursor = rt->end + 16 * (uint64_t)below(&rng, 4);
 		rt->fx = lbrsim__routine_fx(o->seed, r);
+		if (o->max_cost)
+			rt->cost = lbrsim__routine_cost(o->seed, r,
+							o->max_cost);
 	}
 	/* Only the loader is below the first routine, stubs above all. */
 	if (cursor > LBRSIM_PLT_BASE) {
@@ -351,6 +376,42 @@ static int lbrsim__sample(struct lbrsim *sim, bool calls)
 	return sim->emit(sim->arg, &sb->hdr);
 }
 
+/* The samples the pending events are due, one per period or one in all. */
+static int lbrsim__due(struct lbrsim *sim)
+{
+	while (sim->pending >= sim->o.period) {
+		int err = lbrsim__sample(sim, false);
+
+		if (err || !sim->o.every_period)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * max_cost: the stretch that ends at this event, spent by the routine
+ * on top; its samples see the state before the event.
+ */
+static int lbrsim__elapse(struct lbrsim *sim)
+{
+	const struct lbrsim_frame *top;
+	const struct lbrsim_routine *rt;
+	uint64_t ev;
+
+	if (!sim->o.max_cost || !sim->depth)
+		return 0;
+	top = &sim->stack[sim->depth - 1];
+	/* A routine whose tail callee returned for it is already gone. */
+	if (top->fx & LBRSIM_FR_GONE)
+		return 0;
+	rt = &sim->rt[top->routine];
+	ev = lbrsim__stretch_events(&sim->o, rt);
+	sim->time += rt->cost;
+	sim->events += ev;
+	sim->pending += ev;
+	return lbrsim__due(sim);
+}
+
 /* How a call is made, as far as the records and the walk show it. */
 #define LBRSIM_CALL_TAIL	1	/* a jump: no record, no frame */
 
@@ -358,9 +419,13 @@ static int lbrsim__do_call(struct lbrsim *sim, uint32_t routine, uint32_t how)
 {
 	uint64_t from, ret, to, ev;
 	uint32_t fx = 0;
+	int err;
 
 	if (routine >= sim->nr)
 		return -EINVAL;
+	err = lbrsim__elapse(sim);
+	if (err)
+		return err;
 	if (sim->depth >= sim->stack_cap) {
 		uint64_t cap = sim->stack_cap ? 2 * sim->stack_cap : 256;
 		struct lbrsim_frame *s;
@@ -399,23 +464,16 @@ static int lbrsim__do_call(struct lbrsim *sim, uint32_t routine, uint32_t how)
 
 	sim->calls++;
 	sim->calls_since++;
-	ev = sim->o.max_rate ? sim->rt[routine].rate : 1;
+	ev = lbrsim__call_events(&sim->o, &sim->rt[routine]);
 	sim->events += ev;
 	sim->pending += ev;
 	if (sim->o.calls_period &&
 	    ++sim->calls_pending >= sim->o.calls_period) {
-		int err = lbrsim__sample(sim, true);
-
+		err = lbrsim__sample(sim, true);
 		if (err)
 			return err;
 	}
-	while (sim->pending >= sim->o.period) {
-		int err = lbrsim__sample(sim, false);
-
-		if (err || !sim->o.every_period)
-			return err;
-	}
-	return 0;
+	return lbrsim__due(sim);
 }
 
 int lbrsim__call(struct lbrsim *sim, uint32_t routine)
@@ -434,9 +492,13 @@ int lbrsim__return(struct lbrsim *sim)
 {
 	const struct lbrsim_frame *fr;
 	uint64_t to;
+	int err;
 
 	if (!sim->depth)
 		return -EINVAL;
+	err = lbrsim__elapse(sim);
+	if (err)
+		return err;
 	fr = &sim->stack[--sim->depth];
 	sim->returns++;
 	/* Its tail callee's return already left it. */

@@ -39,6 +39,7 @@
 #define LBRSIM_RET	0xffffffffu	/* event: a return (as TRACE_RET) */
 #define LBRSIM_NONE	0xffffffffu	/* address of no routine */
 #define LBRSIM_MAX_ROUTINES	(1u << 24)
+#define LBRSIM_MAX_COST		(1u << 16)	/* max_cost, at most */
 
 /*
  * lbrsim_opts.effects: what real code and hardware do to samples
@@ -96,7 +97,28 @@ struct lbrsim_opts {
 				 * max_rate above period, several samples
 				 * land between two calls, as time or miss
 				 * samples do in a loop without calls */
+	uint32_t max_cost;	/* 0: events accrue at calls.  Else the
+				 * program takes time between its events
+				 * (see "Time" below): each routine costs
+				 * cost(r) in 1..max_cost per stretch, and
+				 * the event accrues over the stretches;
+				 * implies every_period */
 };
+
+/*
+ * Time.  A stretch is what a routine runs while on top of the stack
+ * between two events (its entry or a return to it, then a call or its
+ * return): the loops of its own code.  With max_cost, each stretch of
+ * routine r lasts cost(r) units, a per-routine constant drawn
+ * log-uniformly in 1..max_cost from the seed (most stretches short, a
+ * few long: loops without calls, in which many samples fall), so an
+ * activation that makes m calls costs (m + 1) cost(r).  The sampled
+ * event accrues over the stretches: the time itself when max_rate is 0,
+ * else rate(r) misses per unit.  Samples land inside stretches, between
+ * two events, and see the stack and the records as they stand there;
+ * calls add no events (the calls event of two-event runs still counts
+ * calls).  Traces carry no times, so the costs are the model's.
+ */
 
 typedef int (*lbrsim_emit_fn)(void *arg, const struct kcc_sample *s);
 
@@ -106,7 +128,26 @@ struct lbrsim_routine {
 	uint32_t nsites;	/* call sites */
 	uint32_t rate;		/* events per call (max_rate mode) */
 	uint32_t fx;		/* LBRSIM_RT_* */
+	uint32_t cost;		/* time units per stretch (max_cost mode) */
 };
+
+/* Events a call of @r adds; 0 with max_cost (they accrue over time). */
+static inline uint64_t lbrsim__call_events(const struct lbrsim_opts *o,
+					   const struct lbrsim_routine *r)
+{
+	if (o->max_cost)
+		return 0;
+	return o->max_rate ? r->rate : 1;
+}
+
+/* Events a stretch of @r on top adds (max_cost mode; else 0). */
+static inline uint64_t lbrsim__stretch_events(const struct lbrsim_opts *o,
+					      const struct lbrsim_routine *r)
+{
+	if (!o->max_cost)
+		return 0;
+	return (uint64_t)r->cost * (o->max_rate ? r->rate : 1);
+}
 
 #define LBRSIM_RT_LEAF		(1u << 0)	/* frameless when on top */
 #define LBRSIM_RT_LIB		(1u << 1)	/* library: frameless, PLT */
@@ -150,6 +191,7 @@ struct lbrsim {
 	uint64_t calls;
 	uint64_t returns;
 	uint64_t events;
+	uint64_t time;		/* units elapsed (max_cost mode) */
 	uint64_t samples;
 	uint64_t calls_samples;	/* of which of the calls event */
 	uint64_t truncated;	/* samples with a truncated stack */
