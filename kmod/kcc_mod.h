@@ -109,6 +109,7 @@ struct kcc_hcount {
 	u64 drops[KCC_DROP_NR];
 	u64 throttles;		/* overflows that throttled their event */
 	u64 calls_unread;	/* samples whose calls counter was not counting */
+	u64 calls_switched;	/* a CPU's counter at switches: calls after last samples */
 	u64 valence[KCC_VC_NR];
 };
 
@@ -269,6 +270,7 @@ struct kcc_session {
 	u32 ev_errors;
 	u64 throttles_base;	/* handler throttles at configure */
 	u64 calls_left;		/* released calls counters' counts (after last samples) */
+	u32 ctr_slot;		/* system-wide calls counters: their slot + 1, or 0 */
 
 	DECLARE_HASHTABLE(tasks, KCC_TASK_HASH_BITS);
 	struct list_head task_list;
@@ -347,6 +349,7 @@ void kcc_flush_fn(struct work_struct *work);
 
 /* kcc_task.c */
 int kcc_tp_init(void);
+extern struct tracepoint *kcc_tp_switch;	/* NULL: not found or tracepoints=0 */
 void kcc_tp_exit(void);
 void kcc_task_events(struct kcc_session *s, struct kcc_tev *ev, u32 nr);
 u32 kcc_task_grab_events(struct kcc_tev *ev);

@@ -40,10 +40,12 @@
 #include <linux/uaccess.h>
 #include <linux/ktime.h>
 #include <linux/cpu.h>
+#include <linux/tracepoint.h>
 #include <asm/perf_event.h>
 
 #include "kcc_mod.h"
 #include "wrapper/perf.h"
+#include "wrapper/sched_tp.h"
 
 static DEFINE_PER_CPU(struct kcc_cpu, kcc_cpus);
 
@@ -304,6 +306,18 @@ static void kcc_overflow_counter(struct perf_event *event,
  * counter is not counting here (multiplexed out, not found).  NMI or
  * hardirq, interrupts off; the context's event list is RCU-protected.
  */
+/* Event active here: take its count and zero it.  Interrupts off. */
+static bool kcc_counter_zero(struct perf_event *ev, u64 *calls)
+{
+	if (READ_ONCE(ev->state) != PERF_EVENT_STATE_ACTIVE ||
+	    READ_ONCE(ev->oncpu) != smp_processor_id())
+		return false;
+	ev->pmu->read(ev);
+	/* One exchange: the NMI handler may zero it between two steps. */
+	*calls = local64_xchg(&ev->count, 0);
+	return true;
+}
+
 static bool kcc_counter_take(struct perf_event *event,
 			     struct kcc_session *s, u64 *calls)
 {
@@ -315,17 +329,98 @@ static bool kcc_counter_take(struct perf_event *event,
 		if (ev->overflow_handler != kcc_overflow_counter ||
 		    ev->overflow_handler_context != s)
 			continue;
-		if (READ_ONCE(ev->state) == PERF_EVENT_STATE_ACTIVE &&
-		    READ_ONCE(ev->oncpu) == smp_processor_id()) {
-			ev->pmu->read(ev);
-			*calls = local64_read(&ev->count);
-			local64_sub(*calls, &ev->count);
-			found = true;
-		}
+		found = kcc_counter_zero(ev, calls);
 		break;
 	}
 	rcu_read_unlock();
 	return found;
+}
+
+/*
+ * System-wide calls counters (KCC_CALLS_COUNTER, target ALL): a CPU's
+ * counter counts every thread that runs there, so at each context
+ * switch on the CPU the count of the thread that leaves is taken off,
+ * and a thread's first sample after it is switched in gets only its own
+ * calls since then, as the LBR holds only its records since then (the
+ * drivers and the software PMU clear it at a switch outside call-stack
+ * mode).  The sessions' counters of each CPU are in slots, the same
+ * slot on every CPU for one session; the sched_switch probe is attached
+ * while a slot is in use.
+ */
+#define KCC_CTR_SLOTS	8
+static DEFINE_PER_CPU(struct perf_event *[KCC_CTR_SLOTS], kcc_cpu_ctrs);
+static unsigned long kcc_ctr_slots;	/* bitmap; kcc_g.lock */
+
+static void kcc_probe_switch(KCC_TP_SWITCH_PROTO)
+{
+	struct perf_event **slot = *this_cpu_ptr(&kcc_cpu_ctrs);
+	struct perf_event *ev;
+	struct kcc_session *s;
+	unsigned long flags;
+	u64 n;
+	int i;
+
+	if (prev == next)
+		return;
+	local_irq_save(flags);
+	for (i = 0; i < KCC_CTR_SLOTS; i++) {
+		ev = READ_ONCE(slot[i]);
+		if (!ev || !kcc_counter_zero(ev, &n))
+			continue;
+		s = ev->overflow_handler_context;
+		this_cpu_add(s->hc->calls_switched, n);
+	}
+	local_irq_restore(flags);
+}
+
+/*
+ * A slot for the system-wide counters of @s, and the probe attached
+ * with the first one.  0, or -EBUSY (every slot taken), -ENOENT (no
+ * sched_switch tracepoint), or the probe's registration error.
+ * kcc_g.lock held.
+ */
+static int kcc_ctr_slot_get(struct kcc_session *s)
+{
+	int slot, ret;
+
+	if (!kcc_tp_switch)
+		return -ENOENT;
+	slot = find_first_zero_bit(&kcc_ctr_slots, KCC_CTR_SLOTS);
+	if (slot >= KCC_CTR_SLOTS)
+		return -EBUSY;
+	if (!kcc_ctr_slots) {
+		ret = tracepoint_probe_register(kcc_tp_switch,
+						kcc_probe_switch, NULL);
+		if (ret)
+			return ret;
+	}
+	__set_bit(slot, &kcc_ctr_slots);
+	s->ctr_slot = slot + 1;
+	return 0;
+}
+
+/*
+ * Empty the slot of @s on every CPU; once this returns no probe reads
+ * its counters any more, which may then be released.  kcc_g.lock held.
+ */
+static void kcc_ctr_slot_put(struct kcc_session *s)
+{
+	int cpu, slot = (int)s->ctr_slot - 1;
+
+	if (!s->ctr_slot)
+		return;
+	for_each_possible_cpu(cpu)
+		WRITE_ONCE(per_cpu_ptr(&kcc_cpu_ctrs, cpu)[0][slot], NULL);
+	__clear_bit(slot, &kcc_ctr_slots);
+	s->ctr_slot = 0;
+	if (!kcc_ctr_slots) {
+		tracepoint_probe_unregister(kcc_tp_switch, kcc_probe_switch,
+					    NULL);
+		tracepoint_synchronize_unregister();
+	} else {
+		/* The probe runs with preemption off. */
+		synchronize_rcu();
+	}
 }
 
 /*
@@ -791,8 +886,12 @@ void kcc_events_read(struct kcc_session *s, struct kcc_status *st)
 		kcc_event_read(s->cevents[i], &st->calls_after_last, &e, &r,
 			       &errors);
 	st->calls_unread = 0;
-	for_each_possible_cpu(cpu)
-		st->calls_unread += READ_ONCE(per_cpu_ptr(s->hc, cpu)->calls_unread);
+	for_each_possible_cpu(cpu) {
+		const struct kcc_hcount *hc = per_cpu_ptr(s->hc, cpu);
+
+		st->calls_unread += READ_ONCE(hc->calls_unread);
+		st->calls_after_last += READ_ONCE(hc->calls_switched);
+	}
 }
 
 /*
@@ -912,6 +1011,9 @@ static int kcc_events_cpus(struct kcc_session *s, struct perf_event_attr *attr,
 		ret = kcc_event_open(s, attr, cattr, cpu, NULL);
 		if (ret)
 			break;
+		if (s->ctr_slot)
+			WRITE_ONCE(per_cpu_ptr(&kcc_cpu_ctrs, cpu)[0][s->ctr_slot - 1],
+				   s->cevents[s->nr_cevents - 1]);
 	}
 	cpus_read_unlock();
 	return ret;
@@ -961,6 +1063,11 @@ int kcc_events_start(struct kcc_session *s)
 		kcc_counter_attr_init(&cattr, &s->cev,
 				      s->cfg.target == KCC_TARGET_PID);
 		ca = &cattr;
+		if (s->cfg.target != KCC_TARGET_PID) {
+			ret = kcc_ctr_slot_get(s);
+			if (ret)
+				return ret;
+		}
 	}
 	if (s->cfg.target == KCC_TARGET_PID)
 		ret = kcc_events_pid(s, &attr, ca);
@@ -979,6 +1086,7 @@ void kcc_events_stop(struct kcc_session *s)
 {
 	u32 i;
 
+	kcc_ctr_slot_put(s);
 	for (i = 0; i < s->nr_events; i++) {
 		kcc_event_read(s->events[i], &s->ev_count, &s->ev_enabled,
 			       &s->ev_running, &s->ev_errors);

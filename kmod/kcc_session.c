@@ -135,10 +135,10 @@ static int kcc_calls_resolve(struct kcc_session *s, const struct kcc_config *in)
 	s->cev.config = c->calls_event_config;
 	s->cev.config1 = c->calls_event_config1;
 	/*
-	 * A CPU's counter counts every thread that runs there: the calls
-	 * since a thread's previous sample need a counter of its own.
+	 * A CPU's counter counts every thread that runs there: it is
+	 * taken off at every switch, which needs the sched_switch probe.
 	 */
-	if (s->source != KCC_SOURCE_LBR || (counter && !task))
+	if (s->source != KCC_SOURCE_LBR || (counter && !task && !kcc_tp_switch))
 		ret = -EOPNOTSUPP;
 	else if (counter)
 		ret = kcc_probe_counter(&s->cev, task);

@@ -95,10 +95,15 @@ bool kcc_param_tracepoints = true;
 module_param_named(tracepoints, kcc_param_tracepoints, bool, 0444);
 MODULE_PARM_DESC(tracepoints, "attach the sched exit/exec and mapping probes (default 1; 0 is for tests only)");
 
+/* sched_switch: attached by kcc_sample.c while it needs it. */
+struct tracepoint *kcc_tp_switch;
+
 static void kcc_tp_lookup(struct tracepoint *tp, void *priv)
 {
 	size_t i;
 
+	if (!strcmp(tp->name, "sched_switch"))
+		kcc_tp_switch = tp;
 	for (i = 0; i < ARRAY_SIZE(kcc_tps); i++)
 		if (!strcmp(tp->name, kcc_tps[i].name))
 			kcc_tps[i].tp = tp;

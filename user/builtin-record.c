@@ -63,7 +63,8 @@ static void record_usage(void)
 "  --calls-counter EVENT  count retired calls beside -e EVENT and read the\n"
 "                    count at each of its samples (LBR source): each burst\n"
 "                    then adds exactly the calls since the thread's previous\n"
-"                    sample.  Default with the LBR source: the PMU's own\n"
+"                    sample (with -a a counter per CPU, taken off at every\n"
+"                    context switch).  Default with the LBR source: the PMU's own\n"
 "                    calls event (kcc_lbr/calls/) or BR_INST_RETIRED:NEAR_CALL\n"
 "                    where libpfm4 knows it; where none opens, the header\n"
 "                    says the calls are the records replayed, not a count\n"
@@ -971,10 +972,7 @@ int cmd_record(int argc, char **argv)
 	}
 	if (ro.vtable && ro.cfg.source != KCC_SOURCE_VALENCE)
 		return usage_error(CMD, "--valence-table needs --source valence");
-	/* A counter is per thread: a CPU's counts every thread there. */
-	if (have_a && (ro.cfg.calls_flags & KCC_CALLS_COUNTER))
-		return usage_error(CMD, "--calls-counter counts per thread: -p PID or -- CMD, not -a");
-	if (!ro.no_counter && !have_a && !(ro.cfg.calls_flags & KCC_CALLS_EVENT) &&
+	if (!ro.no_counter && !(ro.cfg.calls_flags & KCC_CALLS_EVENT) &&
 	    (ro.cfg.source == KCC_SOURCE_AUTO || ro.cfg.source == KCC_SOURCE_LBR))
 		record_default_counter(&ro);
 	if (ro.cfg.source == KCC_SOURCE_VALENCE) {

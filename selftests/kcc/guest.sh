@@ -386,7 +386,7 @@ if [ -n "${KCC:-}" ] && [ -x "$KCC" ]; then
 fi
 [ -n "$record" ] && per=$((per + 3))
 # kcc import in the guest needs perf there (run.sh packs the host's).
-lbr_runs="lbr-wf-calls:floors: lbr-wf-misses:floors: lbr-wf-clock:floors: lbr-demo-clock:: lbr-wf-2ev:floors: lbr-adv-calls::"
+lbr_runs="lbr-wf-calls:floors: lbr-wf-misses:floors: lbr-wf-clock:floors: lbr-demo-clock:: lbr-wf-sys:floors: lbr-wf-2ev:floors: lbr-adv-calls::"
 for p in /usr/bin/perf /usr/bin/perf_*; do
 	[ -n "$lbr" ] && [ -x "$p" ] || continue
 	lbr_runs="$lbr_runs lbr-wf-import:floors:lbr-wf-calls"
@@ -543,7 +543,7 @@ while read -r name vmlinuz kdir; do
 		done
 		[ $rc -eq 4 ] ||
 			lbr_table "$name" lbr-wf-calls lbr-wf-misses \
-				lbr-wf-clock lbr-demo-clock lbr-wf-2ev \
+				lbr-wf-clock lbr-demo-clock lbr-wf-sys lbr-wf-2ev \
 				lbr-wf-import lbr-wf-import-2ev
 	fi
 	if [ -n "$valence" ]; then

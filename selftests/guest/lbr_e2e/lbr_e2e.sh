@@ -20,7 +20,8 @@
 # 20 us and 200 us: several samples between two calls of the workload's
 # loops, so the LBR windows of consecutive samples overlap); these one-
 # event runs count calls beside the event (kcc record's default calls
-# counter, kcc_lbr/calls/); lbr-wf-2ev (wordfreq with
+# counter, kcc_lbr/calls/); lbr-wf-sys (wordfreq under a system-wide
+# session on the misses event, a calls counter per CPU); lbr-wf-2ev (wordfreq with
 # two events: misses sampled without records, the bursts at the samples
 # of the calls event, --calls-event); lbr-wf-import and lbr-wf-import-2ev
 # (the same without kcc.ko: perf record, then kcc import, one event and
@@ -56,11 +57,42 @@ lbr_run() {
 	lbr_eval "$name"
 }
 
-# lbr_eval NAME: /tmp/NAME.data against the trace in /tmp/lbrtr, both
-# handed back.
+# lbr_sys NAME EVENT PERIOD PROGRAM [ARGS...]: kcc record -a (system-
+# wide: a calls counter per CPU, its count taken off at every context
+# switch) around one run of PROGRAM.  The session runs before PROGRAM
+# starts (its line in the sessions file says running) and stops
+# (SIGINT) after PROGRAM exited, so PROGRAM's process in the profile
+# holds all of its calls; the wait is bounded only against a hang.
+lbr_sys() {
+	name=$1
+	ev=$2
+	per=$3
+	shift 3
+	rm -rf /tmp/lbrtr
+	mkdir -p /tmp/lbrtr
+	/demo/kcc record -a --source lbr -e "kcc_lbr/$ev/" -c "$per" -k 3 \
+		-o "/tmp/$name.data" >"/tmp/$name.err" 2>&1 &
+	rec=$!
+	n=0
+	until grep -q '^[0-9]* 2 all ' /sys/class/misc/kcc/sessions 2>/dev/null ||
+	      [ $n -ge 1200 ] || ! kill -0 $rec 2>/dev/null; do
+		n=$((n + 1))
+		sleep 0.1
+	done
+	KCC_TRACE_LBR=1 KCC_TRACE_DIR=/tmp/lbrtr "$@" >/dev/null
+	kill -INT $rec
+	wait $rec
+	check $? "$name: kcc record -a --source lbr -e kcc_lbr/$ev/ -c $per -k 3 around ${1##*/}"
+	sed 's/^/# /' "/tmp/$name.err"
+	lbr_eval "$name" "${1##*/}"
+}
+
+# lbr_eval NAME [COMM]: /tmp/NAME.data (its process COMM) against the
+# trace in /tmp/lbrtr, both handed back.
 lbr_eval() {
 	name=$1
-	/demo/kcc eval --tsv -k 1,2,3 -T 0.1,0.05 --profile "/tmp/$name.data" \
+	/demo/kcc eval --tsv -k 1,2,3 -T 0.1,0.05 ${2:+--comm "$2"} \
+		--profile "/tmp/$name.data" \
 		/tmp/lbrtr >"/tmp/$name.eval" 2>"/tmp/$name.everr"
 	check $? "$name: kcc eval --profile against the run's own trace"
 	sed 's/^/# /' "/tmp/$name.eval" "/tmp/$name.everr"
@@ -202,6 +234,7 @@ elif insmod /lbr/kcc_lbrpmu.ko poll_us=250; then
 	lbr_period=200000
 	lbr_run lbr-demo-clock clock /demo/demo_workload_lbr 1
 	lbr_period=1009
+	lbr_sys lbr-wf-sys misses 1009 /demo/wordfreq 24
 	lbr_calls="--calls-event kcc_lbr/calls/ --calls-period 1009"
 	lbr_run lbr-wf-2ev misses /demo/wordfreq 24
 	lbr_calls=
