@@ -531,7 +531,13 @@ out:
 /*
  * @g's k-CCF with every label the id of its routine's name in @names (the
  * trace's), or an id past them for a routine the trace never called, so
- * that accuracy__compare() matches contexts by routine name.
+ * that accuracy__compare() matches contexts by routine name.  A caller
+ * the trace never saw (a routine built without the tracing runtime:
+ * __libc_start_call_main above main, qsort between main and its
+ * comparator) is left out of the contexts through it, as the trace
+ * leaves it out of its stacks: its callers join its callee's node, and
+ * its own count, which that node already holds (a k-CCF node counts
+ * every activation whose context ends with its path), is not added.
  */
 static int relabel(const struct report *r, const struct report_grp *g,
 		   const struct symtab *names, struct pool *out)
@@ -549,15 +555,19 @@ static int relabel(const struct report *r, const struct report_grp *g,
 	for (v = 0; v < f->count; v++) {
 		const struct kcc_node *n = kcc_forest_node(f, v);
 		const char *name = report__name(r, n->label);
-		uint32_t parent = kcc_is_root_parent(n->parent) ? n->parent :
-				  map[n->parent];
+		bool root = kcc_is_root_parent(n->parent);
+		uint32_t parent = root ? n->parent : map[n->parent];
 		uint32_t id;
 		uint64_t label;
 
-		if (!symtab__find(names, name, strlen(name), &id))
+		if (!symtab__find(names, name, strlen(name), &id)) {
 			label = id;
-		else
+		} else if (!root) {
+			map[v] = parent;
+			continue;
+		} else {
 			label = (uint64_t)nr + n->label;
+		}
 		map[v] = kcc_forest_get(&out->f, parent, label);
 		if (map[v] == KCC_NIL) {
 			free(map);
