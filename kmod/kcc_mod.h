@@ -73,6 +73,8 @@ extern bool kcc_param_batch;
 #define KCC_RREC_SAMPLE		1
 #define KCC_RREC_PAD		2
 #define KCC_RREC_VALENCE	3	/* s.nr_stack words: a Valence key */
+/* s.calls: the task's calls since its last sample, at a switch-out */
+#define KCC_RREC_CARRY		4
 
 /* A sample in a ring: who it is charged to, then the uapi sample. */
 struct kcc_rrec {
@@ -109,7 +111,7 @@ struct kcc_hcount {
 	u64 drops[KCC_DROP_NR];
 	u64 throttles;		/* overflows that throttled their event */
 	u64 calls_unread;	/* samples whose calls counter was not counting */
-	u64 calls_switched;	/* a CPU's counter at switches: calls after last samples */
+	u64 calls_lost;		/* calls of switch-outs no ring could take */
 	u64 valence[KCC_VC_NR];
 };
 

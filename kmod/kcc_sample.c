@@ -351,11 +351,44 @@ static bool kcc_counter_take(struct perf_event *event,
 static DEFINE_PER_CPU(struct perf_event *[KCC_CTR_SLOTS], kcc_cpu_ctrs);
 static unsigned long kcc_ctr_slots;	/* bitmap; kcc_g.lock */
 
+/*
+ * The calls @n of the thread leaving (current) since its last sample
+ * here, as a record its next sample's count will be added to.  Task-
+ * level ring, interrupts off.
+ */
+static void kcc_carry(struct kcc_session *s, u64 n)
+{
+	struct kcc_cpu *cpu = this_cpu_ptr(&kcc_cpus);
+	struct kcc_ring *ring = &cpu->ring[KCC_LVL_TASK];
+	struct kcc_rrec *rec;
+	u64 base;
+
+	if ((current->flags & PF_KTHREAD) || !current->mm ||
+	    !READ_ONCE(s->running))
+		return;
+	rec = kcc_ring_reserve(ring, sizeof(*rec), &base);
+	if (!rec) {
+		this_cpu_add(s->hc->calls_lost, n);
+		return;
+	}
+	kcc_rrec_fill_task(rec, s->id, READ_ONCE(s->gen));
+	rec->kind = KCC_RREC_CARRY;
+	memset(&rec->s, 0, sizeof(rec->s));
+	rec->s.size = sizeof(rec->s);
+	rec->s.flags = KCC_SAMPLE_CALLS;
+	if (n > U32_MAX) {
+		rec->s.flags |= KCC_SAMPLE_CALLS_SAT;
+		n = U32_MAX;
+	}
+	rec->s.calls = n;
+	rec->size = sizeof(*rec);
+	kcc_ring_commit(ring, base, rec);
+}
+
 static void kcc_probe_switch(KCC_TP_SWITCH_PROTO)
 {
 	struct perf_event **slot = *this_cpu_ptr(&kcc_cpu_ctrs);
 	struct perf_event *ev;
-	struct kcc_session *s;
 	unsigned long flags;
 	u64 n;
 	int i;
@@ -365,10 +398,8 @@ static void kcc_probe_switch(KCC_TP_SWITCH_PROTO)
 	local_irq_save(flags);
 	for (i = 0; i < KCC_CTR_SLOTS; i++) {
 		ev = READ_ONCE(slot[i]);
-		if (!ev || !kcc_counter_zero(ev, &n))
-			continue;
-		s = ev->overflow_handler_context;
-		this_cpu_add(s->hc->calls_switched, n);
+		if (ev && kcc_counter_zero(ev, &n) && n)
+			kcc_carry(ev->overflow_handler_context, n);
 	}
 	local_irq_restore(flags);
 }
@@ -881,7 +912,7 @@ void kcc_events_read(struct kcc_session *s, struct kcc_status *st)
 	 * what it holds now (its threads' children included) are the
 	 * calls since each thread's last sample.
 	 */
-	st->calls_after_last = s->calls_left;
+	st->calls_after_last += s->calls_left;
 	for (i = 0; s->calls_counter && i < s->nr_cevents; i++)
 		kcc_event_read(s->cevents[i], &st->calls_after_last, &e, &r,
 			       &errors);
@@ -890,7 +921,7 @@ void kcc_events_read(struct kcc_session *s, struct kcc_status *st)
 		const struct kcc_hcount *hc = per_cpu_ptr(s->hc, cpu);
 
 		st->calls_unread += READ_ONCE(hc->calls_unread);
-		st->calls_after_last += READ_ONCE(hc->calls_switched);
+		st->calls_after_last += READ_ONCE(hc->calls_lost);
 	}
 }
 

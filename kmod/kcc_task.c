@@ -1026,6 +1026,24 @@ static bool kcc_task_over_budget(struct kcc_session *s, struct kcc_task *t)
 	return limit && t->budget_ns >= limit;
 }
 
+/*
+ * KCC_RREC_CARRY: a thread's calls since its last sample, at a switch
+ * (system-wide calls counters).  Not a sample: its thread's next count
+ * takes them (kcc_stitch_carry()); a thread without a forest yet, or a
+ * record of a stopped session, leaves them after the last samples.
+ */
+static void kcc_task_carry(struct kcc_session *s, const struct kcc_rrec *r)
+{
+	struct kcc_task *t = NULL;
+
+	if (r->gen == s->gen && s->state == KCC_STATE_RUNNING)
+		t = kcc_task_find(s, r->pid, r->start, r->exec_id);
+	if (t)
+		kcc_stitch_carry(&t->st, r->s.calls);
+	else
+		s->retired.calls.pending += r->s.calls;
+}
+
 void kcc_task_apply(struct kcc_session *s, const struct kcc_rrec *r)
 {
 	size_t len = r->size - offsetof(struct kcc_rrec, s);
@@ -1033,6 +1051,10 @@ void kcc_task_apply(struct kcc_session *s, const struct kcc_rrec *r)
 	u64 t0;
 	int why;
 
+	if (r->kind == KCC_RREC_CARRY) {
+		kcc_task_carry(s, r);
+		return;
+	}
 	s->consumed++;
 	/* Injected records (sid 0) serve several sessions: state only. */
 	if ((r->sid && r->gen != s->gen) || s->state != KCC_STATE_RUNNING) {

@@ -84,6 +84,12 @@ void kcc_stitch_calls_export(struct kcc_status *st,
 	st->calls_unplaced = c->unplaced;
 	st->calls_bursts_exact = c->bursts_exact;
 	st->calls_bursts_scaled = c->bursts_scaled;
+	st->calls_after_last = c->pending;
+}
+
+void kcc_stitch_carry(struct kcc_stitch *st, u64 calls)
+{
+	st->calls.pending += calls;
 }
 
 u32 kcc_sample_why(const struct kcc_sample *s, size_t len, u32 *size)
@@ -506,6 +512,8 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 		return -EINVAL;
 	st->samples++;
 	if (counted) {
+		ncalls += st->calls.pending;
+		st->calls.pending = 0;
 		st->calls.samples++;
 		st->calls.counter += ncalls;
 	}

@@ -176,6 +176,12 @@ struct kcc_stitch_calls {
 	u64 unplaced;		/* in no replayed burst (no record, error, skipped) */
 	u64 bursts_exact;	/* bursts whose N calls fit: the joined window */
 	u64 bursts_scaled;	/* bursts weighted to add up to N */
+	/*
+	 * Calls a counter saw after the task's last sample that no count
+	 * carried yet (kcc_stitch_carry()): the next counted sample adds
+	 * them to its own.  Not in counter until then.
+	 */
+	u64 pending;
 };
 
 struct kcc_stitch {
@@ -273,6 +279,19 @@ void kcc_stitch_calls_add(struct kcc_stitch_calls *dst,
 			  const struct kcc_stitch_calls *src);
 void kcc_stitch_calls_export(struct kcc_status *st,
 			     const struct kcc_stitch_calls *c);
+
+/**
+ * kcc_stitch_carry() - calls of the task that its next sample's count
+ * will not hold
+ * @st:		the task's stitcher
+ * @calls:	calls counted since its previous sample
+ *
+ * A system-wide counter is taken off at every context switch (kcc.ko's
+ * sched_switch probe), so the calls a thread made after its last sample
+ * on a CPU come apart from its next count: they are added to that
+ * count, and weighted into that burst like any count above its records.
+ */
+void kcc_stitch_carry(struct kcc_stitch *st, u64 calls);
 /* Copy @c into the stitch_* fields that close struct kcc_status. */
 void kcc_stitch_counts_export(struct kcc_status *st,
 			      const struct kcc_stitch_counts *c);

@@ -206,17 +206,19 @@ static void record_clear_counter(struct kcc_config *c)
  * Whether it opens is kcc.ko's to find: where it does not, the session
  * runs on the one event and the header says so (KCC_HDR_CALLS_FALLBACK).
  */
-static void record_default_counter(struct record_opts *ro)
+bool record__default_counter(struct kcc_config *c)
 {
 	char spec[EVSPEC_NAME_LEN + 16];
 
-	if (evspec__calls_counter(ro->cfg.event_type, NULL, spec,
-				  sizeof(spec)))
-		return;
-	if (parse_calls_event(spec, &ro->cfg, true))
-		record_clear_counter(&ro->cfg);
-	else
-		ro->calls_default = true;
+	if (c->calls_flags || (c->source != KCC_SOURCE_AUTO &&
+			       c->source != KCC_SOURCE_LBR))
+		return false;
+	if (evspec__calls_counter(c->event_type, NULL, spec, sizeof(spec)))
+		return false;
+	if (!parse_calls_event(spec, c, true))
+		return true;
+	record_clear_counter(c);
+	return false;
 }
 
 /*
@@ -972,9 +974,8 @@ int cmd_record(int argc, char **argv)
 	}
 	if (ro.vtable && ro.cfg.source != KCC_SOURCE_VALENCE)
 		return usage_error(CMD, "--valence-table needs --source valence");
-	if (!ro.no_counter && !(ro.cfg.calls_flags & KCC_CALLS_EVENT) &&
-	    (ro.cfg.source == KCC_SOURCE_AUTO || ro.cfg.source == KCC_SOURCE_LBR))
-		record_default_counter(&ro);
+	if (!ro.no_counter)
+		ro.calls_default = record__default_counter(&ro.cfg);
 	if (ro.cfg.source == KCC_SOURCE_VALENCE) {
 		if (have_a)
 			return usage_error(CMD, "--source valence profiles one program: -p PID or -- CMD");

@@ -870,6 +870,9 @@ static int serve_session(struct server *sv)
 	fd = kccdev__open(sv->device, &v);
 	if (fd < 0)
 		return fd;
+	/* Calls counted beside the event, as kcc record does (ABI 1.3). */
+	if (v.minor >= 3)
+		record__default_counter(&sv->cfg);
 	ret = record__configure(fd, sv->device, &v, &sv->cfg);
 	if (!ret && ioctl(fd, KCC_IOC_START)) {
 		ret = -errno;

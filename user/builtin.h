@@ -10,6 +10,7 @@
 #ifndef KCC_BUILTIN_H
 #define KCC_BUILTIN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #ifndef KCC_VERSION
@@ -55,6 +56,13 @@ int cmd_serve(int argc, char **argv);
 struct kcc_config;
 struct kcc_version;
 int record__parse_event(const char *s, struct kcc_config *c);
+/*
+ * kcc record's default with the lbr source (auto or lbr) and no calls
+ * event given: a calls counter beside the event (KCC_CALLS_COUNTER),
+ * the sampled PMU's calls event or BR_INST_RETIRED:NEAR_CALL.  true
+ * when @c now names one; for kcc.ko of ABI 1.3 and later.
+ */
+bool record__default_counter(struct kcc_config *c);
 int record__configure(int fd, const char *device, const struct kcc_version *v,
 		      struct kcc_config *cfg);
 

@@ -140,6 +140,26 @@ static void test_hand(void)
 	ok = sr.st.calls.unplaced == 4 && sr.st.calls.counter == 4;
 	ksft_test_result(ok, "a count without records is counted as unplaced\n");
 	stitcher__exit(&sr);
+
+	/*
+	 * A switch-out carried 8 calls (kcc_stitch_carry()): they wait,
+	 * outside the counter, and the next count (3) takes them, 11 over
+	 * 3 records as above; an uncounted sample leaves them waiting.
+	 */
+	start(&sr, KCC_K_INF);
+	kcc_stitch_carry(&sr.st, 8);
+	ok = sr.st.calls.pending == 8 && !sr.st.calls.counter;
+	apply(&sr, three_calls(0, 0));
+	ok = ok && sr.st.calls.pending == 8;
+	stitcher__exit(&sr);
+	start(&sr, KCC_K_INF);
+	kcc_stitch_carry(&sr.st, 8);
+	apply(&sr, three_calls(KCC_SAMPLE_CALLS, 3));
+	ok = ok && dump_is(&sr, "top 1105;2000 11 1 1\n") &&
+	     !sr.st.calls.pending && sr.st.calls.counter == 11 &&
+	     sr.st.calls.scaled == 11 && sr.st.calls.samples == 1;
+	ksft_test_result(ok, "carried calls wait for the next count and join it: 8 + 3 over 3 records\n");
+	stitcher__exit(&sr);
 }
 
 /* ---- the property ------------------------------------------------------ */
@@ -341,7 +361,7 @@ static void test_scaled(void)
 int main(void)
 {
 	ksft_print_header();
-	ksft_set_plan(9);
+	ksft_set_plan(10);
 	test_hand();
 	test_dense();
 	test_scaled();

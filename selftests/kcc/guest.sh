@@ -304,7 +304,7 @@ lbr_counted() {
 		sub(/;$/, "", u)
 	     }
 	     /^# samples: [0-9]+ taken/ { taken = $3 }
-	     /^# calls not in the column: / { after = $6; unread = $NF }
+	     /^# calls not in the column: / { after = $7; unread = $NF }
 	     END { printf "# %s: counter %d = exact %d + scaled %d + in no burst %d; %d after the last samples; %d of %d samples without a count\n", r, n, e, s, u, after, unread, taken
 		   exit !(seen && n > 0 && n == e + s + u && unread == 0) }' \
 		r="$1" "$tmp/lbr.report" || return 1
