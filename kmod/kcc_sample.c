@@ -528,11 +528,17 @@ static void __kcc_overflow(struct perf_event *event,
 	rec->s.delta = calls ? 0 : data->period;
 	/*
 	 * The calls event is per thread (inherited events count each
-	 * thread apart), so its period is the task's calls since its
-	 * previous sample of this event; a counter beside the sampled
-	 * event gives the same at every sample of that one.
+	 * thread apart), so its count, taken and zeroed at each of its
+	 * samples, is the task's calls since its previous one: the period
+	 * when the PMU samples at every period, more when one interrupt
+	 * covered several or samples were throttled away.  A CPU's calls
+	 * event counts every thread there: its period is the count.  A
+	 * counter beside the sampled event gives the same at every sample
+	 * of that one.
 	 */
 	ncalls = data->period;
+	if (calls && s->cfg.target == KCC_TARGET_PID)
+		ncalls = local64_xchg(&event->count, 0);
 	if (calls || s->calls_counter) {
 		if (!calls && !kcc_counter_take(event, s, &ncalls)) {
 			this_cpu_inc(s->hc->calls_unread);
@@ -1086,9 +1092,13 @@ int kcc_events_start(struct kcc_session *s)
 	/* With a calls event, that one takes the branch stacks. */
 	kcc_attr_init(&attr, &s->ev, s->cfg.sample_period,
 		      s->source == KCC_SOURCE_LBR && !s->calls_on);
+	/* sample_period and sample_freq share their word. */
+	attr.freq = !!(s->cfg.flags & KCC_CFG_FREQ);
 	if (s->calls_on) {
 		kcc_attr_init(&cattr, &s->cev, s->cfg.calls_sample_period,
 			      true);
+		/* Its count stays with its thread when contexts swap. */
+		cattr.inherit_stat = s->cfg.target == KCC_TARGET_PID;
 		ca = &cattr;
 	} else if (s->calls_counter) {
 		kcc_counter_attr_init(&cattr, &s->cev,

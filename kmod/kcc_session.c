@@ -264,6 +264,9 @@ static int kcc_config_resolve(struct kcc_session *s, const struct kcc_config *in
 		return ret;
 
 	if (s->source == KCC_SOURCE_INJECT) {
+		/* Injected samples come at no rate of the kernel's. */
+		if (c->flags & KCC_CFG_FREQ)
+			return -EINVAL;
 		s->ev.type = ~0u;
 		kcc_event_name(s, c->event_name, pmu);
 		if (!c->sample_period)
@@ -321,9 +324,15 @@ static int kcc_config_resolve(struct kcc_session *s, const struct kcc_config *in
 	/*
 	 * The period floors bound the handler's share of a CPU: each sample
 	 * costs at most stack_depth user reads and KCC_INJECT_MAX_BRANCHES
-	 * records, and comes at least KCC_*_PERIOD_MIN events apart.
+	 * records, and comes at least KCC_*_PERIOD_MIN events apart.  A
+	 * frequency is bounded as the clock's period is; the perf core
+	 * throttles an event whose samples take too long.
 	 */
-	if (kcc_is_clock(&s->ev)) {
+	if (c->flags & KCC_CFG_FREQ) {
+		if (!c->sample_period ||
+		    c->sample_period > KCC_FREQ_MAX)
+			return -EINVAL;
+	} else if (kcc_is_clock(&s->ev)) {
 		if (!c->sample_period)
 			c->sample_period = kcc_param_period ?: KCC_CLOCK_PERIOD_DEF;
 		if (c->sample_period < KCC_CLOCK_PERIOD_MIN)
@@ -795,6 +804,8 @@ void *kcc_snapshot(struct kcc_reader *r, size_t *len)
 		h->flags |= KCC_HDR_PID_NS;
 	if (s->ev.br_flags || (s->calls_on && s->cev.br_flags))
 		h->flags |= KCC_HDR_BR_FLAGS;
+	if (s->cfg.flags & KCC_CFG_FREQ)
+		h->flags |= KCC_HDR_FREQ;
 	h->k = s->cfg.k;
 	h->source = s->source;
 	h->nr_ctrs = KCC_NR_CTRS;

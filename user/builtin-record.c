@@ -69,7 +69,9 @@ static void record_usage(void)
 "                    where libpfm4 knows it; where none opens, the header\n"
 "                    says the calls are the records replayed, not a count\n"
 "  --no-calls-counter  replay every burst whole (calls seen in bursts)\n"
-"  -F FREQ           samples per second: not in ABI 1, rejected\n"
+"  -F FREQ           samples per second of each thread (or CPU with -a),\n"
+"                    1..100000, instead of -c: the kernel adjusts the\n"
+"                    period, each sample charges the period it came at\n"
 "  -k K              context length kept, 1..64 or inf (default 3)\n"
 "  --source S        auto (default), lbr, fp or valence (a program built\n"
 "                    with kcc_valence_rt.o: exact full contexts; -k inf)\n"
@@ -670,6 +672,13 @@ static int record_device(struct record_opts *ro)
 		exec_err[1] = -1;
 		ro->cfg.pid = child;
 	}
+	if (v.minor < 3 && (ro->cfg.flags & KCC_CFG_FREQ)) {
+		fprintf(stderr, "kcc: %s: ABI %u.%u samples by period only (-c): load kcc.ko of ABI %d.%d for -F\n",
+			ro->device, v.major, v.minor, KCC_ABI_MAJOR,
+			KCC_ABI_MINOR);
+		ret = -EOPNOTSUPP;
+		goto cleanup;
+	}
 	/* ABI 1.2 modules cannot count calls beside the sampled event. */
 	if (v.minor < 3 && (ro->cfg.calls_flags & KCC_CALLS_COUNTER)) {
 		if (!ro->calls_default) {
@@ -819,7 +828,8 @@ int cmd_record(int argc, char **argv)
 		.threads = 1,
 		.argv = argv,
 	};
-	bool have_p = false, have_a = false;
+	bool have_p = false, have_a = false, have_freq = false;
+	bool have_period = false;
 	uint32_t x;
 	int c, ret;
 
@@ -834,6 +844,7 @@ int cmd_record(int argc, char **argv)
 			if (parse_u32(optarg, &x) || !x)
 				return usage_error(CMD, "bad -c '%s': expected a positive period", optarg);
 			ro.cfg.sample_period = x;
+			have_period = true;
 			break;
 		case OPT_CALLS_EVENT:
 			if (ro.cfg.calls_flags & KCC_CALLS_COUNTER)
@@ -857,8 +868,13 @@ int cmd_record(int argc, char **argv)
 			ro.cfg.calls_sample_period = x;
 			break;
 		case 'F':
-			return usage_error(CMD, "-F: the kcc ABI %d samples by period only: use -c PERIOD",
-					   KCC_ABI_MAJOR);
+			if (parse_u32(optarg, &x) || !x || x > KCC_FREQ_MAX)
+				return usage_error(CMD, "bad -F '%s': expected 1..%d samples per second",
+						   optarg, KCC_FREQ_MAX);
+			ro.cfg.sample_period = x;
+			ro.cfg.flags |= KCC_CFG_FREQ;
+			have_freq = true;
+			break;
 		case 'k':
 			if (!strcmp(optarg, "inf"))
 				ro.cfg.k = KCC_K_INF;
@@ -940,6 +956,10 @@ int cmd_record(int argc, char **argv)
 		ro.cmd = argv + optind;
 	else if (optind < argc)
 		ro.cmd = argv + optind;
+	if (have_freq && have_period)
+		return usage_error(CMD, "-c PERIOD and -F FREQ: give one");
+	if (have_freq && ro.trace)
+		return usage_error(CMD, "-F samples with kcc.ko: not with --trace");
 	if (!strcmp(ro.output, "-") && isatty(1))
 		return usage_error(CMD, "refusing to write a binary profile to a terminal");
 	if (ro.cfg.calls_sample_period &&

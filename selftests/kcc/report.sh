@@ -18,7 +18,7 @@ D=selftests/kcc/data
 ktap_begin
 KCCREAD=${KCCREAD:-$(dirname "$KCC")/kccread}
 ktap_tmpdir report
-plan 102
+plan 108
 
 # Exclusive counts from an expected inclusive k-CCF ("count TAB path",
 # outermost caller first): a path's count less those of the paths that
@@ -86,10 +86,11 @@ st = 64		# header 32, section 16, run 16: the stream of run 0
 if mode == "nocalls":
 	flags = struct.unpack_from("<I", b, st + 12)[0]
 	struct.pack_into("<I", b, st + 12, flags & ~1)
-elif mode in ("twoev", "fallback"):
+elif mode in ("twoev", "fallback", "counter", "freq"):
+	bit = {"twoev": 2, "fallback": 4, "counter": 32, "freq": 64}[mode]
 	flags = struct.unpack_from("<I", b, st + 12)[0]
-	struct.pack_into("<I", b, st + 12, flags | (2 if mode == "twoev" else 4))
-	if mode == "twoev":
+	struct.pack_into("<I", b, st + 12, flags | bit)
+	if mode in ("twoev", "counter"):
 		i = b.index(struct.pack("<IIQ", 0xffffffff, 0, 0) +
 			    b"calls".ljust(24, b"\0"))
 		struct.pack_into("<IIQ", b, i, 9, 0, 1)
@@ -153,8 +154,24 @@ result $st "two events: the report names the calls event and the sampled one"
 patch_profile fallback "$tmp/f.kcc" "$tmp/fallback.kcc"
 run "$KCC" report --k 1 "$tmp/fallback.kcc"
 [ $rc -eq 0 ] && ! sanitized &&
-	grep -q '^# calls: the calls event asked for could not be sampled' "$tmp/out"
+	grep -q '^# calls: the calls event asked for could not be opened' "$tmp/out"
 result $? "calls event fallback: the report says so"
+# ABI 1.3: a calls counter beside the event (KCC_HDR_CALLS_COUNTER).
+patch_profile counter "$tmp/f.kcc" "$tmp/counter.kcc"
+run "$KCC" report --k 1 "$tmp/counter.kcc"
+[ $rc -eq 0 ] && ! sanitized &&
+	grep -q '^# calls: counted beside the event above (type 9, config 0x1) and read at its samples: each burst adds the calls since the thread.s previous sample$' "$tmp/out" &&
+	grep -q '^# calls not in the column: 0 counted after the threads. last samples; samples without a count (counter not running): 0$' "$tmp/out"
+st=$?
+[ $st -eq 0 ] || show
+result $st "calls counter: the report names the counted event and what the column leaves out"
+# ABI 1.3: -F, the header's period is a frequency (KCC_HDR_FREQ).
+patch_profile freq "$tmp/f.kcc" "$tmp/freq.kcc"
+run "$KCC" report --k 1 "$tmp/freq.kcc"
+[ $rc -eq 0 ] && ! sanitized &&
+	grep -q ', sample frequency: [0-9]* Hz (each sample charged its period)$' "$tmp/out" &&
+	! grep -q 'sample period' "$tmp/out"
+result $? "a frequency session: the header gives the frequency, not a period"
 
 # --routine: every 2-context of b with its activations (inclusive).
 run "$KCC" report --k 2 --sort calls --routine b "$tmp/f.kcc"
@@ -624,7 +641,13 @@ for sub in record report diff merge dump; do
 	result $? "kcc $sub --help: exit 0, EXAMPLES"
 done
 expect 2 "exactly one of" "record without a target: exit 2" -- "$KCC" record
-expect 2 "period only" "record -F: exit 2 with the reason" -- "$KCC" record -F 99 -- true
+expect 2 "give one" "record -F with -c: exit 2" -- "$KCC" record -F 99 -c 10007 -- true
+expect 2 "bad -F '0'" "record -F 0: exit 2" -- "$KCC" record -F 0 -- true
+expect 2 "bad -F '100001'" "record -F above 100000: exit 2" -- "$KCC" record -F 100001 -- true
+expect 2 "give one" "record --calls-counter and --no-calls-counter: exit 2" -- \
+	"$KCC" record --calls-counter cycles --no-calls-counter -- true
+expect 2 "give one" "record --calls-counter and --calls-event: exit 2" -- \
+	"$KCC" record --calls-counter cycles --calls-event cycles -- true
 expect 2 "bad -k" "record -k 0: exit 2" -- "$KCC" record -k 0 -- true
 expect 2 "needs --calls-event" "record --calls-period alone: exit 2" -- \
 	"$KCC" record --calls-period 1000 -- true

@@ -1113,7 +1113,9 @@ static void print_header(struct report *r, FILE *out)
 		fprintf(out, "inf");
 	else
 		fprintf(out, "%u", r->k);
-	fprintf(out, ", sample period: %" PRIu64 "\n",
+	fprintf(out, s->hdr.flags & KCC_HDR_FREQ ?
+		", sample frequency: %" PRIu64 " Hz (each sample charged its period)\n" :
+		", sample period: %" PRIu64 "\n",
 		(uint64_t)s->hdr.sample_period);
 	print_event(r, out);
 	fprintf(out, "# metrics:");

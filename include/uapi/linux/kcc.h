@@ -85,8 +85,16 @@ struct kcc_version {
  * the default: cache misses, or cpu-clock where there is no PMU.
  */
 #define KCC_CFG_EVENT		(1u << 3)
+/*
+ * ABI 1.3: sample_period is a frequency, samples per second of each
+ * thread (or CPU), 1 .. KCC_FREQ_MAX: the perf core adjusts the period
+ * to it (perf_event_attr.freq), and each sample charges the period it
+ * came at.  Not for the calls event of two-event sessions.
+ */
+#define KCC_CFG_FREQ		(1u << 4)
+#define KCC_FREQ_MAX		100000
 #define KCC_CFG_FLAGS_ALL	(KCC_CFG_JOIN_UNIQUE | KCC_CFG_JOIN_LONGEST | \
-				 KCC_CFG_EVENT)
+				 KCC_CFG_EVENT | KCC_CFG_FREQ)
 
 /*
  * A zero field means "the module default" (see the module parameters)
@@ -395,6 +403,8 @@ struct kcc_metric_desc {
  * are the sampled event's, each with the calls since the previous one.
  */
 #define KCC_HDR_CALLS_COUNTER	(1u << 5)
+/* ABI 1.3: sample_period is a frequency in Hz (KCC_CFG_FREQ). */
+#define KCC_HDR_FREQ		(1u << 6)
 
 struct kcc_stream_header {
 	__u32 magic;		/* KCC_STREAM_MAGIC */

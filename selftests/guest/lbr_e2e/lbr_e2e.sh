@@ -87,6 +87,27 @@ lbr_sys() {
 	lbr_eval "$name" "${1##*/}"
 }
 
+# lbr_freq: kcc record -F 1000 (ABI 1.3, KCC_CFG_FREQ) on the clock of
+# the software PMU, which like cpu-clock turns a frequency into the
+# period 10^9 / FREQ ns: the header gives the frequency and every
+# sample charged 10^6 ns of clock, so events = 10^6 x samples in every
+# process of the report.
+lbr_freq() {
+	/demo/kcc record --source lbr -e kcc_lbr/clock/ -F 1000 -k 2 \
+		-o /tmp/freq.data -- /demo/demo_workload_lbr 1 \
+		>/tmp/freq.err 2>&1
+	check $? "lbr-freq: kcc record --source lbr -e kcc_lbr/clock/ -F 1000 -- demo_workload_lbr 1"
+	sed 's/^/# /' /tmp/freq.err
+	/demo/kcc report /tmp/freq.data >/tmp/freq.rep 2>&1 &&
+	grep -q ', sample frequency: 1000 Hz (each sample charged its period)$' \
+		/tmp/freq.rep &&
+	awk '/^# total: calls / { e += $6; n += $8; t++ }
+	     END { printf "# lbr-freq: %d processes, %d samples, %d ns of clock\n", t, n, e
+		   exit !(t > 0 && n > 0 && e == n * 1000000) }' /tmp/freq.rep
+	check $? "lbr-freq: the header says 1000 Hz, every sample charged 10^6 ns"
+	rm -f /tmp/freq.data /tmp/freq.rep /tmp/freq.err
+}
+
 # lbr_eval NAME [COMM]: /tmp/NAME.data (its process COMM) against the
 # trace in /tmp/lbrtr, both handed back.
 lbr_eval() {
@@ -234,6 +255,7 @@ elif insmod /lbr/kcc_lbrpmu.ko poll_us=250; then
 	lbr_period=200000
 	lbr_run lbr-demo-clock clock /demo/demo_workload_lbr 1
 	lbr_period=1009
+	lbr_freq
 	lbr_sys lbr-wf-sys misses 1009 /demo/wordfreq 24
 	lbr_calls="--calls-event kcc_lbr/calls/ --calls-period 1009"
 	lbr_run lbr-wf-2ev misses /demo/wordfreq 24

@@ -170,6 +170,22 @@ static void e_lbrsw(struct kcc_config *c)
 	c->flags |= KCC_CFG_EVENT;
 }
 static void e_sw(struct kcc_config *c) { c->event_type = 1; c->event_config = 5; }
+/* ABI 1.3: a frequency instead of a period. */
+static void e_freq0(struct kcc_config *c)
+{
+	c->flags = KCC_CFG_FREQ;
+	c->sample_period = 0;
+}
+static void e_freqmax(struct kcc_config *c)
+{
+	c->flags = KCC_CFG_FREQ;
+	c->sample_period = KCC_FREQ_MAX + 1;
+}
+static void e_freq99(struct kcc_config *c)
+{
+	c->flags = KCC_CFG_FREQ;
+	c->sample_period = 99;
+}
 
 /* The two-event block (calls_*). */
 static void e_cflags(struct kcc_config *c) { c->calls_flags = 1u << 2; }
@@ -289,6 +305,16 @@ static void test_config(int fd)
 	expect(cfg_try(fd, e_lbrsw), -EINVAL,
 	       "CONFIGURE source lbr on cpu-clock (no branch stack)");
 	expect(cfg_try(fd, e_sw), -EINVAL, "CONFIGURE software event other than a clock");
+	expect(cfg_try(fd, e_freq0), -EINVAL, "CONFIGURE a frequency of 0");
+	expect(cfg_try(fd, e_freqmax), -EINVAL,
+	       "CONFIGURE a frequency above KCC_FREQ_MAX");
+	{
+		int f = cfg_hdr_flags(fd, e_freq99);
+
+		tap_result(f >= 0 && (f & KCC_HDR_FREQ),
+			   "CONFIGURE 99 Hz: the header says KCC_HDR_FREQ (flags %d)",
+			   f);
+	}
 
 	kcc_cfg_init(&c, KCC_SOURCE_FP, KCC_TARGET_ALL, 0, 3);
 	c.size = 0;
