@@ -795,17 +795,25 @@ static void kcc_attr_init(struct perf_event_attr *a,
  * (its caps/branches, 0 if it has none) to @depth when given.  Returns
  * 0 or the -errno of perf_event_create_kernel_counter().
  */
+/* Where a probe opens its event: the calling thread, or this CPU. */
+static int kcc_probe_cpu(bool task)
+{
+	int cpu;
+
+	if (task)
+		return -1;
+	cpu = get_cpu();
+	put_cpu();
+	return cpu;
+}
+
 int kcc_probe_event(struct kcc_evsel *evs, bool lbr, bool task,
 		    char *pmu_name, size_t len, u32 *depth)
 {
 	struct perf_event_attr attr;
 	struct perf_event *ev;
-	int cpu = -1;
+	int cpu = kcc_probe_cpu(task);
 
-	if (!task) {
-		cpu = get_cpu();
-		put_cpu();
-	}
 	evs->br_flags = false;
 	kcc_attr_init(&attr, evs, 100000, lbr);
 	attr.disabled = 1;
@@ -862,12 +870,8 @@ int kcc_probe_counter(const struct kcc_evsel *ev, bool task)
 {
 	struct perf_event_attr attr;
 	struct perf_event *pe;
-	int cpu = -1;
+	int cpu = kcc_probe_cpu(task);
 
-	if (!task) {
-		cpu = get_cpu();
-		put_cpu();
-	}
 	kcc_counter_attr_init(&attr, ev, task);
 	attr.disabled = 1;
 	pe = perf_event_create_kernel_counter(&attr, cpu,
