@@ -783,18 +783,6 @@ static void kcc_attr_init(struct perf_event_attr *a,
 	}
 }
 
-/*
- * Whether an event can be created here at all: one disabled counter,
- * released at once, on the current CPU (@task false) or on the calling
- * thread (@task true: what a session on one process opens, which perf
- * allows an unprivileged caller where a CPU-wide event needs
- * perf_allow_cpu()).  With @lbr, a PMU that refuses the quiet branch
- * mask is asked again without it, and @evs->br_flags says so for the
- * events opened later.  The name of the PMU that took it goes to
- * @pmu_name (@len bytes) when given, and with @lbr the PMU's LBR depth
- * (its caps/branches, 0 if it has none) to @depth when given.  Returns
- * 0 or the -errno of perf_event_create_kernel_counter().
- */
 /* Where a probe opens its event: the calling thread, or this CPU. */
 static int kcc_probe_cpu(bool task)
 {
@@ -807,6 +795,18 @@ static int kcc_probe_cpu(bool task)
 	return cpu;
 }
 
+/*
+ * Whether an event can be created here at all: one disabled counter,
+ * released at once, on the current CPU (@task false) or on the calling
+ * thread (@task true: what a session on one process opens, which perf
+ * allows an unprivileged caller where a CPU-wide event needs
+ * perf_allow_cpu()).  With @lbr, a PMU that refuses the quiet branch
+ * mask is asked again without it, and @evs->br_flags says so for the
+ * events opened later.  The name of the PMU that took it goes to
+ * @pmu_name (@len bytes) when given, and with @lbr the PMU's LBR depth
+ * (its caps/branches, 0 if it has none) to @depth when given.  Returns
+ * 0 or the -errno of perf_event_create_kernel_counter().
+ */
 int kcc_probe_event(struct kcc_evsel *evs, bool lbr, bool task,
 		    char *pmu_name, size_t len, u32 *depth)
 {
