@@ -348,7 +348,11 @@ static bool kcc_counter_take(struct perf_event *event,
  * while a slot is in use.
  */
 #define KCC_CTR_SLOTS	8
-static DEFINE_PER_CPU(struct perf_event *[KCC_CTR_SLOTS], kcc_cpu_ctrs);
+struct kcc_cpu_ctrs {
+	struct perf_event *ev[KCC_CTR_SLOTS];
+};
+
+static DEFINE_PER_CPU(struct kcc_cpu_ctrs, kcc_cpu_ctrs);
 static unsigned long kcc_ctr_slots;	/* bitmap; kcc_g.lock */
 
 /*
@@ -387,7 +391,7 @@ static void kcc_carry(struct kcc_session *s, u64 n)
 
 static void kcc_probe_switch(KCC_TP_SWITCH_PROTO)
 {
-	struct perf_event **slot = *this_cpu_ptr(&kcc_cpu_ctrs);
+	struct perf_event **slot = this_cpu_ptr(&kcc_cpu_ctrs)->ev;
 	struct perf_event *ev;
 	unsigned long flags;
 	u64 n;
@@ -441,7 +445,7 @@ static void kcc_ctr_slot_put(struct kcc_session *s)
 	if (!s->ctr_slot)
 		return;
 	for_each_possible_cpu(cpu)
-		WRITE_ONCE(per_cpu_ptr(&kcc_cpu_ctrs, cpu)[0][slot], NULL);
+		WRITE_ONCE(per_cpu_ptr(&kcc_cpu_ctrs, cpu)->ev[slot], NULL);
 	__clear_bit(slot, &kcc_ctr_slots);
 	s->ctr_slot = 0;
 	if (!kcc_ctr_slots) {
@@ -1053,7 +1057,7 @@ static int kcc_events_cpus(struct kcc_session *s, struct perf_event_attr *attr,
 		if (ret)
 			break;
 		if (s->ctr_slot)
-			WRITE_ONCE(per_cpu_ptr(&kcc_cpu_ctrs, cpu)[0][s->ctr_slot - 1],
+			WRITE_ONCE(per_cpu_ptr(&kcc_cpu_ctrs, cpu)->ev[s->ctr_slot - 1],
 				   s->cevents[s->nr_cevents - 1]);
 	}
 	cpus_read_unlock();
