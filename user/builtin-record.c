@@ -102,6 +102,7 @@ static void record_usage(void)
 "EXAMPLES\n"
 "  kcc record -- ./a.out input.txt && kcc report\n"
 "  kcc record -e cycles -c 100000 -k 2 -p 1234 --duration 10\n"
+"  kcc record -F 99 -a --duration 30 -o fleet.kcc\n"
 "  kcc record --source lbr -e BR_INST_RETIRED:NEAR_CALL -c 10007 -- ./a.out\n"
 "  kcc record --source lbr -e cache-misses --calls-event \\\n"
 "             BR_INST_RETIRED:NEAR_CALL --calls-period 10007 -- ./a.out\n"
