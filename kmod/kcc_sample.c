@@ -294,18 +294,6 @@ static void kcc_overflow_counter(struct perf_event *event,
 {
 }
 
-/*
- * The calls since the previous sample, from the calls counter opened
- * (or inherited) with @event: the same thread's or the same CPU's, so in
- * the perf context of @event.  The count is taken and the counter set
- * back to zero, so that the next sample gets only what follows; when
- * perf swaps the contexts of two threads of a process at a switch, the
- * counter's count stays with its thread (inherit_stat).  What
- * perf_event_read_local() does for an event active on this CPU, which
- * is not exported: the PMU's read(), then the count.  false when the
- * counter is not counting here (multiplexed out, not found).  NMI or
- * hardirq, interrupts off; the context's event list is RCU-protected.
- */
 /* Event active here: take its count and zero it.  Interrupts off. */
 static bool kcc_counter_zero(struct perf_event *ev, u64 *calls)
 {
@@ -318,6 +306,18 @@ static bool kcc_counter_zero(struct perf_event *ev, u64 *calls)
 	return true;
 }
 
+/*
+ * The calls since the previous sample, from the calls counter opened
+ * (or inherited) with @event: the same thread's or the same CPU's, so in
+ * the perf context of @event.  The count is taken and the counter set
+ * back to zero, so that the next sample gets only what follows; when
+ * perf swaps the contexts of two threads of a process at a switch, the
+ * counter's count stays with its thread (inherit_stat).  What
+ * perf_event_read_local() does for an event active on this CPU, which
+ * is not exported: the PMU's read(), then the count.  false when the
+ * counter is not counting here (multiplexed out, not found).  NMI or
+ * hardirq, interrupts off; the context's event list is RCU-protected.
+ */
 static bool kcc_counter_take(struct perf_event *event,
 			     struct kcc_session *s, u64 *calls)
 {
