@@ -342,7 +342,7 @@ lbr_counted() {
 # joined): LBR_ABS_DENSE, 0.05, the measured worst 0.018.  Bursts
 # weighted by about 1,000 calls each, at samples uniform over the calls
 # (the calls event, two events) or over the misses: LBR_ABS_SPARSE,
-# 0.30 (worst 0.191 at k = 3 in 16 runs on 5.10, 6.1, 6.12 and 7.2:
+# 0.30 (worst 0.209 at k = 3 in 18 runs on 5.10, 6.1, 6.12 and 7.2:
 # the software PMU samples at the poll after the period, so where a
 # sample lands depends on the guest's speed).  Time-driven bursts (the
 # 20 us clock) and system-wide ones (windows cut at every context
