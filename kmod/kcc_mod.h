@@ -344,6 +344,7 @@ void kcc_events_stop(struct kcc_session *s);
 int kcc_push_task(const struct kcc_sample *smp);
 void kcc_kick(void);
 void kcc_drain_rings(void);
+void kcc_hcount_sum(const struct kcc_session *s, struct kcc_hcount *sum);
 void kcc_handler_drops(const struct kcc_session *s, u64 *out);
 u64 kcc_handler_throttles(const struct kcc_session *s);
 void kcc_work_fn(struct work_struct *work);

@@ -623,18 +623,34 @@ void kcc_kick(void)
 	queue_work(kcc_g.wq, &kcc_g.work);
 }
 
+/*
+ * The handler counters of session @s summed over every CPU.  Each field
+ * is a u64 the handlers only add to, so the sum is one of u64 words.
+ */
+void kcc_hcount_sum(const struct kcc_session *s, struct kcc_hcount *sum)
+{
+	const size_t nw = sizeof(*sum) / sizeof(u64);
+	u64 *out = (u64 *)sum;
+	size_t i;
+	int cpu;
+
+	BUILD_BUG_ON(sizeof(*sum) % sizeof(u64));
+	memset(sum, 0, sizeof(*sum));
+	for_each_possible_cpu(cpu) {
+		const u64 *h = (const u64 *)per_cpu_ptr(s->hc, cpu);
+
+		for (i = 0; i < nw; i++)
+			out[i] += READ_ONCE(h[i]);
+	}
+}
+
 /* Handler-side drops of session @s on every CPU, by reason. */
 void kcc_handler_drops(const struct kcc_session *s, u64 *out)
 {
-	int cpu, i;
+	struct kcc_hcount sum;
 
-	memset(out, 0, KCC_DROP_NR * sizeof(*out));
-	for_each_possible_cpu(cpu) {
-		const struct kcc_hcount *h = per_cpu_ptr(s->hc, cpu);
-
-		for (i = 0; i < KCC_DROP_NR; i++)
-			out[i] += READ_ONCE(h->drops[i]);
-	}
+	kcc_hcount_sum(s, &sum);
+	memcpy(out, sum.drops, sizeof(sum.drops));
 }
 
 /*
@@ -738,12 +754,10 @@ void kcc_work_fn(struct work_struct *work)
 /* Overflows of @s's events that throttled them, every CPU. */
 u64 kcc_handler_throttles(const struct kcc_session *s)
 {
-	u64 n = 0;
-	int cpu;
+	struct kcc_hcount sum;
 
-	for_each_possible_cpu(cpu)
-		n += READ_ONCE(per_cpu_ptr(s->hc, cpu)->throttles);
-	return n;
+	kcc_hcount_sum(s, &sum);
+	return sum.throttles;
 }
 
 /* ---- perf events ------------------------------------------------------- */
@@ -907,8 +921,8 @@ static void kcc_event_read(struct perf_event *ev, u64 *count, u64 *enabled,
 void kcc_events_read(struct kcc_session *s, struct kcc_status *st)
 {
 	u32 i, errors = s->ev_errors;
+	struct kcc_hcount sum;
 	u64 e = 0, r = 0;
-	int cpu;
 
 	st->ev_config1 = s->ev.config1;
 	st->ev_config2 = s->ev.config2;
@@ -920,7 +934,8 @@ void kcc_events_read(struct kcc_session *s, struct kcc_status *st)
 			       &st->ev_running_ns, &errors);
 	st->ev_nr = s->ev_nr;
 	st->ev_errors = errors;
-	st->ev_throttles = kcc_handler_throttles(s) - s->throttles_base;
+	kcc_hcount_sum(s, &sum);
+	st->ev_throttles = sum.throttles - s->throttles_base;
 	/*
 	 * A counter is set back to zero at each sample it is read at:
 	 * what it holds now (its threads' children included) are the
@@ -930,13 +945,8 @@ void kcc_events_read(struct kcc_session *s, struct kcc_status *st)
 	for (i = 0; s->calls_counter && i < s->nr_cevents; i++)
 		kcc_event_read(s->cevents[i], &st->calls_after_last, &e, &r,
 			       &errors);
-	st->calls_unread = 0;
-	for_each_possible_cpu(cpu) {
-		const struct kcc_hcount *hc = per_cpu_ptr(s->hc, cpu);
-
-		st->calls_unread += READ_ONCE(hc->calls_unread);
-		st->calls_after_last += READ_ONCE(hc->calls_lost);
-	}
+	st->calls_unread = sum.calls_unread;
+	st->calls_after_last += sum.calls_lost;
 }
 
 /*

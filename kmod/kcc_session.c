@@ -102,11 +102,10 @@ static int kcc_calls_resolve(struct kcc_session *s, const struct kcc_config *in)
 
 	if (in->calls_flags & ~KCC_CALLS_FLAGS_ALL)
 		return -EINVAL;
-	if ((in->calls_flags & KCC_CALLS_COUNTER) &&
-	    !(in->calls_flags & KCC_CALLS_EVENT))
-		return -EINVAL;
+	/* No calls event: no other calls field either (a counter too). */
 	if (!(in->calls_flags & KCC_CALLS_EVENT)) {
-		if (in->calls_event_type || in->calls_event_config ||
+		if (in->calls_flags ||
+		    in->calls_event_type || in->calls_event_config ||
 		    in->calls_event_config1 || in->calls_sample_period)
 			return -EINVAL;
 		return 0;

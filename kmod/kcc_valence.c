@@ -293,15 +293,10 @@ struct kcc_vtab {
 
 static void kcc_vcnt_sum(struct kcc_session *s, u64 *out)
 {
-	int cpu, i;
+	struct kcc_hcount sum;
 
-	memset(out, 0, KCC_VC_NR * sizeof(*out));
-	for_each_possible_cpu(cpu) {
-		const struct kcc_hcount *c = per_cpu_ptr(s->hc, cpu);
-
-		for (i = 0; i < KCC_VC_NR; i++)
-			out[i] += READ_ONCE(c->valence[i]);
-	}
+	kcc_hcount_sum(s, &sum);
+	memcpy(out, sum.valence, sizeof(sum.valence));
 }
 
 void kcc_valence_counters_zero(struct kcc_session *s)

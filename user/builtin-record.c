@@ -619,6 +619,16 @@ int record__configure(int fd, const char *device, const struct kcc_version *v,
 	return 0;
 }
 
+/* What an ABI 1.2 module lacks that @ro asks for, or NULL. */
+static const char *record_abi12_lack(const struct record_opts *ro)
+{
+	if (ro->cfg.flags & KCC_CFG_FREQ)
+		return "samples by period only (-c), not by frequency (-F)";
+	if ((ro->cfg.calls_flags & KCC_CALLS_COUNTER) && !ro->calls_default)
+		return "cannot count calls beside the sampled event";
+	return NULL;
+}
+
 static int record_device(struct record_opts *ro)
 {
 	struct kcc_version v = { 0 };
@@ -673,23 +683,19 @@ static int record_device(struct record_opts *ro)
 		exec_err[1] = -1;
 		ro->cfg.pid = child;
 	}
-	if (v.minor < 3 && (ro->cfg.flags & KCC_CFG_FREQ)) {
-		fprintf(stderr, "kcc: %s: ABI %u.%u samples by period only (-c): load kcc.ko of ABI %d.%d for -F\n",
-			ro->device, v.major, v.minor, KCC_ABI_MAJOR,
-			KCC_ABI_MINOR);
-		ret = -EOPNOTSUPP;
-		goto cleanup;
-	}
-	/* ABI 1.2 modules cannot count calls beside the sampled event. */
-	if (v.minor < 3 && (ro->cfg.calls_flags & KCC_CALLS_COUNTER)) {
-		if (!ro->calls_default) {
-			fprintf(stderr, "kcc: %s: ABI %u.%u cannot count calls beside the sampled event: load kcc.ko of ABI %d.%d\n",
-				ro->device, v.major, v.minor, KCC_ABI_MAJOR,
-				KCC_ABI_MINOR);
+	if (v.minor < 3) {
+		const char *lack = record_abi12_lack(ro);
+
+		if (lack) {
+			fprintf(stderr, "kcc: %s: ABI %u.%u %s: load kcc.ko of ABI %d.%d\n",
+				ro->device, v.major, v.minor, lack,
+				KCC_ABI_MAJOR, KCC_ABI_MINOR);
 			ret = -EOPNOTSUPP;
 			goto cleanup;
 		}
-		record_clear_counter(&ro->cfg);
+		/* The default counter goes: the session runs on one event. */
+		if (ro->cfg.calls_flags & KCC_CALLS_COUNTER)
+			record_clear_counter(&ro->cfg);
 	}
 	ret = record__configure(fd, ro->device, &v, &ro->cfg);
 	if (ret)
