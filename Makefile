@@ -169,10 +169,13 @@ check-loaded:
 
 # How often each guest test fails, plain and loaded (scripts/flaky.sh;
 # FLAKY_ARGS, e.g. "-n 5 -k 6.1 -a kccmode=lbr").  Hours: not in CI.
+# "-s" runs the whole guest suite of make check (kcc record's runs too).
 FLAKY_ARGS ?=
 .PHONY: flaky
-flaky:
-	$(Q)sh scripts/flaky.sh $(FLAKY_ARGS)
+flaky: $(O)/san/kcc $(O)/san/kccread $(STATIC_KCC)
+	$(Q)KCC=$(abspath $(O)/san/kcc) KCCREAD=$(abspath $(O)/san/kccread) \
+		KCC_STATIC=$(if $(STATIC_KCC),$(abspath $(STATIC_KCC))) \
+		sh scripts/flaky.sh $(FLAKY_ARGS)
 
 # ---- fuzzing (clang libFuzzer): the stream, profile, perf.data and watch-file parsers
 FUZZ_CC	     ?= clang

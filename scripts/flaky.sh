@@ -8,7 +8,7 @@
 # any run is a bug to find (Documentation/testing.rst, "Flaky tests").
 #
 # Usage: flaky.sh [-n RUNS] [-k "FLAVOURS"] [-w plain|loaded|both]
-#                 [-a APPEND] [-j JOBS] [-o DIR]
+#                 [-a APPEND] [-j JOBS] [-o DIR] [-s]
 #
 #   -n RUNS      boots per flavour and kind (default 5)
 #   -k FLAVOURS  scripts/kernels.sh flavours (default "6.1 6.12 6.12-rt
@@ -19,6 +19,10 @@
 #   -j JOBS      guests side by side (default 2; each is one TCG thread)
 #   -o DIR       keep every run's output there (default: a temporary
 #                directory, removed)
+#   -s           the whole guest suite as make check runs it
+#                (selftests/kcc/guest.sh, one flavour a run: kcc record's
+#                runs judged on the host against their traces too); needs
+#                KCC and KCC_STATIC (make flaky sets them); -a is ignored
 #
 # Output: one line per run ("run FLAVOUR KIND I: pass|FAIL, S s"), then
 # the table: flavour, kind, failures/runs, test.  A run that failed as a
@@ -34,8 +38,9 @@ kinds=both
 append=
 jobs=2
 keep=
+suite=
 
-while getopts n:k:w:a:j:o:h opt; do
+while getopts n:k:w:a:j:o:sh opt; do
 	case $opt in
 	n) runs=$OPTARG ;;
 	k) flavours=$OPTARG ;;
@@ -43,8 +48,9 @@ while getopts n:k:w:a:j:o:h opt; do
 	a) append=$OPTARG ;;
 	j) jobs=$OPTARG ;;
 	o) keep=$OPTARG ;;
-	h) sed -n '4,27s/^# \{0,1\}//p' "$0"; exit 0 ;;
-	*) echo "usage: $0 [-n RUNS] [-k FLAVOURS] [-w plain|loaded|both] [-a APPEND] [-j JOBS] [-o DIR]" >&2
+	s) suite=1 ;;
+	h) sed -n '4,32s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	*) echo "usage: $0 [-n RUNS] [-k FLAVOURS] [-w plain|loaded|both] [-a APPEND] [-j JOBS] [-o DIR] [-s]" >&2
 	   exit 2 ;;
 	esac
 done
@@ -73,14 +79,15 @@ trap 'exit 130' INT TERM
 one() {
 	f=$out/$1.$2.$3
 	limit=$(guest_limit "$1")
+	load=
+	[ "$2" = loaded ] && load="sh $top/scripts/loaded.sh"
 	t0=$(date +%s)
-	if [ "$2" = loaded ]; then
-		sh "$top/scripts/loaded.sh" sh "$top/selftests/guest/run.sh" \
-			-K "$5" -k "$4" -m "$6" -t "$limit" \
-			${append:+-a "$append"} >"$f" 2>&1
+	if [ -n "$suite" ]; then
+		KCC_GUEST_KERNELS=$1 KCC_GUEST_JOBS=1 \
+			$load sh "$top/selftests/kcc/guest.sh" >"$f" 2>&1
 	else
-		sh "$top/selftests/guest/run.sh" -K "$5" -k "$4" -m "$6" \
-			-t "$limit" ${append:+-a "$append"} >"$f" 2>&1
+		$load sh "$top/selftests/guest/run.sh" -K "$5" -k "$4" \
+			-m "$6" -t "$limit" ${append:+-a "$append"} >"$f" 2>&1
 	fi
 	rc=$?
 	s=$(( $(date +%s) - t0 ))
@@ -96,9 +103,11 @@ for fl in $flavours; do
 	}
 	set -- $pair
 	vmlinuz=$1 kdir=$2
-	mkdir -p "$out/mod.$fl"
-	sh "$top/selftests/guest/build_module.sh" "$kdir" "$out/mod.$fl" ||
-		exit 1
+	if [ -z "$suite" ]; then
+		mkdir -p "$out/mod.$fl"
+		sh "$top/selftests/guest/build_module.sh" "$kdir" \
+			"$out/mod.$fl" || exit 1
+	fi
 	n=0
 	for kind in $kinds; do
 		i=1
@@ -120,9 +129,9 @@ for fl in $flavours; do
 	for kind in $kinds; do
 		awk -v fl="$fl" -v kind="$kind" -v runs="$runs" '
 			FNR == 1 { run++ }
-			/^not ok [0-9]+ / {
+			/^(# )*not ok [0-9]+ / {
 				t = $0
-				sub(/^not ok [0-9]+ /, "", t)
+				sub(/^(# )*not ok [0-9]+ /, "", t)
 				sub(/ # .*/, "", t)
 				gsub(/ \([^)]*\)/, "", t)
 				gsub(/[0-9]+/, "N", t)

@@ -13,6 +13,7 @@
 # checks (TAP) before its line here.
 
 lbr_rounds=1000
+lbr_one=
 
 lbrpmu_param() {	# lbrpmu_param NAME VALUE
 	echo "$2" >"/sys/module/kcc_lbrpmu/parameters/$1"
@@ -24,8 +25,15 @@ lbrpmu_run() {	# lbrpmu_run DESCRIPTION LBR_CHECK_ARGS...
 	rm -rf /tmp/lbrtr
 	mkdir -p /tmp/lbrtr
 	t0=$(date +%s)
-	/lbr/lbr_check "$@" -d /tmp/lbrtr -- /lbr/lbr_workload $lbr_rounds
+	/lbr/lbr_check "$@" -d /tmp/lbrtr -- /lbr/lbr_workload $lbr_rounds \
+		${lbr_one:+1}
 	check $? "lbr_check $what ($(( $(date +%s) - t0 )) s)"
+}
+
+lbrpmu_one() {	# lbrpmu_one DESCRIPTION LBR_CHECK_ARGS...: one thread
+	lbr_one=1
+	lbrpmu_run "$@"
+	lbr_one=
 }
 
 lbrpmu_tests() {
@@ -84,6 +92,23 @@ lbrpmu_tests() {
 	lbrpmu_run "misses, any,u" -e misses -c 1999 -j any,u -k 0
 	lbrpmu_run "clock 1 ms, any_call,any_ret,u" -e clock -c 1000000 \
 		-j any_call,any_ret,u
+	# Precise overflow (precise=1): a calls or misses event samples
+	# at the call that reaches its period, where the runtime stops in
+	# the PMU, as a hardware counter's interrupt comes at the
+	# overflowing instruction; on one thread no stale trap leaves a
+	# sample to a poll.  With precise=0 the same checks must fail.
+	lbrpmu_one "-P calls: every sample at its period's call" -P \
+		-e calls -c 499 -j any_call,any_ret,u
+	lbrpmu_one "-P misses: every sample at its period's call" -P \
+		-e misses -c 1999 -j any,u
+	lbrpmu_param precise 0
+	rm -rf /tmp/lbrtr
+	mkdir -p /tmp/lbrtr
+	/lbr/lbr_check -P -e calls -c 499 -d /tmp/lbrtr -- \
+		/lbr/lbr_workload $lbr_rounds 1 >/tmp/lbr.out 2>&1
+	[ $? -eq 1 ] && grep -q '^not ok .* -P: no sample at a poll' /tmp/lbr.out
+	check $? "precise=0: lbr_check -P fails, the samples come at polls"
+	lbrpmu_param precise 1
 	lbrpmu_param stray 3
 	lbrpmu_run "stray=3: a far branch on every 3rd stack" -e calls \
 		-c 499 -j any_call,any_ret,u -x 3

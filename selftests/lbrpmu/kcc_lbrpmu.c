@@ -20,13 +20,20 @@
  * intel_pmu_lbr_filter() does.
  *
  * Overflow: calls and misses have no hardware counter that could raise
- * an interrupt at the N-th call.  An hrtimer polls the running thread's
- * counters every poll_us microseconds (and at every read, add and del);
- * when the counted value crosses the period, one sample is taken at the
- * poll, with the registers and the branches of that moment.  A
- * sched_switch probe counts the outgoing thread's calls on the events
- * running on the CPU, before the perf core schedules them out or hands
- * them over to the next thread.
+ * an interrupt at the N-th call.  The PMU writes into the running
+ * thread's ring the counts at which its sampling events run out of
+ * their periods (trap_calls, trap_misses); the runtime stops there, in
+ * the entry hook of the call that reaches one, with KCC_LBR_IOC_OVERFLOW,
+ * and the sample is taken at that call, as a hardware counter's
+ * interrupt comes at the overflowing instruction (precise=1).  An
+ * hrtimer also polls the running thread's counters every poll_us
+ * microseconds (and the core's read, add and del count too): an
+ * overflow no trap took (a stale trap: a system-wide event after a
+ * switch) stops the thread at its next check, and one still due at the
+ * poll after that (or any, with precise=0) is sampled at the poll, with
+ * the registers and the branches of that moment (counted in late).  A sched_switch probe counts the outgoing
+ * thread's calls on the events running on the CPU, before the perf core
+ * schedules them out or hands them over to the next thread.
  *
  * Like the Intel driver:
  *  - system-wide events see only the records the running thread wrote
@@ -100,6 +107,24 @@ static unsigned int release_ms;
 module_param(release_ms, uint, 0644);
 MODULE_PARM_DESC(release_ms, "the last close of /dev/kcc_lbr sleeps this long, ms (default 0): an exiting thread is switched out after exit_mm()");
 
+static bool precise = true;
+module_param(precise, bool, 0644);
+MODULE_PARM_DESC(precise, "calls and misses events overflow at the call that reaches their period, where the runtime stops in the PMU (default 1); 0: at the next poll");
+
+static atomic_long_t lbrpmu_late = ATOMIC_LONG_INIT(0);
+
+static int lbrpmu_late_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%ld\n", atomic_long_read(&lbrpmu_late));
+}
+
+static const struct kernel_param_ops lbrpmu_late_ops = {
+	.get = lbrpmu_late_get,
+};
+
+module_param_cb(late, &lbrpmu_late_ops, NULL, 0444);
+MODULE_PARM_DESC(late, "samples of calls and misses events taken at a poll, after the overflowing call (read only)");
+
 static unsigned int poll_us = 1000;
 module_param(poll_us, uint, 0644);
 MODULE_PARM_DESC(poll_us, "poll interval of the calls and misses counters, us (default 1000)");
@@ -140,7 +165,9 @@ struct lbrpmu_event {
 	struct task_struct *seen_task;	/* whose counter @seen is */
 	u64 seen;
 	u64 clock_prev;			/* clock: local_clock() at the last update */
-	bool deferred;			/* a sample waits for the next poll */
+	bool due;			/* a sample waits for the next poll or trap */
+	bool waited;			/* a poll left the due sample to a trap */
+	bool taken;			/* the last lbrpmu_sample() took one */
 };
 
 /* The branch stack of one sample: one buffer per CPU (hrtimer context). */
@@ -160,6 +187,7 @@ static int (*lbrpmu_overflow)(struct perf_event *event,
 static struct pmu lbrpmu_pmu;
 static enum hrtimer_restart lbrpmu_hrtimer(struct hrtimer *hrtimer);
 static void lbrpmu_stop(struct perf_event *event, int flags);
+static long lbrpmu_trap(void);
 
 /* ---- registered threads ------------------------------------------------ */
 
@@ -382,6 +410,8 @@ static long lbrpmu_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return lbrpmu_register(arg);
 	case KCC_LBR_IOC_UNREGISTER:
 		return lbrpmu_unregister();
+	case KCC_LBR_IOC_OVERFLOW:
+		return lbrpmu_trap();
 	default:
 		return -ENOTTY;
 	}
@@ -569,8 +599,8 @@ static struct pt_regs *lbrpmu_regs(u64 uaddr, struct pt_regs *buf)
 
 /*
  * Take one sample now; true when the core throttled the event.  In the
- * first or last instructions of a runtime hook the sample is deferred
- * to the next poll (lbrpmu_regs()).
+ * first or last instructions of a runtime hook the sample stays due for
+ * the next poll (lbrpmu_regs()).
  */
 static bool lbrpmu_sample(struct perf_event *event, u64 uaddr, u64 pos_in)
 {
@@ -578,21 +608,42 @@ static bool lbrpmu_sample(struct perf_event *event, u64 uaddr, u64 pos_in)
 	struct perf_sample_data data;
 	struct pt_regs *regs, hook_regs;
 
-	le->deferred = false;
+	le->due = false;
+	le->waited = false;
+	le->taken = false;
 	if (!current->mm || (current->flags & PF_EXITING))
 		return false;
 	if (event->attr.exclude_user)
 		return false;
 	regs = lbrpmu_regs(uaddr, &hook_regs);
 	if (!regs) {
-		le->deferred = true;
+		le->due = true;
 		return false;
 	}
 	perf_sample_data_init(&data, 0, event->hw.last_period);
 	if (event->attr.sample_type & PERF_SAMPLE_BRANCH_STACK)
 		lbrpmu_save_brstack(&data, event,
 				    lbrpmu_brstack(event, uaddr, pos_in));
+	le->taken = true;
 	return lbrpmu_overflow(event, &data, regs);
+}
+
+/* Did @delta more events cross the period?  Then the period restarts. */
+static bool lbrpmu_period(struct perf_event *event, u64 delta)
+{
+	struct hw_perf_event *hwc = &event->hw;
+	s64 left;
+
+	if (!is_sampling_event(event) || !delta)
+		return false;
+	left = local64_sub_return(delta, &hwc->period_left);
+	if (left > 0)
+		return false;
+	left += (div64_u64(-left, hwc->sample_period) + 1) *
+		hwc->sample_period;
+	local64_set(&hwc->period_left, left);
+	hwc->last_period = hwc->sample_period;
+	return true;
 }
 
 /*
@@ -600,8 +651,11 @@ static bool lbrpmu_sample(struct perf_event *event, u64 uaddr, u64 pos_in)
  * thread; the new events counted, or 0.  A thread the event has not seen
  * since it was switched in counts from its counters at the switch (or at
  * its registration): the event was running since then, on this thread or
- * handed over with its context.  With @count false nothing is added: the
- * event starts counting the running thread from now (lbrpmu_start()).
+ * handed over with its context.  Every count a sampling event adds runs
+ * down its period, whoever added it (a poll, a trap, a read, a switch):
+ * one that runs out makes a sample due.  With @count false nothing is
+ * added: the event starts counting the running thread from now
+ * (lbrpmu_start()).
  */
 static u64 lbrpmu_sync(struct perf_event *event, u64 *uaddr, u64 *pos_in,
 		       bool count)
@@ -633,6 +687,8 @@ static u64 lbrpmu_sync(struct perf_event *event, u64 *uaddr, u64 *pos_in,
 	if (!count)
 		return 0;
 	local64_add(delta, &event->count);
+	if (lbrpmu_period(event, delta))
+		le->due = true;
 	return delta;
 }
 
@@ -663,22 +719,49 @@ static void lbrpmu_read(struct perf_event *event)
 		lbrpmu_update(event, &uaddr, &pos_in);
 }
 
-/* Did @delta more events cross the period?  Then the period restarts. */
-static bool lbrpmu_period(struct perf_event *event, u64 delta)
+/*
+ * Write the running thread's traps (struct kcc_lbr_ring, trap_*): the
+ * lowest count of calls, and of misses, at which a sampling event
+ * started on this CPU and counting the thread runs out of its period,
+ * or its count now when its sample is due already (the thread then
+ * stops at its next check); ~0 where none does, or with precise=0.
+ * Interrupts off.  The ring is
+ * the thread's own memory, which it writes at every call: written here
+ * without taking a fault (a write that fails leaves the old traps, and
+ * the next poll or trap writes again).
+ */
+static void lbrpmu_retrap(struct lbrpmu_cpu *c)
 {
-	struct hw_perf_event *hwc = &event->hw;
-	s64 left;
+	u64 trap[2] = { ~0ULL, ~0ULL }, ring = 0;
+	struct lbrpmu_event *le;
+	struct lbrpmu_task *s;
+	int i;
 
-	if (!is_sampling_event(event) || !delta)
-		return false;
-	left = local64_sub_return(delta, &hwc->period_left);
-	if (left > 0)
-		return false;
-	left += (div64_u64(-left, hwc->sample_period) + 1) *
-		hwc->sample_period;
-	local64_set(&hwc->period_left, left);
-	hwc->last_period = hwc->sample_period;
-	return true;
+	if (!atomic_read(&lbrpmu_ntasks) || !current->mm ||
+	    (current->flags & PF_EXITING))
+		return;
+	raw_spin_lock(&lbrpmu_lock);
+	s = lbrpmu_task_find(current);
+	if (s)
+		ring = s->ring;
+	raw_spin_unlock(&lbrpmu_lock);
+	if (!ring)
+		return;
+	list_for_each_entry(le, &c->active, active) {
+		struct perf_event *ev = le->event;
+		s64 left = local64_read(&ev->hw.period_left);
+
+		if (!READ_ONCE(precise) || !is_sampling_event(ev) ||
+		    (ev->hw.state & PERF_HES_STOPPED) ||
+		    le->seen_task != current)
+			continue;
+		i = lbrpmu_config(ev) == KCC_LBR_EV_MISSES;
+		trap[i] = min_t(u64, trap[i], le->due ? le->seen :
+					      le->seen + max_t(s64, left, 1));
+	}
+	copy_to_user_nofault((void __user *)(unsigned long)(ring +
+			     offsetof(struct kcc_lbr_ring, trap_calls)),
+			     trap, sizeof(trap));
 }
 
 static enum hrtimer_restart lbrpmu_hrtimer(struct hrtimer *hrtimer)
@@ -686,9 +769,10 @@ static enum hrtimer_restart lbrpmu_hrtimer(struct hrtimer *hrtimer)
 	struct perf_event *event = container_of(hrtimer, struct perf_event,
 						hw.hrtimer);
 	bool clock = lbrpmu_config(event) == KCC_LBR_EV_CLOCK;
+	struct lbrpmu_event *le = event->pmu_private;
 	u64 uaddr = 0, pos_in = 0, period;
 	struct lbrpmu_snap snap;
-	bool fire;
+	bool fire, throttled;
 
 	if (event->state != PERF_EVENT_STATE_ACTIVE ||
 	    (event->hw.state & PERF_HES_STOPPED))
@@ -699,13 +783,28 @@ static enum hrtimer_restart lbrpmu_hrtimer(struct hrtimer *hrtimer)
 		fire = true;
 		period = max_t(u64, 10000, event->hw.sample_period);
 	} else {
-		fire = lbrpmu_period(event, lbrpmu_update(event, &uaddr,
-							  &pos_in));
+		lbrpmu_update(event, &uaddr, &pos_in);
+		fire = le->due;
+		/*
+		 * The period ran out after the last trap was written (the
+		 * thread may be between the call and its check, or its
+		 * trap was stale): the traps now stop the thread at its
+		 * next check, where the sample comes.  A sample still due
+		 * at the next poll is taken there, late.
+		 */
+		if (fire && uaddr && READ_ONCE(precise) && !le->waited) {
+			le->waited = true;
+			fire = false;
+		}
+		lbrpmu_retrap(this_cpu_ptr(&lbrpmu_cpu));
 		period = max_t(u64, LBRPMU_POLL_MIN, READ_ONCE(poll_us)) *
 			 NSEC_PER_USEC;
 	}
-	if ((fire || ((struct lbrpmu_event *)event->pmu_private)->deferred) &&
-	    lbrpmu_sample(event, uaddr, pos_in)) {
+	throttled = fire && lbrpmu_sample(event, uaddr, pos_in);
+	/* A calls or misses sample taken here came after its call. */
+	if (fire && !clock && le->taken)
+		atomic_long_inc(&lbrpmu_late);
+	if (throttled) {
 		/*
 		 * Throttled: stop counting, as the x86 drivers stop a
 		 * throttled counter (x86_pmu_stop()); the core's unthrottle
@@ -717,6 +816,42 @@ static enum hrtimer_restart lbrpmu_hrtimer(struct hrtimer *hrtimer)
 	}
 	hrtimer_forward_now(hrtimer, ns_to_ktime(period));
 	return HRTIMER_RESTART;
+}
+
+/*
+ * KCC_LBR_IOC_OVERFLOW: the running thread made the call that reaches
+ * one of its traps, and stopped in its entry hook right after that
+ * call's record (the registers of the hook call stand for the thread's).
+ * Every sampling event started here is brought up to date; those whose
+ * period ran out take their sample now, as at the overflow interrupt of
+ * a hardware counter; then the traps are written anew.  The sample is
+ * taken in process context with interrupts off, where the hrtimer's are
+ * taken in hard interrupt context: the perf core and the overflow
+ * handler see the same CPU-local state either way.
+ */
+static long lbrpmu_trap(void)
+{
+	struct lbrpmu_event *le, *next;
+	u64 uaddr = 0, pos_in = 0;
+	struct lbrpmu_cpu *c;
+	unsigned long flags;
+
+	local_irq_save(flags);
+	c = this_cpu_ptr(&lbrpmu_cpu);
+	list_for_each_entry_safe(le, next, &c->active, active) {
+		struct perf_event *ev = le->event;
+
+		if (!is_sampling_event(ev) ||
+		    ev->state != PERF_EVENT_STATE_ACTIVE)
+			continue;
+		lbrpmu_update(ev, &uaddr, &pos_in);
+		/* Throttled: stopped as at the hrtimer (off the list). */
+		if (le->due && lbrpmu_sample(ev, uaddr, pos_in))
+			lbrpmu_stop(ev, 0);
+	}
+	lbrpmu_retrap(c);
+	local_irq_restore(flags);
+	return 0;
 }
 
 /*
@@ -745,6 +880,7 @@ static void lbrpmu_start(struct perf_event *event, int flags)
 		/* Counting alone needs no poll: read, stop and switches count. */
 		if (!is_sampling_event(event))
 			return;
+		lbrpmu_retrap(this_cpu_ptr(&lbrpmu_cpu));
 		ns = max_t(u64, LBRPMU_POLL_MIN, READ_ONCE(poll_us)) *
 		     NSEC_PER_USEC;
 	}

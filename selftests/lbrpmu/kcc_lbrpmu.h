@@ -21,7 +21,7 @@
 #include <linux/types.h>
 
 #define KCC_LBR_MAGIC		0x4b4c4252u	/* "KLBR" */
-#define KCC_LBR_VERSION		2
+#define KCC_LBR_VERSION		3
 #define KCC_LBR_RECS		32		/* like Skylake's LBR depth */
 
 /* kcc_lbr_rec.flags */
@@ -75,11 +75,32 @@ struct kcc_lbr_ring {
 	 */
 	__u64 hook_text;
 	__u64 hook_text_end;
+	/*
+	 * Where the thread's sampling calls and misses events overflow:
+	 * the values of calls and misses at which the writer stops in the
+	 * PMU (KCC_LBR_IOC_OVERFLOW) right after the call record that
+	 * reaches them, in its entry hook, as a hardware counter raises
+	 * its interrupt at the overflowing call.  The PMU writes them (at
+	 * that ioctl, at its polls and when an event starts on the
+	 * thread); they are a hint: a stale one costs an ioctl too many
+	 * (the PMU finds nothing to sample and writes new ones) or leaves
+	 * the overflow to the next poll.  ~0: no sampling event counts
+	 * the thread; 0 (at registration): ask at the next call.
+	 */
+	__u64 trap_calls;
+	__u64 trap_misses;
 };
 
 /* Register the calling thread's ring (argument: its address). */
 #define KCC_LBR_IOC_REGISTER	_IO('L', 1)
 /* The calling thread is done: its final counters are taken now. */
 #define KCC_LBR_IOC_UNREGISTER	_IO('L', 2)
+/*
+ * The calling thread reached trap_calls or trap_misses: the sampling
+ * events counting it are brought up to date, those whose period ran out
+ * take their sample now, with the thread's registers at the hook call,
+ * and the traps are written anew.  No argument.
+ */
+#define KCC_LBR_IOC_OVERFLOW	_IO('L', 3)
 
 #endif /* KCC_LBRPMU_H */

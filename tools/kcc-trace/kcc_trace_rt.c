@@ -454,6 +454,27 @@ static inline NOTRACE void kft_lbr_call(struct kft_thread *t, uintptr_t fn,
 	kft_lbr_put(t, from, to, flags, KCC_LBR_MISSES(fn));
 }
 
+/*
+ * The call just recorded reached a count where a sampling event of the
+ * PMU overflows (trap_calls, trap_misses, which the PMU keeps up to
+ * date): stop in the PMU now, so that the sample comes at this call.  A
+ * PMU that does not know the ioctl gets no more of them.
+ */
+static inline NOTRACE void kft_lbr_trap(struct kft_thread *t)
+{
+	struct kcc_lbr_ring *r = &t->ring;
+
+	if (__builtin_expect(r->calls < __atomic_load_n(&r->trap_calls,
+							__ATOMIC_RELAXED) &&
+			     r->misses < __atomic_load_n(&r->trap_misses,
+							 __ATOMIC_RELAXED), 1))
+		return;
+	if (ioctl(kft_lbr_fd, KCC_LBR_IOC_OVERFLOW, 0)) {
+		KFT_STORE(r->trap_calls, ~0ull);
+		KFT_STORE(r->trap_misses, ~0ull);
+	}
+}
+
 /* ---- KCC_TRACE_WATCH: watched contexts counted at every call ------------ */
 
 static NOTRACE int kft_bias_cb(struct dl_phdr_info *info, size_t size,
@@ -941,6 +962,8 @@ static NOTRACE KFT_HOOK_TEXT void kft_event(uintptr_t fn, uintptr_t site,
 		if (kind == FTR_KIND_ENTER)
 			kft_lbr_call(t, fn, site);
 		kft_lbr_hook_enter(t, sp, ret, bp);
+		if (kind == FTR_KIND_ENTER)
+			kft_lbr_trap(t);
 	}
 	kft_varint(t, ((uint64_t)id << 2) | kind);
 	/* Zigzag: small steps up and down the stack stay one byte. */

@@ -3,8 +3,8 @@
  * lbr_check.c - checks the branch stacks of the test LBR PMU (kcc_lbr,
  * kcc_lbrpmu.ko) against the trace the same run of a workload wrote.
  *
- *   lbr_check [-a] [-e EVENT] [-c PERIOD] [-j FILTER] [-x N] [-k SKID]
- *             [-m MIN] -d DIR -- PROG [ARGS...]
+ *   lbr_check [-a] [-P] [-e EVENT] [-c PERIOD] [-j FILTER] [-x N]
+ *             [-k SKID] [-m MIN] -d DIR -- PROG [ARGS...]
  *	opens kcc_lbr/EVENT/ (calls, misses or clock) on PROG, run with
  *	KCC_TRACE_DIR=DIR KCC_TRACE_LBR=1, sampling every PERIOD with
  *	branch stacks under FILTER (perf's -j syntax: any, any_call,
@@ -13,6 +13,12 @@
  *	(misses: KCC_LBR_MISSES() of each call's routine) in the trace;
  *	-a: system-wide events (one per CPU, all tasks) instead of events
  *	on PROG's process tree
+ *	-P: precise overflow (kcc_lbrpmu's precise=1) of a one-thread
+ *	PROG (lbr_workload ROUNDS 1), on one event that follows the thread
+ *	from CPU to CPU: every sample at the call that
+ *	reached the period, none at a poll (kcc_lbrpmu's late count),
+ *	so every stack has a call on top and the calls event takes
+ *	floor(calls / PERIOD) samples exactly
  *   lbr_check -S FILE [-j FILTER] [-x N] [-m MIN] -d DIR
  *	checks the branch stacks of `perf script -F pid,tid,brstack`
  *   lbr_check -n -d DIR
@@ -432,7 +438,8 @@ static int find_thread(uint32_t pid, uint32_t tid)
 }
 
 static void check_samples(uint64_t filter, unsigned int stray_every,
-			  size_t min, int skid)
+			  size_t min, int skid, size_t *with_out,
+			  size_t *top_not_call)
 {
 	struct set sites = { 0 }, pairs = { 0 };
 	size_t with = 0, recs = 0, unknown = 0, badpair = 0, pairs_n = 0;
@@ -484,6 +491,13 @@ static void check_samples(uint64_t filter, unsigned int stray_every,
 		}
 		if (s->nr - first > deepest)
 			deepest = s->nr - first;
+		if (s->nr > first) {
+			uint64_t a, b;
+
+			if (rec_key(&sites, ti, &s->r[first], &a, &b) ||
+			    (a >> 56) != FTR_KIND_ENTER)
+				(*top_not_call)++;
+		}
 		/* Oldest first: each record must follow the one before. */
 		for (j = s->nr; j-- > first;) {
 			const struct rec *r = &s->r[j];
@@ -555,8 +569,25 @@ static void check_samples(uint64_t filter, unsigned int stray_every,
 		tap(deepest == KCC_LBR_RECS - (uint32_t)skid,
 		    "the deepest stack has %d records (%u): skid %d",
 		    KCC_LBR_RECS - skid, deepest, skid);
+	*with_out = with;
 	free(sites.s);
 	free(pairs.s);
+}
+
+#define LBR_LATE "/sys/module/kcc_lbrpmu/parameters/late"
+
+/* kcc_lbrpmu's count of samples taken at a poll, or -1. */
+static long long read_late(void)
+{
+	long long v = -1;
+	FILE *f = fopen(LBR_LATE, "r");
+
+	if (f) {
+		if (fscanf(f, "%lld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
 }
 
 /* ---- perf script input ---------------------------------------------------- */
@@ -621,10 +652,13 @@ static void drain(struct perf_event_mmap_page *pg, size_t size)
 
 /*
  * One event per CPU on the workload's process tree (inherited events are
- * mapped per CPU, as perf record does), enabled at its exec().
+ * mapped per CPU, as perf record does), enabled at its exec(); with
+ * @one, one event on the workload's thread, on whatever CPU it runs
+ * (-P: a thread that migrates then has one period, not one per CPU).
  */
 static int run(const char *event, uint64_t period, uint64_t filter,
-	       int syswide, const char *dir, char **argv, uint64_t *count)
+	       int syswide, int one, const char *dir, char **argv,
+	       uint64_t *count)
 {
 	struct perf_event_attr attr = { 0 };
 	size_t page = sysconf(_SC_PAGESIZE), size = MMAP_PAGES * page;
@@ -642,6 +676,8 @@ static int run(const char *event, uint64_t period, uint64_t filter,
 		fprintf(stderr, "lbr_check: %d CPUs\n", ncpu);
 		return -1;
 	}
+	if (one)
+		ncpu = 1;
 	attr.size = sizeof(attr);
 	attr.type = type;
 	attr.config = !strcmp(event, "clock") ? KCC_LBR_EV_CLOCK :
@@ -654,7 +690,7 @@ static int run(const char *event, uint64_t period, uint64_t filter,
 	if (!syswide) {
 		attr.disabled = 1;
 		attr.enable_on_exec = 1;
-		attr.inherit = 1;
+		attr.inherit = !one;
 	}
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
@@ -678,7 +714,7 @@ static int run(const char *event, uint64_t period, uint64_t filter,
 	close(go[0]);
 	for (cpu = 0; cpu < ncpu; cpu++) {
 		fd[cpu] = syscall(SYS_perf_event_open, &attr,
-				  syswide ? -1 : pid, cpu, -1, 0);
+				  syswide ? -1 : pid, one ? -1 : cpu, -1, 0);
 		if (fd[cpu] < 0) {
 			fprintf(stderr, "lbr_check: perf_event_open kcc_lbr/%s/ cpu %d: %s\n",
 				event, cpu, strerror(errno));
@@ -738,7 +774,7 @@ out:
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: lbr_check [-a] [-e EVENT] [-c PERIOD] [-j FILTER] [-x N] [-k SKID] [-m MIN] -d DIR -- PROG [ARGS...]\n"
+		"usage: lbr_check [-a] [-P] [-e EVENT] [-c PERIOD] [-j FILTER] [-x N] [-k SKID] [-m MIN] -d DIR -- PROG [ARGS...]\n"
 		"       lbr_check -S PERF_SCRIPT_OUTPUT [-j FILTER] [-x N] [-m MIN] -d DIR\n"
 		"       lbr_check -n -d DIR\n");
 	exit(2);
@@ -753,9 +789,11 @@ int main(int argc, char **argv)
 	unsigned int stray_every = 0;
 	size_t min = 10;
 	int skid = -1;
-	int opt, count_only = 0, syswide = 0;
+	int opt, count_only = 0, syswide = 0, precise = 0;
+	size_t with = 0, top_not_call = 0;
+	long long late0 = -1, late1 = -1;
 
-	while ((opt = getopt(argc, argv, "ae:c:j:x:m:k:d:S:n")) != -1) {
+	while ((opt = getopt(argc, argv, "ae:c:j:x:m:k:d:S:nP")) != -1) {
 		switch (opt) {
 		case 'a': syswide = 1; break;
 		case 'e': event = optarg; break;
@@ -767,6 +805,7 @@ int main(int argc, char **argv)
 		case 'd': dir = optarg; break;
 		case 'S': script = optarg; break;
 		case 'n': count_only = 1; break;
+		case 'P': precise = 1; break;
 		default: usage();
 		}
 	}
@@ -788,10 +827,12 @@ int main(int argc, char **argv)
 		if (read_script(script) || read_traces(dir))
 			return 2;
 	} else {
-		if (run(event, period, filter, syswide, dir, argv + optind,
-			&count) ||
+		late0 = read_late();
+		if (run(event, period, filter, syswide, precise, dir,
+			argv + optind, &count) ||
 		    read_traces(dir))
 			return 2;
+		late1 = read_late();
 	}
 	printf("# %d threads traced, %" PRIu64 " calls in the trace\n",
 	       nthreads, trace_calls);
@@ -800,7 +841,28 @@ int main(int argc, char **argv)
 			KCC_LBR_RECS - 1);
 		return 2;
 	}
-	check_samples(filter, stray_every, min, skid);
+	check_samples(filter, stray_every, min, skid, &with, &top_not_call);
+	if (precise) {
+		/* The run itself, not the checks, is what -P is about. */
+		if (script || syswide || !filter_calls(filter) || skid > 0 ||
+		    !strcmp(event, "clock")) {
+			fprintf(stderr, "lbr_check: -P needs a per-task calls or misses run, calls in the filter, no skid\n");
+			return 2;
+		}
+		tap(nthreads == 1, "-P: one thread traced (%d)", nthreads);
+		tap(late0 >= 0 && late1 == late0,
+		    "-P: no sample at a poll (kcc_lbrpmu late %lld before, %lld after)",
+		    late0, late1);
+		tap(!top_not_call,
+		    "-P: every stack has the overflowing call on top (%zu of %zu not)",
+		    top_not_call, with);
+		tap(with == (!strcmp(event, "calls") ? trace_calls :
+			     trace_misses) / period && !lbr_throttled,
+		    "-P: floor(%s / period) samples, one per period (%zu; %" PRIu64
+		    " %s, period %" PRIu64 ")", event, with,
+		    !strcmp(event, "calls") ? trace_calls : trace_misses,
+		    event, period);
+	}
 	/*
 	 * Per task or system-wide (one event per CPU, threads migrating
 	 * between them), a counting event counts every call of the

@@ -16,7 +16,8 @@
  *   threads, fork     THREADS threads, then a forked child; each
  *                     thread exits with a file table of its own
  *
- * Usage: lbr_workload [ROUNDS]   (default 200)
+ * Usage: lbr_workload [ROUNDS [1]]   (default 200; 1: one thread, no
+ *        threads or child: lbr_check -P)
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -26,6 +27,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -140,16 +142,22 @@ static void *thread_main(void *arg)
 int main(int argc, char **argv)
 {
 	pthread_t th[THREADS];
-	int i, status;
+	int i, status, one = 0;
 	pid_t pid;
 
 	if (argc > 1)
 		rounds = atoi(argv[1]);
-	if (rounds <= 0) {
-		fprintf(stderr, "usage: lbr_workload [ROUNDS > 0]\n");
+	if (argc > 2)
+		one = !strcmp(argv[2], "1");
+	if (rounds <= 0 || argc > 3 || (argc > 2 && !one)) {
+		fprintf(stderr, "usage: lbr_workload [ROUNDS > 0 [1]]\n");
 		return 2;
 	}
 	signal(SIGUSR1, on_signal);
+	if (one) {
+		work(rounds);
+		return 0;
+	}
 	for (i = 0; i < THREADS; i++)
 		if (pthread_create(&th[i], NULL, thread_main, NULL)) {
 			perror("pthread_create");
