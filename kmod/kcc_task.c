@@ -17,6 +17,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/slab.h>
+#include <linux/timekeeping.h>
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
 #include <linux/pid.h>
@@ -25,7 +26,6 @@
 #include <linux/moduleparam.h>
 #include <linux/tracepoint.h>
 #include <linux/random.h>
-#include <linux/sched/clock.h>
 
 #include "kcc_mod.h"
 #include "kcc_hcct.h"
@@ -1093,11 +1093,16 @@ void kcc_task_apply(struct kcc_session *s, const struct kcc_rrec *r)
 	/* A Valence key goes to the task's table, not its forest. */
 	if (r->kind != KCC_RREC_VALENCE)
 		kcc_task_make_room(s, t, &r->s);
-	t0 = local_clock();
+	/*
+	 * The monotonic clock, as the drain's own work_ns: local_clock()
+	 * may stand still up to a tick where the TSC is not stable (a TCG
+	 * guest on a loaded host), and a slow task then ran unbounded.
+	 */
+	t0 = ktime_get_ns();
 	if (r->kind == KCC_RREC_VALENCE)
 		kcc_valence_apply(s, t, &r->s);
 	else
 		kcc_stitch_sample(&t->st, &r->s);
-	t->budget_ns += local_clock() - t0;
+	t->budget_ns += ktime_get_ns() - t0;
 	s->processed++;
 }

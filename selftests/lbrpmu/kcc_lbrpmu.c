@@ -27,13 +27,16 @@
  * and the sample is taken at that call, as a hardware counter's
  * interrupt comes at the overflowing instruction (precise=1).  An
  * hrtimer also polls the running thread's counters every poll_us
- * microseconds (and the core's read, add and del count too): an
- * overflow no trap took (a stale trap: a system-wide event after a
- * switch) stops the thread at its next check, and one still due at the
- * poll after that (or any, with precise=0) is sampled at the poll, with
- * the registers and the branches of that moment (counted in late).  A sched_switch probe counts the outgoing
- * thread's calls on the events running on the CPU, before the perf core
- * schedules them out or hands them over to the next thread.
+ * microseconds (and the core's read, add and del count too).  A poll
+ * that finds an overflow no trap took samples it at once when the thread
+ * wrote no record since (it is between its call and its check);
+ * otherwise (a stale trap: a system-wide event after a switch) the
+ * traps stop the thread at its next check, and one still due at the
+ * poll after that is sampled there, with the registers and the branches
+ * of that moment (counted in late).  With precise=0 every overflow is
+ * sampled at the poll that finds it.  A sched_switch probe counts the
+ * outgoing thread's calls on the events running on the CPU, before the
+ * perf core schedules them out or hands them over to the next thread.
  *
  * Like the Intel driver:
  *  - system-wide events see only the records the running thread wrote
@@ -123,7 +126,7 @@ static const struct kernel_param_ops lbrpmu_late_ops = {
 };
 
 module_param_cb(late, &lbrpmu_late_ops, NULL, 0444);
-MODULE_PARM_DESC(late, "samples of calls and misses events taken at a poll, after the overflowing call (read only)");
+MODULE_PARM_DESC(late, "samples of calls and misses events taken after the thread wrote more records than when their overflow was found (read only)");
 
 static unsigned int poll_us = 1000;
 module_param(poll_us, uint, 0644);
@@ -156,6 +159,7 @@ struct lbrpmu_snap {
 	bool valid;		/* the thread is registered */
 	u64 calls, misses;
 	u64 calls_in, misses_in;	/* when it was switched in */
+	u64 pos;		/* records written, 0 when the ring is unread */
 };
 
 /* Per event, allocated at init (never in the overflow path). */
@@ -167,7 +171,8 @@ struct lbrpmu_event {
 	u64 clock_prev;			/* clock: local_clock() at the last update */
 	bool due;			/* a sample waits for the next poll or trap */
 	bool waited;			/* a poll left the due sample to a trap */
-	bool taken;			/* the last lbrpmu_sample() took one */
+	u64 due_pos;			/* ring pos when the sample fell due */
+	u64 pos;			/* ring pos at the last update */
 };
 
 /* The branch stack of one sample: one buffer per CPU (hrtimer context). */
@@ -237,6 +242,7 @@ static void lbrpmu_task_snap(struct lbrpmu_snap *snap, u64 *ring, u64 *pos_in)
 	unsigned long flags;
 
 	snap->valid = false;
+	snap->pos = 0;
 	*ring = 0;
 	*pos_in = 0;
 	if (!atomic_read(&lbrpmu_ntasks))
@@ -248,6 +254,7 @@ static void lbrpmu_task_snap(struct lbrpmu_snap *snap, u64 *ring, u64 *pos_in)
 			s->calls = h.calls;
 			s->misses = h.misses;
 			*ring = s->ring;
+			snap->pos = h.pos;
 		}
 		snap->valid = true;
 		snap->calls = s->calls;
@@ -610,7 +617,6 @@ static bool lbrpmu_sample(struct perf_event *event, u64 uaddr, u64 pos_in)
 
 	le->due = false;
 	le->waited = false;
-	le->taken = false;
 	if (!current->mm || (current->flags & PF_EXITING))
 		return false;
 	if (event->attr.exclude_user)
@@ -624,7 +630,9 @@ static bool lbrpmu_sample(struct perf_event *event, u64 uaddr, u64 pos_in)
 	if (event->attr.sample_type & PERF_SAMPLE_BRANCH_STACK)
 		lbrpmu_save_brstack(&data, event,
 				    lbrpmu_brstack(event, uaddr, pos_in));
-	le->taken = true;
+	/* Late: the thread wrote records after its overflowing call. */
+	if (le->pos != le->due_pos)
+		atomic_long_inc(&lbrpmu_late);
 	return lbrpmu_overflow(event, &data, regs);
 }
 
@@ -684,11 +692,14 @@ static u64 lbrpmu_sync(struct perf_event *event, u64 *uaddr, u64 *pos_in,
 		delta = v - in;
 	le->seen_task = current;
 	le->seen = v;
+	le->pos = snap.pos;
 	if (!count)
 		return 0;
 	local64_add(delta, &event->count);
-	if (lbrpmu_period(event, delta))
+	if (lbrpmu_period(event, delta) && !le->due) {
 		le->due = true;
+		le->due_pos = snap.pos;
+	}
 	return delta;
 }
 
@@ -786,13 +797,15 @@ static enum hrtimer_restart lbrpmu_hrtimer(struct hrtimer *hrtimer)
 		lbrpmu_update(event, &uaddr, &pos_in);
 		fire = le->due;
 		/*
-		 * The period ran out after the last trap was written (the
-		 * thread may be between the call and its check, or its
-		 * trap was stale): the traps now stop the thread at its
-		 * next check, where the sample comes.  A sample still due
-		 * at the next poll is taken there, late.
+		 * A period ran out that no trap took.  With no record
+		 * since (the thread is between its call and its check),
+		 * the sample is the trap's: taken now.  After a stale
+		 * trap, the traps now stop the thread at its next check,
+		 * where the sample comes; one still due at the next poll
+		 * is taken there, late.
 		 */
-		if (fire && uaddr && READ_ONCE(precise) && !le->waited) {
+		if (fire && uaddr && READ_ONCE(precise) &&
+		    le->pos != le->due_pos && !le->waited) {
 			le->waited = true;
 			fire = false;
 		}
@@ -801,9 +814,6 @@ static enum hrtimer_restart lbrpmu_hrtimer(struct hrtimer *hrtimer)
 			 NSEC_PER_USEC;
 	}
 	throttled = fire && lbrpmu_sample(event, uaddr, pos_in);
-	/* A calls or misses sample taken here came after its call. */
-	if (fire && !clock && le->taken)
-		atomic_long_inc(&lbrpmu_late);
 	if (throttled) {
 		/*
 		 * Throttled: stop counting, as the x86 drivers stop a

@@ -16,7 +16,7 @@
  *	-P: precise overflow (kcc_lbrpmu's precise=1) of a one-thread
  *	PROG (lbr_workload ROUNDS 1), on one event that follows the thread
  *	from CPU to CPU: every sample at the call that
- *	reached the period, none at a poll (kcc_lbrpmu's late count),
+ *	reached the period, none late (kcc_lbrpmu's late count),
  *	so every stack has a call on top and the calls event takes
  *	floor(calls / PERIOD) samples exactly
  *   lbr_check -S FILE [-j FILTER] [-x N] [-m MIN] -d DIR
@@ -851,7 +851,7 @@ int main(int argc, char **argv)
 		}
 		tap(nthreads == 1, "-P: one thread traced (%d)", nthreads);
 		tap(late0 >= 0 && late1 == late0,
-		    "-P: no sample at a poll (kcc_lbrpmu late %lld before, %lld after)",
+		    "-P: no sample late, after more records than at its overflow (kcc_lbrpmu late %lld before, %lld after)",
 		    late0, late1);
 		tap(!top_not_call,
 		    "-P: every stack has the overflowing call on top (%zu of %zu not)",
