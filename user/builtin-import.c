@@ -49,11 +49,19 @@ static void import_usage(void)
 "give the bursts (call counts), the other event's samples charge their\n"
 "events to the sampled stack, as kcc record --calls-event does.\n"
 "\n"
+"With a calls counter read at every sample of the event (a group with\n"
+"leader sampling, -e '{EVENT,CALLS}:S'), name the counter: each burst is\n"
+"joined or weighted by the calls since the thread's previous sample, as\n"
+"kcc record counts them.  Record with --per-thread (one counter a\n"
+"thread: per-CPU counters give no count since the previous sample) and,\n"
+"before Linux 6.12, --no-inherit (no group reads of inherited events).\n"
+"\n"
 "Options:\n"
 "  -k K                 context length kept, 1..64 or inf (default 3)\n"
 "  -o FILE              output profile (default kcc.data; '-': stdout)\n"
-"  --calls-event EVENT  the calls event of a two-event file, named as\n"
-"                       for kcc record -e (kcc_lbr/calls/, r00c4, ...)\n"
+"  --calls-event EVENT  the calls event or counter of a two-event file,\n"
+"                       named as perf recorded it or as for kcc record -e\n"
+"                       (kcc_lbr/calls/, r00c4, ...)\n"
 "  -h, --help           this help\n"
 "\n"
 "EXAMPLES\n"
@@ -61,7 +69,10 @@ static void import_usage(void)
 "  kcc import perf.data && kcc report\n"
 "  perf record -e kcc_lbr/misses/ -e kcc_lbr/calls/ -j any_call,any_ret,u,save_type \\\n"
 "       --call-graph fp -- ./a.out\n"
-"  kcc import --calls-event kcc_lbr/calls/ -o a.kcc perf.data\n");
+"  kcc import --calls-event kcc_lbr/calls/ -o a.kcc perf.data\n"
+"  perf record --per-thread --no-inherit -e '{cache-misses,br_inst_retired.near_call}:S' \\\n"
+"       -j any_call,any_ret,u,save_type --call-graph fp -- ./a.out\n"
+"  kcc import --calls-event br_inst_retired.near_call perf.data\n");
 }
 
 struct itask {
@@ -69,6 +80,8 @@ struct itask {
 	char comm[16];
 	bool exited;
 	uint64_t samples;
+	uint64_t counted;	/* the calls counter's value at the last sample */
+	uint64_t counted_id;	/* and its id */
 	struct stitcher sr;
 };
 
@@ -77,6 +90,8 @@ struct import {
 	uint32_t k;
 	int calls_ev;		/* event of the bursts */
 	int main_ev;		/* event charged; == calls_ev with one event */
+	int counter_ev;		/* the calls counter read at samples, or -1 */
+	uint64_t unread;	/* samples whose read has no counter value */
 	struct itask *tasks;
 	uint32_t nr_tasks, cap_tasks;
 	struct stream_map *maps;
@@ -166,6 +181,48 @@ static int import_mapped(const struct import *im, uint32_t pid, uint64_t addr)
 }
 
 /*
+ * A group read at the sample (perf record -e '{EVENT,CALLS}:S'): the
+ * calls its thread retired since its previous sample, the difference
+ * of the counter's values, as kcc.ko reads its calls counter at every
+ * sample (KCC_SAMPLE_CALLS, saturated as there).  A read without the
+ * counter's value leaves the sample uncounted (calls_unread).
+ */
+static void import_counted(struct import *im, struct itask *t,
+			   const struct perfdata_rec *r)
+{
+	uint64_t n;
+	uint32_t i;
+
+	for (i = 0; i < r->s.nr_read; i++)
+		if (r->s.read_ev[i] == im->counter_ev)
+			break;
+	if (i == r->s.nr_read) {
+		im->unread++;
+		return;
+	}
+	/*
+	 * Another counter of the thread (perf's per-CPU events: record
+	 * with --per-thread) counted from elsewhere: no count here.
+	 */
+	if ((t->samples && r->s.read_id[i] != t->counted_id) ||
+	    r->s.read_val[i] < t->counted) {
+		im->unread++;
+		t->counted = r->s.read_val[i];
+		t->counted_id = r->s.read_id[i];
+		return;
+	}
+	n = r->s.read_val[i] - t->counted;
+	t->counted = r->s.read_val[i];
+	t->counted_id = r->s.read_id[i];
+	im->sb.hdr.flags |= KCC_SAMPLE_CALLS;
+	if (n > UINT32_MAX) {
+		n = UINT32_MAX;
+		im->sb.hdr.flags |= KCC_SAMPLE_CALLS_SAT;
+	}
+	im->sb.hdr.calls = (uint32_t)n;
+}
+
+/*
  * One perf sample as kcc.ko would have captured it: the user part of the
  * callchain (the sampled ip, then the return addresses) and, for the
  * burst event, the branch stack; the calls event charges no events.
@@ -216,6 +273,8 @@ static int import_sample(struct import *im, const struct perfdata_rec *r)
 		return -ENOMEM;
 	sample_buf__init(&im->sb, flags, calls && im->calls_ev != im->main_ev ?
 			 0 : r->s.period);
+	if (im->counter_ev >= 0)
+		import_counted(im, t, r);
 	for (i = 0; i < n; i++)
 		sample_buf__push_stack(&im->sb, r->s.chain[start + i]);
 	if (calls) {
@@ -280,6 +339,24 @@ static int import_events(struct import *im, const char *calls_spec)
 			return -EINVAL;
 		}
 		im->main_ev = pd->nr_ev == 2 ? 1 - im->calls_ev : im->calls_ev;
+		/*
+		 * A calls event that never samples is a counter read at
+		 * the other event's samples (a group with :S): the bursts
+		 * are that event's, each with the calls since the previous.
+		 */
+		if (pd->nr_ev == 2 && !pd->ev[im->calls_ev].attr.sample_period) {
+			const struct perf_event_attr *m = &pd->ev[im->main_ev].attr;
+
+			if (!(m->sample_type & PERF_SAMPLE_READ) ||
+			    !(m->read_format & PERF_FORMAT_ID)) {
+				fprintf(stderr, "kcc: --calls-event %s counts without sampling, and %s has no group read: record with -e '{%s,%s}:S'\n",
+					calls_spec, pd->ev[im->main_ev].name,
+					pd->ev[im->main_ev].name, calls_spec);
+				return -EINVAL;
+			}
+			im->counter_ev = im->calls_ev;
+			im->calls_ev = im->main_ev;
+		}
 	}
 	for (i = 0; i < pd->nr_ev; i++) {
 		const struct perf_event_attr *a = &pd->ev[i].attr;
@@ -326,22 +403,27 @@ static int import_stream(struct import *im, struct sbuf *b)
 	struct kcc_stream_header h;
 	struct kcc_stitch_calls calls = { 0 };
 	bool two = im->calls_ev != im->main_ev;
+	bool counter = im->counter_ev >= 0;
 	uint32_t i;
 	int ret;
 
 	stream__default_header(&h, desc, im->k, KCC_SOURCE_LBR,
-			       KCC_HDR_CALLS_VALID |
-			       (two ? KCC_HDR_CALLS_EVENT : 0));
+			       KCC_HDR_CALLS_VALID | KCC_HDR_IMPORTED |
+			       (two ? KCC_HDR_CALLS_EVENT : 0) |
+			       (counter ? KCC_HDR_CALLS_COUNTER : 0));
 	h.lbr_depth = im->lbr_depth;
 	h.sample_period = im->pd.ev[im->main_ev].attr.sample_period;
 	h.status.samples = im->samples;
 	h.status.processed = im->processed;
 	h.status.dropped[KCC_DROP_NO_STACK] = im->no_stack;
 	import_desc(&desc[KCC_CTR_EVENTS], &im->pd.ev[im->main_ev]);
-	if (two) {
-		desc[KCC_CTR_CALLS].type = im->pd.ev[im->calls_ev].attr.type;
-		desc[KCC_CTR_CALLS].config = im->pd.ev[im->calls_ev].attr.config;
+	if (two || counter) {
+		int c = counter ? im->counter_ev : im->calls_ev;
+
+		desc[KCC_CTR_CALLS].type = im->pd.ev[c].attr.type;
+		desc[KCC_CTR_CALLS].config = im->pd.ev[c].attr.config;
 	}
+	h.status.calls_unread = im->unread;
 	for (i = 0; i < im->nr_tasks; i++) {
 		const struct kcc_stitch *st = &im->tasks[i].sr.st;
 
@@ -434,7 +516,7 @@ int cmd_import(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *output = "kcc.data", *calls = NULL, *path;
-	struct import im = { .k = 3 };
+	struct import im = { .k = 3, .counter_ev = -1 };
 	struct sbuf b = { 0 };
 	struct profile p;
 	void *buf = NULL;

@@ -308,8 +308,11 @@ lbr_counted() {
 		sub(/;$/, "", u)
 	     }
 	     /^# samples: [0-9]+ taken/ { taken = $3 }
-	     /^# calls not in the column: / { after = $7; unread = $NF }
-	     END { printf "# %s: counter %d = exact %d + scaled %d + in no burst %d; %d after the last samples; %d of %d samples without a count\n", r, n, e, s, u, after, unread, taken
+	     /^# calls not in the column: / {
+		# kcc import cannot know the calls after the last samples.
+		after = $7 ~ /^[0-9]+$/ ? $7 : "(not known)"; unread = $NF
+	     }
+	     END { printf "# %s: counter %d = exact %d + scaled %d + in no burst %d; %s after the last samples; %d of %d samples without a count\n", r, n, e, s, u, after, unread, taken
 		   exit !(seen && n > 0 && n == e + s + u && unread == 0) }' \
 		r="$1" "$tmp/lbr.report" || return 1
 	case $1 in
@@ -434,6 +437,7 @@ for p in /usr/bin/perf /usr/bin/perf_*; do
 	[ -n "$lbr" ] && [ -x "$p" ] || continue
 	lbr_runs="$lbr_runs lbr-wf-import:floors:lbr-wf-calls"
 	lbr_runs="$lbr_runs lbr-wf-import-2ev:floors:lbr-wf-2ev"
+	lbr_runs="$lbr_runs lbr-wf-import-grp:floors:lbr-wf-misses"
 	break
 done
 [ -n "$lbr" ] && per=$((per + $(echo $lbr_runs | wc -w)))

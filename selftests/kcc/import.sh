@@ -6,8 +6,10 @@
 # recorded them (one event, or a calls event beside a misses event);
 # kcc import must give the k-SF kcc replay gives for the same samples:
 # bit for bit with one event, the same calls with two (whose events are
-# charged at the sampled stacks instead).  Damaged and unsuitable files
-# are errors that say why.
+# charged at the sampled stacks instead), and bit for bit with a group
+# read of a calls counter at every sample ('{misses,calls}:S') against
+# the same samples carrying those counts (KCC_SAMPLE_CALLS).  Damaged
+# and unsuitable files are errors that say why.
 #
 # Any sanitizer report on stderr is a failure, whatever the exit status.
 
@@ -16,7 +18,7 @@
 ktap_begin
 command -v python3 >/dev/null 2>&1 || ktap_skip_all "no python3"
 ktap_tmpdir import
-plan 19
+plan 24
 PD="python3 $(dirname "$0")/perfdata.py"
 
 # ksf FILE: the forest lines of kcc dump or kcc replay (no task line).
@@ -28,6 +30,8 @@ ksf() {
 	2>"$tmp/err" || { cat "$tmp/err"; exit 1; }
 $PD "$tmp/s.smp" "$tmp/one.data" "$tmp/s1.smp" &&
 	$PD --two "$tmp/s.smp" "$tmp/two.data" &&
+	$PD --group "$tmp/s.smp" "$tmp/group.data" "$tmp/sg.smp" &&
+	$PD --group --no-read "$tmp/s.smp" "$tmp/noread.data" &&
 	$PD --no-type "$tmp/s.smp" "$tmp/notype.data" &&
 	$PD --pipe "$tmp/s.smp" "$tmp/pipe.data" || exit 1
 "$KCC" replay -k 3 "$tmp/s1.smp" >"$tmp/replay.out" 2>"$tmp/err" ||
@@ -72,6 +76,42 @@ run "$KCC" report "$tmp/two.kcc"
 st=$?
 [ $st -eq 0 ] || show
 result $st "two events: the report names the calls event and the sampled one"
+
+# A calls counter read at every sample of the misses event: each burst
+# joined or weighted by the calls since the previous sample, exactly as
+# kcc replay of the same samples with those counts.
+"$KCC" replay -k 3 "$tmp/sg.smp" >"$tmp/replay.g" 2>"$tmp/err" ||
+	{ cat "$tmp/err"; exit 1; }
+ksf "$tmp/replay.g" >"$tmp/wantg"
+expect 0 "10004 of 10004 samples" "group read: imported" -- \
+	"$KCC" import -k 3 --calls-event cpu/calls/ -o "$tmp/group.kcc" \
+	"$tmp/group.data"
+run "$KCC" dump "$tmp/group.kcc"
+ksf "$tmp/out" >"$tmp/gotg"
+[ $rc -eq 0 ] && ! sanitized && [ -s "$tmp/wantg" ] &&
+	cmp -s "$tmp/wantg" "$tmp/gotg" && ! cmp -s "$tmp/wantg" "$tmp/want"
+st=$?
+[ $st -eq 0 ] || { show; diff "$tmp/wantg" "$tmp/gotg" | head -n 10 | sed 's/^/# /'; }
+result $st "group read: the k-SF of kcc replay of the samples with their counts, bit for bit"
+run "$KCC" report "$tmp/group.kcc"
+# 10004 samples of 1 + (37 i mod 60) calls each (perfdata.py).
+want_n=$(awk 'BEGIN { for (i = 0; i < 10004; i++) n += 1 + (37 * i) % 60; print n }')
+[ $rc -eq 0 ] && ! sanitized &&
+	grep -q '^# calls: counted beside the event above (type 4, config 0x1c4) and read at its samples' "$tmp/out" &&
+	grep -q "^# calls counted: counter $want_n calls at 10004 samples;" "$tmp/out" &&
+	grep -q "^# calls not in the column: those after the threads' last samples (not known: imported from perf.data); samples without a count (counter not read): 0$" "$tmp/out"
+st=$?
+[ $st -eq 0 ] || show
+result $st "group read: the report names the counter, its $want_n calls, what it cannot know"
+run "$KCC" report --format json "$tmp/group.kcc"
+[ $rc -eq 0 ] && ! sanitized &&
+	grep -q '"source": "counter", "after_last": null, "samples_unread": 0' "$tmp/out"
+st=$?
+[ $st -eq 0 ] || show
+result $st "group read: json's after_last is null, not 0"
+expect 1 "has no group read" \
+	"a calls event that only counts, no group read: exit 1, says how to record" -- \
+	"$KCC" import --calls-event cpu/calls/ -o "$tmp/x.kcc" "$tmp/noread.data"
 
 # perf's walk going on through garbage: cut at the first return address
 # in no executable mapping, as kcc.ko's walk stops; a process of which

@@ -267,27 +267,56 @@ static int pd_sample_event(const struct perfdata *pd, struct cur c)
 	return c.bad ? -1 : pd_event_of(pd, cur_u64(&c));
 }
 
-static void pd_skip_read(struct cur *c, uint64_t rf)
+/*
+ * The counter value @v read, then its [id] and [lost]: kept, by the
+ * event its id names (else @ev).
+ */
+static void pd_read_one(const struct perfdata *pd, struct cur *c,
+			uint64_t rf, int ev, uint64_t v, struct perfdata_rec *r)
 {
-	uint64_t n = 1, per = 1;
+	uint64_t id = 0;
 
-	if (rf & PERF_FORMAT_GROUP)
+	if (rf & PERF_FORMAT_ID) {
+		id = cur_u64(c);
+		ev = pd_event_of(pd, id);
+	}
+	if (rf & PERF_FORMAT_LOST)
+		cur_u64(c);
+	if (c->bad || r->s.nr_read == PERFDATA_MAX_READ)
+		return;
+	r->s.read_ev[r->s.nr_read] = ev;
+	r->s.read_id[r->s.nr_read] = id;
+	r->s.read_val[r->s.nr_read++] = v;
+}
+
+/*
+ * PERF_SAMPLE_READ of the event @ev, read_format @rf: { value, [enabled],
+ * [running], [id], [lost] }, or with PERF_FORMAT_GROUP { nr, [enabled],
+ * [running], nr x { value, [id], [lost] } } (perf_output_read()).
+ */
+static void pd_read(const struct perfdata *pd, struct cur *c, uint64_t rf,
+		    int ev, struct perfdata_rec *r)
+{
+	uint64_t n = 1, i, v = 0, per;
+	bool group = rf & PERF_FORMAT_GROUP;
+
+	if (group)
 		n = cur_u64(c);
 	else
-		cur_u64(c);		/* value */
+		v = cur_u64(c);
 	if (rf & PERF_FORMAT_TOTAL_TIME_ENABLED)
 		cur_u64(c);
 	if (rf & PERF_FORMAT_TOTAL_TIME_RUNNING)
 		cur_u64(c);
-	per += !!(rf & PERF_FORMAT_ID) + !!(rf & PERF_FORMAT_LOST);
-	if (rf & PERF_FORMAT_GROUP) {
-		if (n > c->left / 8 / per)
-			c->bad = true;
-		else
-			cur_skip(c, n * per * 8);
-	} else {
-		cur_skip(c, (per - 1) * 8);
+	/* The words each value still takes: a group's values come here. */
+	per = group + !!(rf & PERF_FORMAT_ID) + !!(rf & PERF_FORMAT_LOST);
+	if (per && n > c->left / 8 / per) {
+		c->bad = true;
+		return;
 	}
+	for (i = 0; i < n && !c->bad; i++)
+		pd_read_one(pd, c, rf, group ? -1 : ev,
+			    group ? cur_u64(c) : v, r);
 }
 
 static int pd_sample(struct perfdata *pd, struct cur c, struct perfdata_rec *r)
@@ -323,8 +352,9 @@ static int pd_sample(struct perfdata *pd, struct cur c, struct perfdata_rec *r)
 		cur_u64(&c);
 	r->s.period = (st & PERF_SAMPLE_PERIOD) ? cur_u64(&c) :
 		      a->freq ? 1 : a->sample_period;
+	r->s.nr_read = 0;
 	if (st & PERF_SAMPLE_READ)
-		pd_skip_read(&c, a->read_format);
+		pd_read(pd, &c, a->read_format, ev, r);
 	if (st & PERF_SAMPLE_CALLCHAIN) {
 		r->s.nr_chain = cur_u64(&c);
 		if (r->s.nr_chain > c.left / 8)

@@ -3,8 +3,8 @@
  * perfdata.h - a reader of the perf.data files `perf record` writes (the
  * file format, not the pipe format), enough for kcc import: the events
  * (perf_event_attr and, from the HEADER_EVENT_DESC feature, their names),
- * and the records kcc needs: samples (tid, period, callchain, branch
- * stack), executable mappings, thread names and exits.
+ * and the records kcc needs: samples (tid, period, counter values read,
+ * callchain, branch stack), executable mappings, thread names and exits.
  *
  * No Debian library reads perf.data (perf's own reader is not packaged
  * as a library); the format is the kernel's records behind a small file
@@ -27,6 +27,7 @@
 #include <linux/perf_event.h>
 
 #define PERFDATA_NAME_LEN	64
+#define PERFDATA_MAX_READ	8	/* counter values kept of a sample */
 
 struct perfdata_event {
 	struct perf_event_attr attr;	/* what the file has of it, rest 0 */
@@ -56,6 +57,17 @@ struct perfdata_rec {
 			uint64_t nr_chain;
 			const struct perf_branch_entry *br;	/* newest first */
 			uint64_t nr_br;
+			/*
+			 * PERF_SAMPLE_READ: the values of the sample's
+			 * counters (its group's, with PERF_FORMAT_GROUP), by
+			 * event (-1 where the file names no event of an id)
+			 * and id (0 without PERF_FORMAT_ID).  The first
+			 * PERFDATA_MAX_READ only.
+			 */
+			uint32_t nr_read;
+			int32_t read_ev[PERFDATA_MAX_READ];
+			uint64_t read_id[PERFDATA_MAX_READ];
+			uint64_t read_val[PERFDATA_MAX_READ];
 		} s;
 		struct {
 			uint64_t start, len, pgoff, ino;

@@ -788,6 +788,8 @@ int report__build(struct report *r, struct profile *p,
 		r->st_calls_unread += s->hdr.status.calls_unread;
 		if (s->hdr.flags & KCC_HDR_CALLS_COUNTER)
 			r->calls_counter = true;
+		if (s->hdr.flags & KCC_HDR_IMPORTED)
+			r->after_last_unknown = true;
 		r->st_node_drops += s->hdr.status.node_drops;
 		r->st_folded += s->hdr.status.tasks_folded;
 		r->st_pruned += s->hdr.status.forests_pruned;
@@ -1144,7 +1146,10 @@ static void print_header(struct report *r, FILE *out)
 			r->st_calls_exact, r->st_calls_scaled,
 			r->st_calls_unplaced, r->st_calls_bursts_exact,
 			r->st_calls_bursts_scaled);
-	if (r->calls_valid && r->calls_counter)
+	if (r->calls_valid && r->calls_counter && r->after_last_unknown)
+		fprintf(out, "\n# calls not in the column: those after the threads' last samples (not known: imported from perf.data); samples without a count (counter not read): %" PRIu64,
+			r->st_calls_unread);
+	else if (r->calls_valid && r->calls_counter)
 		fprintf(out, "\n# calls not in the column: %" PRIu64 " counted after the threads' last samples; samples without a count (counter not running): %" PRIu64,
 			r->st_calls_after_last, r->st_calls_unread);
 	fprintf(out, "\n# samples: %" PRIu64 " taken, %" PRIu64 " processed, dropped:",

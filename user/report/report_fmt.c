@@ -255,13 +255,20 @@ int report__json(struct report *r, FILE *out)
 		r->calls_valid ? "true" : "false");
 	/* The stdio header's "# calls counted:" line; null: not scaled. */
 	if (r->st_calls_samples)
-		fprintf(out, "  \"calls_counted\": {\"counter\": %" PRIu64 ", \"samples\": %" PRIu64 ", \"exact\": %" PRIu64 ", \"scaled\": %" PRIu64 ", \"unplaced\": %" PRIu64 ", \"bursts_exact\": %" PRIu64 ", \"bursts_scaled\": %" PRIu64 ", \"source\": \"%s\", \"after_last\": %" PRIu64 ", \"samples_unread\": %" PRIu64 "},\n",
+{
+		char after[24] = "null";	/* not known of an import */
+
+		if (!r->after_last_unknown)
+			snprintf(after, sizeof(after), "%" PRIu64,
+				 r->st_calls_after_last);
+		fprintf(out, "  \"calls_counted\": {\"counter\": %" PRIu64 ", \"samples\": %" PRIu64 ", \"exact\": %" PRIu64 ", \"scaled\": %" PRIu64 ", \"unplaced\": %" PRIu64 ", \"bursts_exact\": %" PRIu64 ", \"bursts_scaled\": %" PRIu64 ", \"source\": \"%s\", \"after_last\": %s, \"samples_unread\": %" PRIu64 "},\n",
 			r->st_calls_counter, r->st_calls_samples,
 			r->st_calls_exact, r->st_calls_scaled,
 			r->st_calls_unplaced, r->st_calls_bursts_exact,
 			r->st_calls_bursts_scaled,
 			r->calls_counter ? "counter" : "event",
-			r->st_calls_after_last, r->st_calls_unread);
+			after, r->st_calls_unread);
+	}
 	else
 		fprintf(out, "  \"calls_counted\": null,\n");
 	fprintf(out, "  \"sort\": ");

@@ -405,6 +405,11 @@ struct kcc_metric_desc {
 #define KCC_HDR_CALLS_COUNTER	(1u << 5)
 /* ABI 1.3: sample_period is a frequency in Hz (KCC_CFG_FREQ). */
 #define KCC_HDR_FREQ		(1u << 6)
+/*
+ * Never set by kcc.ko: kcc import wrote the stream from a perf.data
+ * file, which has no value for calls_after_last (0 there, unknown).
+ */
+#define KCC_HDR_IMPORTED	(1u << 7)
 
 struct kcc_stream_header {
 	__u32 magic;		/* KCC_STREAM_MAGIC */

@@ -23,9 +23,10 @@
 # counter, kcc_lbr/calls/); lbr-wf-sys (wordfreq under a system-wide
 # session on the misses event, a calls counter per CPU); lbr-wf-2ev (wordfreq with
 # two events: misses sampled without records, the bursts at the samples
-# of the calls event, --calls-event); lbr-wf-import and lbr-wf-import-2ev
-# (the same without kcc.ko: perf record, then kcc import, one event and
-# two); lbr-adv-calls (the PMU's
+# of the calls event, --calls-event); lbr-wf-import, lbr-wf-import-2ev
+# and lbr-wf-import-grp (the same without kcc.ko: perf record, then kcc
+# import, one event, two, and the misses event reading a calls counter
+# in its group at every sample); lbr-adv-calls (the PMU's
 # adversarial workload lbr_workload: frameless leaves, PLT calls into a
 # frameless library, tail calls, a signal handler, longjmp, recursion,
 # threads and fork).
@@ -266,6 +267,8 @@ elif insmod /lbr/kcc_lbrpmu.ko poll_us=250; then
 		lbr_import lbr-wf-import "" -e kcc_lbr/calls/
 		lbr_import lbr-wf-import-2ev kcc_lbr/calls/ \
 			-e kcc_lbr/misses/ -e kcc_lbr/calls/
+		lbr_import lbr-wf-import-grp kcc_lbr/calls/ --per-thread \
+			--no-inherit -e '{kcc_lbr/misses/,kcc_lbr/calls/}:S'
 	else
 		ok "kcc import # SKIP perf not packed (Debian: linux-perf)"
 	fi
