@@ -731,6 +731,31 @@ static void lbrpmu_read(struct perf_event *event)
 }
 
 /*
+ * Write @trap at @u, the running thread's trap_calls and trap_misses,
+ * from any context: copy_to_user_nofault() may not be called in hard
+ * interrupt context (access_ok() warns there on kernels with
+ * DEBUG_ATOMIC_SLEEP).  The words are read first with
+ * copy_from_user_nmi(), which fails unless the thread's memory is the
+ * one this CPU runs on and the page is there, and interrupts are off
+ * from that read to the write; an unchanged value is not written.
+ */
+static void lbrpmu_put_traps(u64 __user *u, const u64 trap[2])
+{
+	u64 old[2];
+	unsigned long left;
+
+	lockdep_assert_irqs_disabled();
+	if (copy_from_user_nmi(old, u, sizeof(old)) ||
+	    (old[0] == trap[0] && old[1] == trap[1]))
+		return;
+	pagefault_disable();
+	left = __copy_to_user_inatomic(u, trap, 2 * sizeof(*trap));
+	pagefault_enable();
+	/* Not written: the old traps stand until the next poll or trap. */
+	(void)left;
+}
+
+/*
  * Write the running thread's traps (struct kcc_lbr_ring, trap_*): the
  * lowest count of calls, and of misses, at which a sampling event
  * started on this CPU and counting the thread runs out of its period,
@@ -770,9 +795,8 @@ static void lbrpmu_retrap(struct lbrpmu_cpu *c)
 		trap[i] = min_t(u64, trap[i], le->due ? le->seen :
 					      le->seen + max_t(s64, left, 1));
 	}
-	copy_to_user_nofault((void __user *)(unsigned long)(ring +
-			     offsetof(struct kcc_lbr_ring, trap_calls)),
-			     trap, sizeof(trap));
+	lbrpmu_put_traps((void __user *)(unsigned long)(ring +
+			 offsetof(struct kcc_lbr_ring, trap_calls)), trap);
 }
 
 static enum hrtimer_restart lbrpmu_hrtimer(struct hrtimer *hrtimer)
