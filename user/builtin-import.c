@@ -190,7 +190,8 @@ static int import_mapped(const struct import *im, uint32_t pid, uint64_t addr)
 static void import_counted(struct import *im, struct itask *t,
 			   const struct perfdata_rec *r)
 {
-	uint64_t n;
+	uint64_t n, prev = t->counted;
+	bool other;
 	uint32_t i;
 
 	for (i = 0; i < r->s.nr_read; i++)
@@ -204,16 +205,14 @@ static void import_counted(struct import *im, struct itask *t,
 	 * Another counter of the thread (perf's per-CPU events: record
 	 * with --per-thread) counted from elsewhere: no count here.
 	 */
-	if ((t->samples && r->s.read_id[i] != t->counted_id) ||
-	    r->s.read_val[i] < t->counted) {
-		im->unread++;
-		t->counted = r->s.read_val[i];
-		t->counted_id = r->s.read_id[i];
-		return;
-	}
-	n = r->s.read_val[i] - t->counted;
+	other = t->samples && r->s.read_id[i] != t->counted_id;
 	t->counted = r->s.read_val[i];
 	t->counted_id = r->s.read_id[i];
+	if (other || t->counted < prev) {
+		im->unread++;
+		return;
+	}
+	n = t->counted - prev;
 	im->sb.hdr.flags |= KCC_SAMPLE_CALLS;
 	if (n > UINT32_MAX) {
 		n = UINT32_MAX;

@@ -761,10 +761,7 @@ static void lbrpmu_put_traps(u64 __user *u, const u64 trap[2])
  * started on this CPU and counting the thread runs out of its period,
  * or its count now when its sample is due already (the thread then
  * stops at its next check); ~0 where none does, or with precise=0.
- * Interrupts off.  The ring is
- * the thread's own memory, which it writes at every call: written here
- * without taking a fault (a write that fails leaves the old traps, and
- * the next poll or trap writes again).
+ * Interrupts off (lbrpmu_put_traps()).
  */
 static void lbrpmu_retrap(struct lbrpmu_cpu *c)
 {
@@ -785,12 +782,15 @@ static void lbrpmu_retrap(struct lbrpmu_cpu *c)
 		return;
 	list_for_each_entry(le, &c->active, active) {
 		struct perf_event *ev = le->event;
-		s64 left = local64_read(&ev->hw.period_left);
+		s64 left;
 
-		if (!READ_ONCE(precise) || !is_sampling_event(ev) ||
+		if (!READ_ONCE(precise))
+			break;
+		if (!is_sampling_event(ev) ||
 		    (ev->hw.state & PERF_HES_STOPPED) ||
 		    le->seen_task != current)
 			continue;
+		left = local64_read(&ev->hw.period_left);
 		i = lbrpmu_config(ev) == KCC_LBR_EV_MISSES;
 		trap[i] = min_t(u64, trap[i], le->due ? le->seen :
 					      le->seen + max_t(s64, left, 1));
@@ -807,7 +807,7 @@ static enum hrtimer_restart lbrpmu_hrtimer(struct hrtimer *hrtimer)
 	struct lbrpmu_event *le = event->pmu_private;
 	u64 uaddr = 0, pos_in = 0, period;
 	struct lbrpmu_snap snap;
-	bool fire, throttled;
+	bool fire;
 
 	if (event->state != PERF_EVENT_STATE_ACTIVE ||
 	    (event->hw.state & PERF_HES_STOPPED))
@@ -837,8 +837,7 @@ static enum hrtimer_restart lbrpmu_hrtimer(struct hrtimer *hrtimer)
 		period = max_t(u64, LBRPMU_POLL_MIN, READ_ONCE(poll_us)) *
 			 NSEC_PER_USEC;
 	}
-	throttled = fire && lbrpmu_sample(event, uaddr, pos_in);
-	if (throttled) {
+	if (fire && lbrpmu_sample(event, uaddr, pos_in)) {
 		/*
 		 * Throttled: stop counting, as the x86 drivers stop a
 		 * throttled counter (x86_pmu_stop()); the core's unthrottle

@@ -254,8 +254,7 @@ int report__json(struct report *r, FILE *out)
 	fprintf(out, "  \"calls_valid\": %s,\n",
 		r->calls_valid ? "true" : "false");
 	/* The stdio header's "# calls counted:" line; null: not scaled. */
-	if (r->st_calls_samples)
-{
+	if (r->st_calls_samples) {
 		char after[24] = "null";	/* not known of an import */
 
 		if (!r->after_last_unknown)
@@ -268,9 +267,9 @@ int report__json(struct report *r, FILE *out)
 			r->st_calls_bursts_scaled,
 			r->calls_counter ? "counter" : "event",
 			after, r->st_calls_unread);
-	}
-	else
+	} else {
 		fprintf(out, "  \"calls_counted\": null,\n");
+	}
 	fprintf(out, "  \"sort\": ");
 	json_str(r->desc[r->sort].name, out);
 	fprintf(out, ",\n  \"samples\": {\"taken\": %" PRIu64 ", \"processed\": %" PRIu64 ", \"dropped\": {",

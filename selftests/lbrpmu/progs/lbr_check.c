@@ -576,7 +576,7 @@ static void check_samples(uint64_t filter, unsigned int stray_every,
 
 #define LBR_LATE "/sys/module/kcc_lbrpmu/parameters/late"
 
-/* kcc_lbrpmu's count of samples taken at a poll, or -1. */
+/* kcc_lbrpmu's count of samples taken late (its parameter late), or -1. */
 static long long read_late(void)
 {
 	long long v = -1;
