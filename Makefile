@@ -47,8 +47,10 @@ WARN	 := -Wall -Wextra $(if $(filter 1,$(KCC_WERROR)),-Werror) -Wshadow \
 # fidelity and simulation harness (Documentation/layout.rst).
 USER_DIRS   := user/lib user/report user/harness
 USER_INC    := $(addprefix -I,$(USER_DIRS))
+# -fno-strict-aliasing as the kernel builds lbr/: the core reuses its
+# stitcher's frame scratch for the weights of a burst (kcc_stitch.c).
 BASE_CFLAGS := -std=gnu11 -g $(WARN) -Iinclude/uapi -Ilbr $(USER_INC) \
-	    -D_GNU_SOURCE
+	    -D_GNU_SOURCE -fno-strict-aliasing
 OPT_CFLAGS  := -O2
 SAN_CFLAGS  := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 	    -fno-sanitize-recover=all

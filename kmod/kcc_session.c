@@ -821,6 +821,7 @@ void *kcc_snapshot(struct kcc_reader *r, size_t *len)
 		kcc_put_desc(&d[KCC_CTR_CALLS], ~0u, 0, "calls");
 	kcc_put_desc(&d[KCC_CTR_EVENTS], s->ev.type, s->ev.config, s->ev_name);
 	kcc_put_desc(&d[KCC_CTR_SAMPLES], ~0u, 0, "samples");
+	kcc_put_desc(&d[KCC_CTR_CALLS_VAR], ~0u, 0, "calls_var");
 	p = (u8 *)(d + KCC_NR_CTRS);
 
 	list_for_each_entry(t, &s->task_list, node) {

@@ -33,7 +33,7 @@
 #include "kcc_ppp.h"
 
 /* Metrics charged beside the calls: events and samples. */
-#define KCC_WATCH_NMETRICS	(KCC_NR_CTRS - 1)
+#define KCC_WATCH_NMETRICS	(KCC_WATCH_NR_CTRS - 1)
 
 struct kcc_watch_set {
 	struct kcc_ppp p;
@@ -320,7 +320,7 @@ size_t kcc_watch_rec_size(const struct kcc_session *s,
 	if (!s->watch || !t->watch)
 		return 0;
 	return sizeof(struct kcc_rec_watch) +
-	       (size_t)s->watch->p.nctx * KCC_NR_CTRS * sizeof(u64);
+	       (size_t)s->watch->p.nctx * KCC_WATCH_NR_CTRS * sizeof(u64);
 }
 
 /* The task's KCC_REC_WATCH at @p, by context of the upload; the end. */
@@ -344,7 +344,7 @@ u8 *kcc_watch_put(const struct kcc_session *s, const struct kcc_task *t,
 	rw->tgid = t->tgid;
 	rw->start_time_ns = t->start;
 	rw->nr_contexts = pp->nctx;
-	rw->nr_ctrs = KCC_NR_CTRS;
+	rw->nr_ctrs = KCC_WATCH_NR_CTRS;
 	rw->range = pp->range;
 	rw->totals[KCC_CTR_CALLS] = r->weight;
 	rw->residual[KCC_CTR_CALLS] = r->resid_calls;

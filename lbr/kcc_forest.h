@@ -211,6 +211,20 @@ struct kcc_frame {
 	u32 memo_b;
 };
 
+/* One location's share of a weighted burst: n activations adding y. */
+struct kcc_ksf_acc_ent {
+	u32 node;
+	u32 n;
+	u64 y;
+};
+
+/* The locations of one weighted burst (scratch the caller provides). */
+struct kcc_ksf_acc {
+	u32 n;
+	u32 cap;
+	struct kcc_ksf_acc_ent ent[];
+};
+
 struct kcc_ksf {
 	struct kcc_forest *f;
 	struct kcc_frame *stack;	/* stack[d - 1] is the frame at depth d */
@@ -225,6 +239,14 @@ struct kcc_ksf {
 	u64 lost_calls;		/* calls whose top location was lost */
 	u64 bad_returns;	/* returns with an empty stack (ignored) */
 	u64 lost_charges;	/* kcc_ksf_charge() with no context to charge */
+	/*
+	 * The variance of weighted calls (kcc_stitch.h, "Error bars"):
+	 * while acc is set, every counted activation adds its weight to
+	 * the entry of each location it is counted at, and
+	 * kcc_ksf_acc_fold() turns the entries into var_ctr counts.
+	 */
+	u32 var_ctr;		/* counter index, 0: no variance kept */
+	struct kcc_ksf_acc *acc;
 	/* Watched contexts counted beside the forest (kcc_ppp.h), or NULL. */
 	struct kcc_ppp_run *ppp;
 };
@@ -242,6 +264,12 @@ int kcc_ksf_init(struct kcc_ksf *s, struct kcc_forest *f, u32 k,
 void kcc_ksf_pin(struct kcc_ksf *s);
 /* Forget the pending activations; the forest is kept. */
 void kcc_ksf_clear_stack(struct kcc_ksf *s);
+/*
+ * Add the variance of the activations gathered in s->acc since the last
+ * fold, y^2 - y n for each location (for n activations of weight w:
+ * (w^2 - w) n^2, the burst taken as one cluster), and empty it.
+ */
+void kcc_ksf_acc_fold(const struct kcc_ksf *s);
 /* A call event: move to @label's node and count one activation. */
 void kcc_ksf_call(struct kcc_ksf *s, u64 label);
 /*

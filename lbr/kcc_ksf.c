@@ -133,6 +133,53 @@ void kcc_ksf_pin(struct kcc_ksf *s)
 	}
 }
 
+/* u64 a + b, saturating: ~0 reads as "no bound". */
+static inline u64 kcc_add_sat(u64 a, u64 b)
+{
+	return a + b < a ? ~0ull : a + b;
+}
+
+void kcc_ksf_acc_fold(const struct kcc_ksf *s)
+{
+	struct kcc_ksf_acc *acc = s->acc;
+	u32 i;
+
+	for (i = 0; i < acc->n; i++) {
+		const struct kcc_ksf_acc_ent *a = &acc->ent[i];
+		u64 *c = &kcc_forest_ctr(s->f, a->node)[s->var_ctr];
+
+		/* y >= n: y^2 - y n = y (y - n); above 2^32, no bound. */
+		*c = kcc_add_sat(*c, a->y >> 32 ? ~0ull : a->y * (a->y - a->n));
+	}
+	acc->n = 0;
+}
+
+/* Gather an activation of weight @w counted at location @node. */
+static void kcc_ksf_acc_add(const struct kcc_ksf *s, u32 node, u64 w)
+{
+	struct kcc_ksf_acc *acc = s->acc;
+	u32 i;
+
+	if (node == KCC_NIL)
+		return;
+	for (i = 0; i < acc->n; i++)
+		if (acc->ent[i].node == node)
+			break;
+	if (i == acc->n) {
+		/* Full: what is gathered goes in now (a smaller cluster). */
+		if (i == acc->cap) {
+			kcc_ksf_acc_fold(s);
+			i = 0;
+		}
+		acc->ent[i].node = node;
+		acc->ent[i].n = 0;
+		acc->ent[i].y = 0;
+		acc->n++;
+	}
+	acc->ent[i].n++;
+	acc->ent[i].y = kcc_add_sat(acc->ent[i].y, w);
+}
+
 static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
 					 struct kcc_ksf_regs *r, u64 label,
 					 u64 inc)
@@ -204,6 +251,10 @@ static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
 		kcc_forest_bump(f, b, KCC_CTR_CALLS, inc);
 	if (unlikely((d < k ? t : b) == KCC_NIL))
 		r->lost_calls += inc;
+	if (unlikely(s->acc) && inc) {
+		kcc_ksf_acc_add(s, t, inc);
+		kcc_ksf_acc_add(s, b, inc);
+	}
 
 	/*
 	 * A frame pushed again with the same locations keeps its memo:

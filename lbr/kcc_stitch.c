@@ -28,6 +28,7 @@ int kcc_stitch_init(struct kcc_stitch *st, struct kcc_forest *f, u32 k,
 	ret = kcc_ksf_init(&st->ksf, f, k, stack, stack_cap);
 	if (ret)
 		return ret;
+	st->ksf.var_ctr = KCC_CTR_CALLS_VAR;
 	st->frames = frames;
 	st->frames_cap = frames_cap;
 	st->burst = burst;
@@ -572,6 +573,19 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 		}
 	}
 
+	/*
+	 * A weighted burst is one cluster of a sample (kcc_stitch.h, "Error
+	 * bars"): its locations' weights are gathered in the frames'
+	 * scratch, free until the next sample, and folded at the end.
+	 */
+	if (ksf->var_ctr && (base || w > 1)) {
+		struct kcc_ksf_acc *acc = (struct kcc_ksf_acc *)st->frames;
+
+		acc->n = 0;
+		acc->cap = (st->frames_cap * sizeof(*st->frames) -
+			    sizeof(*acc)) / sizeof(acc->ent[0]);
+		ksf->acc = acc;
+	}
 	/* Step 3: replay, oldest first; the overlap was counted before. */
 	for (i = r; i > 0; i--) {
 		const struct kcc_branch *b = &br[i - 1];
@@ -600,6 +614,10 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 	for (i = 0; i < st->nr_reenter; i++)
 		if (st->reenter_at[i] == KCC_STITCH_AT_END)
 			kcc_ksf_enter(ksf, st->reenter_label[i]);
+	if (ksf->acc) {
+		kcc_ksf_acc_fold(ksf);
+		ksf->acc = NULL;
+	}
 	st->bursts_replayed++;
 
 	keep = r < KCC_STITCH_JOIN_MAX ? r : KCC_STITCH_JOIN_MAX;

@@ -64,6 +64,13 @@
  *      exactly N.  Both are multiplied by the adaptive bursting weight.
  *      A burst with no call record, not replayed or not fitting its
  *      stack counts its N in calls_unplaced.
+ *      Error bars: a weighted burst (scaled, or weighted by adaptive
+ *      bursting) is one cluster of the calls it stands for.  Each
+ *      location it counts n activations at, adding y, gets y (y - n)
+ *      in KCC_CTR_CALLS_VAR: for weight w, (w^2 - w) n^2, the Horvitz-
+ *      Thompson variance of a cluster taken with probability 1 / w.
+ *      The locations are gathered in the frames' scratch, free during
+ *      the replay (kcc_ksf_acc_fold()); an exact burst adds nothing.
  *   4. charge: the sample's delta and one sample go to the context of the
  *      sampled routine (KCC_CTR_EVENTS, KCC_CTR_SAMPLES).
  * Bursts as hardware shapes them (Documentation/stitching.rst, "Bursts

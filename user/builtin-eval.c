@@ -293,7 +293,7 @@ static void print_header(const struct eval *e)
 			printf("\thot@%g", e->ao.t[j]);
 		printf("\treplayed_pct\tsamples\tbursts\tjoined\tskipped\tstitch_errors\titems_exact\titems_approx\tfalse_joins");
 		printf("\tleaf_repaired\twalk_repaired\twalk_cut\tskid_repaired\tunrecorded\tunmatched_return\tfar_skipped\tbelow_walk");
-		printf("\tabs_err\tcalls_ratio\n");
+		printf("\tabs_err\tcalls_ratio\tci95_items\tci95_covered\tci95_calls\n");
 		return;
 	}
 	printf("%-10s %3s %-9s", "program", "k", "method");
@@ -306,8 +306,8 @@ static void print_header(const struct eval *e)
 		snprintf(h, sizeof(h), "hot@%g", e->ao.t[j]);
 		printf(" %8s", h);
 	}
-	printf(" %9s %9s %8s %8s\n", "replayed%", "samples", "abs_err",
-	       "ratio");
+	printf(" %9s %9s %8s %8s %8s\n", "replayed%", "samples", "abs_err",
+	       "ratio", "ci95");
 }
 
 /* The period in calls: "N", or N/D as a decimal (TSV) or "N/D" (text). */
@@ -326,7 +326,8 @@ static const char *period_str(const struct evalsim_opts *so, bool tsv,
 static void print_row(const struct eval *e, const char *prog, uint32_t k,
 		      enum evalsim_method m, const struct evalsim_opts *so,
 		      const struct evalsim_result *r,
-		      const struct accuracy *acc, uint32_t sweep_v)
+		      const struct accuracy *acc, const struct acc_ci *ci,
+		      uint32_t sweep_v)
 {
 	double rep = r->calls ? 100.0 * r->replayed / r->calls : 0;
 	char pbuf[32];
@@ -345,7 +346,12 @@ static void print_row(const struct eval *e, const char *prog, uint32_t k,
 		       r->false_joins);
 		for (j = 0; j < sizeof(r->cnt) / sizeof(uint64_t); j++)
 			printf("\t%" PRIu64, ((const uint64_t *)&r->cnt)[j]);
-		printf("\t%.4f\t%.4f\n", acc->abs_err, acc->calls_ratio);
+		printf("\t%.4f\t%.4f", acc->abs_err, acc->calls_ratio);
+		if (ci)
+			printf("\t%u\t%u\t%.4f\n", ci->items, ci->covered,
+			       ci->calls_covered);
+		else
+			printf("\t-\t-\t-\n");
 		return;
 	}
 	printf("%-10s %3u %-9s", prog, k, evalsim_method_name[m]);
@@ -356,8 +362,12 @@ static void print_row(const struct eval *e, const char *prog, uint32_t k,
 	printf(" %7.2f%%", 100 * acc->overlap);
 	for (j = 0; j < e->ao.nr_t; j++)
 		printf(" %7.2f%%", 100 * acc->cover[j]);
-	printf(" %8.3f%% %9" PRIu64 " %8.4f %8.4f\n", rep, r->samples,
+	printf(" %8.3f%% %9" PRIu64 " %8.4f %8.4f", rep, r->samples,
 	       acc->abs_err, acc->calls_ratio);
+	if (ci)
+		printf(" %7.2f%%\n", 100 * ci->calls_covered);
+	else
+		printf(" %8s\n", "-");
 	if (so->effects && r->bursts)
 		printf("%-10s %3s   stitching: leaf %" PRIu64 ", walk %" PRIu64 " repaired, %" PRIu64 " cut, skid %" PRIu64 ", unrecorded %" PRIu64 ", unmatched returns %" PRIu64 ", far %" PRIu64 ", below walk %" PRIu64 ", errors %" PRIu64 "\n",
 		       "", "", r->cnt.leaf_repaired, r->cnt.walk_repaired,
@@ -423,6 +433,8 @@ static int eval_trace(struct eval *e, const char *path)
 				struct acc_opts ao = e->ao;
 				struct evalsim_result r;
 				struct accuracy acc;
+				struct acc_ci ci;
+				bool has_ci;
 				uint32_t m = e->methods[mi];
 
 				so.k = e->ks[ki];
@@ -442,8 +454,18 @@ static int eval_trace(struct eval *e, const char *path)
 				ao.approx_ctr = r.ctr;
 				ret = accuracy__compare(&exact.kccf.f, &r.kccf.f,
 							&ao, &acc);
+				/* Counted calls are estimates with a variance. */
+				has_ci = !ret && r.counted.samples &&
+					 r.ctr == KCC_CTR_CALLS &&
+					 r.kccf.f.nmetrics >= KCC_CTR_CALLS_VAR;
+				if (has_ci)
+					ret = accuracy__ci95(&exact.kccf.f,
+							     &r.kccf.f, so.k,
+							     KCC_CTR_CALLS_VAR,
+							     &ci);
 				if (!ret)
 					print_row(e, prog, so.k, m, &so, &r, &acc,
+						  has_ci ? &ci : NULL,
 						  e->sweep ? e->sweep_v[si] : 0);
 				evalsim__exit(&r);
 				fflush(stdout);
@@ -546,7 +568,7 @@ static int relabel(const struct report *r, const struct report_grp *g,
 	uint32_t *map, v, nr = symtab__nr(names);
 	int ret;
 
-	ret = pool__alloc(out, f->count ? f->count : 1, 0);
+	ret = pool__alloc(out, f->count ? f->count : 1, 1);
 	if (ret)
 		return ret;
 	map = calloc(f->count ? f->count : 1, sizeof(*map));
@@ -575,6 +597,10 @@ static int relabel(const struct report *r, const struct report_grp *g,
 		}
 		kcc_forest_ctr(&out->f, map[v])[KCC_CTR_CALLS] +=
 			kcc_forest_ctr(f, v)[KCC_CTR_CALLS];
+		/* Counter 1: the calls' variance, where the profile has it. */
+		if (r->var_ctr >= 0)
+			kcc_forest_ctr(&out->f, map[v])[1] +=
+				kcc_forest_ctr(f, v)[r->var_ctr];
 	}
 	free(map);
 	return 0;
@@ -620,7 +646,7 @@ static int eval_profile(struct eval *e, const char *ppath, const char *tpath)
 		for (j = 0; j < e->ao.nr_t; j++)
 			printf("\thot@%g", e->ao.t[j]);
 		printf("\tcalls_profile\tcalls_exact\titems_exact\titems_profile\titems_common");
-		printf("\tabs_err\tcalls_ratio\n");
+		printf("\tabs_err\tcalls_ratio\tci95_items\tci95_covered\tci95_calls\n");
 	} else {
 		printf("%-10s %3s %8s", "program", "k", "overlap");
 		for (j = 0; j < e->ao.nr_t; j++) {
@@ -629,9 +655,9 @@ static int eval_profile(struct eval *e, const char *ppath, const char *tpath)
 			snprintf(h, sizeof(h), "hot@%g", e->ao.t[j]);
 			printf(" %8s", h);
 		}
-		printf(" %13s %13s %6s %6s %6s %8s %8s\n", "calls_profile",
+		printf(" %13s %13s %6s %6s %6s %8s %8s %13s %8s\n", "calls_profile",
 		       "calls_exact", "exact", "prof", "common", "abs_err",
-		       "ratio");
+		       "ratio", "ci95_covered", "of_calls");
 	}
 	for (ki = 0; ki < e->nk && !ret; ki++) {
 		struct report_opts ro = {
@@ -642,6 +668,7 @@ static int eval_profile(struct eval *e, const char *ppath, const char *tpath)
 		struct acc_opts ao = e->ao;
 		struct pool approx = { 0 };
 		struct accuracy acc;
+		struct acc_ci ci;
 		struct report r;
 		struct ccf exact;
 
@@ -665,6 +692,9 @@ static int eval_profile(struct eval *e, const char *ppath, const char *tpath)
 			ao.k = e->ks[ki];
 			ao.approx_ctr = KCC_CTR_CALLS;
 			ret = accuracy__compare(&exact.kccf.f, &approx.f, &ao, &acc);
+			if (!ret && r.var_ctr >= 0)
+				ret = accuracy__ci95(&exact.kccf.f, &approx.f,
+						     e->ks[ki], 1, &ci);
 			ccf__exit(&exact);
 		}
 		if (!ret) {
@@ -672,11 +702,21 @@ static int eval_profile(struct eval *e, const char *ppath, const char *tpath)
 			       e->ks[ki], acc.overlap);
 			for (j = 0; j < e->ao.nr_t; j++)
 				printf(e->tsv ? "\t%.4f" : " %8.4f", acc.cover[j]);
-			printf(e->tsv ? "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\t%u\t%.4f\t%.4f\n" :
-			       " %13" PRIu64 " %13" PRIu64 " %6u %6u %6u %8.4f %8.4f\n",
+			printf(e->tsv ? "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%u\t%u\t%.4f\t%.4f" :
+			       " %13" PRIu64 " %13" PRIu64 " %6u %6u %6u %8.4f %8.4f",
 			       acc.weight_approx, acc.weight_exact,
 			       acc.items_exact, acc.items_approx,
 			       acc.items_common, acc.abs_err, acc.calls_ratio);
+			/* Calls that are no estimate have no interval: "-". */
+			if (r.var_ctr < 0)
+				printf(e->tsv ? "\t-\t-\t-\n" : " %13s %8s\n",
+				       "-", "-");
+			else if (e->tsv)
+				printf("\t%u\t%u\t%.4f\n", ci.items, ci.covered,
+				       ci.calls_covered);
+			else
+				printf(" %6u/%-6u %8.4f\n", ci.covered, ci.items,
+				       ci.calls_covered);
 		} else {
 			fprintf(stderr, "kcc: %s: %s\n", ppath, strerror(-ret));
 		}

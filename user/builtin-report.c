@@ -38,6 +38,9 @@ static void report_usage(void)
 "  --similar X          x%%-similar view: contexts with at least X%% of\n"
 "                       their routine's count, as trees\n"
 "  --hot PHI            hot contexts: count >= PHI * total (0 < PHI <= 1)\n"
+"  --ci                 a column of the 95%% interval of calls, +-H, where\n"
+"                       calls are estimated (a calls counter or event);\n"
+"                       '-' where calls are not an estimate\n"
 "  --srcline            file:line of each routine (needs the binaries\n"
 "                       or their debuginfo)\n"
 "  --debuginfod[=URLS]  fetch the debuginfo of objects not found here by\n"
@@ -189,7 +192,7 @@ enum {
 	OPT_K = 256, OPT_SORT, OPT_PERCENT, OPT_ROUTINE, OPT_SIMILAR, OPT_HOT,
 	OPT_SRCLINE, OPT_FORMAT, OPT_PID, OPT_TID, OPT_COMM, OPT_PER_THREAD,
 	OPT_ALL, OPT_MAX_NODES, OPT_STDIO, OPT_DEBUGINFOD, OPT_DSO,
-	OPT_EXPORT_WATCH, OPT_WATCHED,
+	OPT_EXPORT_WATCH, OPT_WATCHED, OPT_CI,
 };
 
 int cmd_report(int argc, char **argv)
@@ -203,6 +206,7 @@ int cmd_report(int argc, char **argv)
 		{ "similar", required_argument, NULL, OPT_SIMILAR },
 		{ "hot", required_argument, NULL, OPT_HOT },
 		{ "srcline", no_argument, NULL, OPT_SRCLINE },
+		{ "ci", no_argument, NULL, OPT_CI },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "pid", required_argument, NULL, OPT_PID },
 		{ "tid", required_argument, NULL, OPT_TID },
@@ -273,6 +277,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_SRCLINE:
 			o.srcline = true;
+			break;
+		case OPT_CI:
+			o.ci = true;
 			break;
 		case OPT_FORMAT:
 			for (i = 0; i < 5; i++)

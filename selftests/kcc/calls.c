@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "accuracy.h"
 #include "ktap.h"
 #include "ref.h"
 #include "kcc_stitch.h"
@@ -41,7 +42,8 @@ static void start(struct stitcher *sr, u32 k)
 
 static bool dump_is(struct stitcher *sr, const char *want)
 {
-	char *got = ksf__dump_string(&sr->pool.f, NULL, 0);
+	/* calls, events, samples: the variance is var_is()'s */
+	char *got = ksf__dump_string(&sr->pool.f, NULL, 3);
 	bool ok = got && !strcmp(got, want);
 
 	if (!ok) {
@@ -50,6 +52,20 @@ static bool dump_is(struct stitcher *sr, const char *want)
 	}
 	free(got);
 	return ok;
+}
+
+/* The variance counter (KCC_CTR_CALLS_VAR) summed over the forest. */
+static bool var_is(struct stitcher *sr, u64 want)
+{
+	u64 got = 0;
+	u32 i;
+
+	for (i = 0; i < sr->pool.f.count; i++)
+		got += kcc_forest_ctr(&sr->pool.f, i)[KCC_CTR_CALLS_VAR];
+	if (got != want)
+		ksft_print_msg("variance: expected %" PRIu64 ", got %" PRIu64 "\n",
+			       want, got);
+	return got == want;
 }
 
 /*
@@ -114,6 +130,11 @@ static void test_hand(void)
 	     sr.st.calls.bursts_scaled == 1 && sr.st.calls.scaled == 11 &&
 	     !sr.st.calls.exact;
 	ksft_test_result(ok, "count 11 over 3 records: weights 3, 4, 4 add up to 11\n");
+	/* Variance, the burst one cluster: y (y - n) = 11 * 8; an exact burst adds 0. */
+	ok = var_is(&sr, 88);
+	apply(&sr, three_calls(KCC_SAMPLE_CALLS, 2));
+	ok = ok && var_is(&sr, 88) && dump_is(&sr, "top 1105;2000 13 2 2\n");
+	ksft_test_result(ok, "the variance counter adds y (y - n) a location a burst: 88 for 3 calls weighing 11; 0 for an exact window\n");
 	stitcher__exit(&sr);
 
 	/* Scaled weights land on distinct contexts: f then g, N = 5. */
@@ -207,6 +228,7 @@ struct result {
 	u64 uncovered;		/* bursts that did not reach the previous one */
 	u64 samples;
 	u64 forest_calls;	/* CCT only: sum of the calls counters */
+	struct acc_ci ci;	/* CCT only: the 95% intervals against the trace */
 	struct kcc_stitch st;
 };
 
@@ -240,6 +262,10 @@ static void run(struct result *res, const struct ref_trace *t, u32 k,
 	res->uncovered = sim.uncovered;
 	res->samples = sim.samples;
 	res->forest_calls = k == KCC_K_INF ? cct_calls(&p.sr.pool.f) : 0;
+	memset(&res->ci, 0, sizeof(res->ci));
+	if (k == KCC_K_INF &&
+	    accuracy__ci95(&exact.f, &rel.f, k, KCC_CTR_CALLS_VAR, &res->ci))
+		ksft_exit_fail_msg("accuracy__ci95 failed\n");
 	res->st = p.sr.st;
 	free(a);
 	free(b);
@@ -323,6 +349,8 @@ static void test_scaled(void)
 {
 	u32 ok = 0, i;
 	u64 rng = 0x5ca1edull, scaled = 0, calls = 0;
+	u64 items = 0, covered = 0;
+	double share = 0;
 
 	for (i = 0; i < TRACES; i++) {
 		struct lbrsim_opts so = {
@@ -349,8 +377,13 @@ static void test_scaled(void)
 				       r.st.calls.unplaced, (u64)t.calls);
 		scaled += r.st.calls.scaled;
 		calls += t.calls;
+		items += r.ci.items;
+		covered += r.ci.covered;
+		share += r.ci.calls_covered;
 		ref_trace_free(&t);
 	}
+	ksft_print_msg("sparse: 95%% intervals hold %" PRIu64 " of %" PRIu64 " contexts' exact calls, %.1f%% of the calls (mean over traces)\n",
+		       covered, items, 100 * share / TRACES);
 	ksft_print_msg("sparse: %" PRIu64 " of %" PRIu64 " calls scaled\n",
 		       scaled, calls);
 	ksft_test_result(ok == TRACES && scaled,
@@ -361,7 +394,7 @@ static void test_scaled(void)
 int main(void)
 {
 	ksft_print_header();
-	ksft_set_plan(10);
+	ksft_set_plan(11);
 	test_hand();
 	test_dense();
 	test_scaled();

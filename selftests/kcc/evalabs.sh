@@ -42,12 +42,14 @@ check() {	# check STATUS DESCRIPTION: show the output on failure
 }
 
 # --profile columns: program k overlap hot@0.5 calls_profile calls_exact
-# items_exact items_profile items_common abs_err calls_ratio.
+# items_exact items_profile items_common abs_err calls_ratio, then the
+# 95% intervals' ci95_items ci95_covered ci95_calls ('-': calls are no
+# estimate, as with the record --trace profiles here).
 run "$KCC" record --trace "$tmp/thrice.trace" -k 3 -o "$tmp/thrice.kcc"
 run "$KCC" eval --tsv -T 0.5 --profile "$tmp/thrice.kcc" "$D/fig2.trace"
 [ $rc -eq 0 ] && ! sanitized &&
-	head -n 1 "$tmp/out" | grep -q '	items_common	abs_err	calls_ratio$' &&
-	[ "$(fields 1 3 4 5 6 10 11)" = "1.0000 1.0000 24 8 2.0000 3.0000" ] &&
+	head -n 1 "$tmp/out" | grep -q '	items_common	abs_err	calls_ratio	ci95_items	ci95_covered	ci95_calls$' &&
+	[ "$(fields 1 3 4 5 6 10 11 12 13 14)" = "1.0000 1.0000 24 8 2.0000 3.0000 - - -" ] &&
 	[ "$(fields 2 3 4 5 6 10 11)" = "1.0000 1.0000 24 8 2.0000 3.0000" ] &&
 	[ "$(fields 3 3 4 5 6 10 11)" = "1.0000 1.0000 24 8 2.0000 3.0000" ]
 check $? "--profile, every call counted 3 times: overlap 1, abs_err 2, calls_ratio 3"
@@ -69,8 +71,9 @@ run "$KCC" eval --tsv -k 1 -m stack "$tmp/mab.trace"
 hdr=$(head -n 1 "$tmp/out")
 [ $rc -eq 0 ] && ! sanitized &&
 	[ "$(echo "$hdr" | cut -f1-3,8,11-12)" = "$(printf 'program\tk\tmethod\toverlap\treplayed_pct\tsamples')" ] &&
-	[ "$(echo "$hdr" | cut -f27-)" = "$(printf 'below_walk\tabs_err\tcalls_ratio')" ]
-check $? "simulator TSV: abs_err and calls_ratio appended after column 27"
+	[ "$(echo "$hdr" | cut -f27-29)" = "$(printf 'below_walk\tabs_err\tcalls_ratio')" ] &&
+	[ "$(sed -n 2p "$tmp/out" | cut -f30-)" = "$(printf -- '-\t-\t-')" ]
+check $? "simulator TSV: abs_err and calls_ratio appended after column 27; no interval for stack samples"
 
 # Every call sampled with its stack: each context's calls once.
 run "$KCC" eval --tsv -k 1,2 -m stack -p 1 --jitter 0 --miss-rate 0 \
@@ -91,9 +94,9 @@ check $? "simulator, overlapping bursts counted whole: abs_err 1/3, calls_ratio 
 # The text tables carry them too.
 run "$KCC" eval -k 1 -m lbr -p 1 --jitter 0 --miss-rate 0 -d 2 \
 	"$tmp/mab.trace"
-[ $rc -eq 0 ] && ! sanitized && head -n 1 "$tmp/out" | grep -q 'abs_err *ratio$' &&
-	sed -n 2p "$tmp/out" | grep -q ' 0\.3333 *1\.3333$'
-check $? "simulator text table: abs_err and ratio last"
+[ $rc -eq 0 ] && ! sanitized && head -n 1 "$tmp/out" | grep -q 'abs_err *ratio *ci95$' &&
+	sed -n 2p "$tmp/out" | grep -q ' 0\.3333 *1\.3333 *-$'
+check $? "simulator text table: abs_err and ratio, then ci95 ('-': calls not counted)"
 
 # A trace named without a directory gives its name to the rows.
 (cd "$tmp" && "$KCC" eval --tsv -k 1 -m stack mab.trace) >"$tmp/out" 2>"$tmp/err"

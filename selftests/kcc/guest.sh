@@ -337,6 +337,16 @@ lbr_counted() {
 		}
 		END { printf "# %s: abs_err at k = 1..3:%s (%s)\n", r, line,
 			     f == "" ? "printed, not asserted" : "floor " f
+		      exit !(seen == 3 && !bad) }' "$tmp/blobs/$1-eval.stream" &&
+	# Counted calls are estimates: each context has its 95% interval
+	# (kcc report --ci); the share of the calls they hold is printed
+	# (Documentation/fidelity.rst, "Error bars": bias is outside them).
+	awk -F '\t' -v r="$1" '
+		NR > 1 && $2 >= 1 && $2 <= 3 {
+			line = line sprintf(" %.3f", $15); seen++
+			if ($13 !~ /^[0-9]+$/ || $13 == 0) bad = 1
+		}
+		END { printf "# %s: 95%% intervals hold the exact calls of contexts with a share of the calls at k = 1..3:%s\n", r, line
 		      exit !(seen == 3 && !bad) }' "$tmp/blobs/$1-eval.stream"
 }
 

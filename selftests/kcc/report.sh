@@ -509,7 +509,7 @@ result $? "diff(A, merge(A, A)) is empty: shares are normalised"
 run "$KCC" diff --k 1 "$tmp/f.kcc" "$tmp/c.kcc"
 grep -q '^ *+.*r;b$' "$tmp/out" && grep -q '^ *-.*a;b$' "$tmp/out"
 result $? "diff shows r;b gained and a;b lost"
-expect 1 "has k 2 and 3 counters" "merge refuses profiles of different k" -- \
+expect 1 "has k 2 and 4 counters" "merge refuses profiles of different k" -- \
 	sh -c "'$KCC' record --trace '$tmp/t2' -k 2 -o '$tmp/k2.kcc' && '$KCC' merge -o '$tmp/x.kcc' '$tmp/f.kcc' '$tmp/k2.kcc'"
 
 # ---- perf's habits ---------------------------------------------------------

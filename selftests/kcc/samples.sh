@@ -106,8 +106,8 @@ result $? "--join none overcounts ($r_top vs $e_top)"
 # ksf format: canonical lines, names with a map.
 run "$KCC" replay -k 2 "$S.smp"
 [ $rc -eq 0 ] && [ -s "$tmp/out" ] &&
-	awk '!/^(top|slab) [0-9a-f;]+ [0-9]+ [0-9]+ [0-9]+$/ { bad = 1 } END { exit bad }' "$tmp/out"
-result $? "ksf dump: 'KIND PATH CALLS EVENTS SAMPLES', labels in hex"
+	awk '!/^(top|slab) [0-9a-f;]+ [0-9]+ [0-9]+ [0-9]+ [0-9]+$/ { bad = 1 } END { exit bad }' "$tmp/out"
+result $? "ksf dump: 'KIND PATH CALLS EVENTS SAMPLES CALLS_VAR', labels in hex"
 LC_ALL=C sort -c "$tmp/out"
 result $? "ksf dump is sorted bytewise"
 run "$KCC" replay -k 2 -c 1 --map "$S.map" "$S.smp"

@@ -10,6 +10,7 @@
  * sums follow.  O(n) time and three arrays of n words.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -214,4 +215,60 @@ cleanup:
 	free(to_e);
 	free(to_a);
 	return diff;
+}
+
+int accuracy__ci95(const struct kcc_forest *exact,
+		   const struct kcc_forest *approx, uint32_t k,
+		   uint32_t var_ctr, struct acc_ci *ci)
+{
+	size_t ne = exact->count ? exact->count : 1;
+	size_t na = approx->count ? approx->count : 1;
+	uint64_t *we, *wa, *va, *wm, *vm, max, total, in = 0;
+	uint32_t *map, i;
+	int ret = -ENOMEM;
+
+	memset(ci, 0, sizeof(*ci));
+	if (!var_ctr || var_ctr > approx->nmetrics)
+		return -EINVAL;
+	we = malloc(ne * sizeof(*we));
+	wa = malloc(na * sizeof(*wa));
+	va = malloc(na * sizeof(*va));
+	map = malloc(na * sizeof(*map));
+	wm = calloc(ne, sizeof(*wm));
+	vm = calloc(ne, sizeof(*vm));
+	if (!we || !wa || !va || !map || !wm || !vm)
+		goto cleanup;
+	total = item_weights(exact, k, KCC_CTR_CALLS, false, we, &max);
+	item_weights(approx, k, KCC_CTR_CALLS, false, wa, &max);
+	/* Variances of disjoint parts add up, as the counts do. */
+	item_weights(approx, k, var_ctr, false, va, &max);
+	map_nodes(exact, approx, map);
+	for (i = 0; i < approx->count; i++) {
+		if (map[i] == KCC_NIL)
+			continue;
+		wm[map[i]] += wa[i];
+		vm[map[i]] = vm[map[i]] + va[i] < vm[map[i]] ? UINT64_MAX :
+			     vm[map[i]] + va[i];
+	}
+	for (i = 0; i < exact->count; i++) {
+		double d = fabs((double)wm[i] - (double)we[i]);
+
+		if (!we[i])
+			continue;
+		ci->items++;
+		if (vm[i] == UINT64_MAX || d <= 1.96 * sqrt((double)vm[i])) {
+			ci->covered++;
+			in += we[i];
+		}
+	}
+	ci->calls_covered = total ? (double)in / (double)total : 0;
+	ret = 0;
+cleanup:
+	free(we);
+	free(wa);
+	free(va);
+	free(map);
+	free(wm);
+	free(vm);
+	return ret;
 }

@@ -85,6 +85,23 @@ int accuracy__compare(const struct kcc_forest *exact,
 		      const struct acc_opts *o, struct accuracy *acc);
 
 /*
+ * How often the 95% intervals of @approx's calls (counter KCC_CTR_CALLS,
+ * variance counter @var_ctr, both as items of accuracy.h's top comment)
+ * hold the exact count: of the exact forest's items (non-zero weight),
+ * the number whose |w1 - w2| <= 1.96 sqrt(var1), and the share of the
+ * calls they carry.  A valid interval covers about 95% of them.
+ */
+struct acc_ci {
+	uint32_t items;		/* exact items */
+	uint32_t covered;	/* of those, inside the approximate interval */
+	double calls_covered;	/* their share of the exact calls, 0..1 */
+};
+
+int accuracy__ci95(const struct kcc_forest *exact,
+		   const struct kcc_forest *approx, uint32_t k,
+		   uint32_t var_ctr, struct acc_ci *ci);
+
+/*
  * Bit-for-bit comparison: the number of label paths whose count differs
  * between @exact (KCC_CTR_CALLS) and @approx (counter @approx_ctr), a
  * path missing on one side counting as 0 there.  Same node order rule.

@@ -284,8 +284,9 @@ static int parse_map(struct stream *s, const uint8_t *rec, uint64_t off,
 }
 
 /*
- * A KCC_REC_WATCH: its counters must be the stream's (KCC_NR_CTRS, in
- * the same order) and all records of a stream the same set.
+ * A KCC_REC_WATCH: its counters are the stream's first three (calls,
+ * events, samples: KCC_WATCH_NR_CTRS) and all records of a stream
+ * count the same set.
  */
 static int parse_watch(struct stream *s, const uint8_t *rec, uint64_t off,
 		       uint32_t size)
@@ -300,7 +301,8 @@ static int parse_watch(struct stream *s, const uint8_t *rec, uint64_t off,
 	memcpy(&rw, rec, sizeof(rw));
 	if (rw.__reserved)
 		return stream__fail(s, off + 36, "watch: reserved field not zero");
-	if (rw.nr_ctrs != KCC_NR_CTRS || rw.nr_ctrs != s->nr_ctrs)
+	if (rw.nr_ctrs != KCC_WATCH_NR_CTRS ||
+	    (s->nr_ctrs != KCC_WATCH_NR_CTRS && s->nr_ctrs != KCC_NR_CTRS))
 		return stream__fail(s, off + 28, "watch: %u counters, the stream has %u",
 				    rw.nr_ctrs, s->nr_ctrs);
 	n = (size_t)rw.nr_contexts * rw.nr_ctrs;
@@ -535,6 +537,7 @@ void stream__default_header(struct kcc_stream_header *h,
 		[KCC_CTR_CALLS] = "calls",
 		[KCC_CTR_EVENTS] = "cache-misses",
 		[KCC_CTR_SAMPLES] = "samples",
+		[KCC_CTR_CALLS_VAR] = "calls_var",
 	};
 	uint32_t i;
 
@@ -641,14 +644,14 @@ int stream__write_watch(struct sbuf *b, const struct stream_task *t,
 	uint64_t *c;
 	uint32_t m;
 
-	if (1 + r->nmetrics != KCC_NR_CTRS)
+	if (1 + r->nmetrics != KCC_WATCH_NR_CTRS)
 		return -EINVAL;
 	memset(&w, 0, sizeof(w));
 	w.pid = t->pid;
 	w.tgid = t->tgid;
 	w.start_time_ns = t->start_time_ns;
 	w.nr_contexts = r->p->nctx;
-	w.nr_ctrs = KCC_NR_CTRS;
+	w.nr_ctrs = KCC_WATCH_NR_CTRS;
 	w.range = r->p->range;
 	w.totals[KCC_CTR_CALLS] = r->weight;
 	w.residual[KCC_CTR_CALLS] = r->resid_calls;
@@ -756,7 +759,7 @@ int stream__from_trace(struct sbuf *out, const struct trace *t,
 		/* Routine i spans [base + i * STRIDE, base + (i + 1) * STRIDE). */
 		uint32_t nr = t->syms.nr ? t->syms.nr : 1;
 
-		wper = (size_t)g->watch->range * KCC_NR_CTRS;
+		wper = (size_t)g->watch->range * KCC_WATCH_NR_CTRS;
 		ranges = calloc(nr, sizeof(*ranges));
 		runs = calloc(nthreads, sizeof(*runs));
 		wstacks = calloc((size_t)nthreads * scap, sizeof(*wstacks));
@@ -787,7 +790,7 @@ int stream__from_trace(struct sbuf *out, const struct trace *t,
 			if (kcc_ppp_run_init(&runs[i], g->watch, c,
 					     wstacks + (size_t)i * scap, scap) ||
 			    kcc_ppp_run_metrics(&runs[i], c + g->watch->range,
-						KCC_NR_CTRS - 1)) {
+						KCC_WATCH_NR_CTRS - 1)) {
 				ret = -EINVAL;
 				goto cleanup;
 			}

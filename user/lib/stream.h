@@ -72,8 +72,8 @@ struct stream_watch {
 	uint32_t nr_contexts;
 	uint32_t nr_ctrs;
 	uint32_t range;
-	uint64_t totals[KCC_NR_CTRS];
-	uint64_t residual[KCC_NR_CTRS];
+	uint64_t totals[KCC_WATCH_NR_CTRS];
+	uint64_t residual[KCC_WATCH_NR_CTRS];
 	uint64_t aliased;
 	uint64_t stack_drops;
 	uint64_t *counts;		/* [nr_contexts * nr_ctrs] */

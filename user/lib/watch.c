@@ -263,7 +263,7 @@ int watch__put(FILE *out, const char *path)
 int watch__report(const struct profile *p, FILE *out)
 {
 	const char *list = profile__info_get(p, "watch"), *l;
-	uint64_t tot[KCC_NR_CTRS] = { 0 }, res[KCC_NR_CTRS] = { 0 };
+	uint64_t tot[KCC_WATCH_NR_CTRS] = { 0 }, res[KCC_WATCH_NR_CTRS] = { 0 };
 	uint64_t *sum, aliased = 0, drops = 0;
 	uint32_t n = 0, range = 0, ntasks = 0, r, i, c, j;
 	const char *evname = "events";
@@ -290,7 +290,7 @@ int watch__report(const struct profile *p, FILE *out)
 			n, list ? c : 0);
 		return -EINVAL;
 	}
-	sum = calloc((size_t)n * KCC_NR_CTRS, sizeof(*sum));
+	sum = calloc((size_t)n * KCC_WATCH_NR_CTRS, sizeof(*sum));
 	if (!sum)
 		return -ENOMEM;
 	for (r = 0; r < p->nr_runs; r++) {
@@ -301,9 +301,9 @@ int watch__report(const struct profile *p, FILE *out)
 		for (i = 0; i < s->nr_watch; i++) {
 			const struct stream_watch *w = &s->watch[i];
 
-			for (c = 0; c < (size_t)n * KCC_NR_CTRS; c++)
+			for (c = 0; c < (size_t)n * KCC_WATCH_NR_CTRS; c++)
 				sum[c] += w->counts[c];
-			for (j = 0; j < KCC_NR_CTRS; j++) {
+			for (j = 0; j < KCC_WATCH_NR_CTRS; j++) {
 				tot[j] += w->totals[j];
 				res[j] += w->residual[j];
 			}
@@ -320,8 +320,8 @@ int watch__report(const struct profile *p, FILE *out)
 		int len = e ? (int)(e - l) : (int)strlen(l);
 
 		fprintf(out, "%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%.*s\n",
-			sum[c * KCC_NR_CTRS], sum[c * KCC_NR_CTRS + 1],
-			sum[c * KCC_NR_CTRS + 2], len, l);
+			sum[c * KCC_WATCH_NR_CTRS], sum[c * KCC_WATCH_NR_CTRS + 1],
+			sum[c * KCC_WATCH_NR_CTRS + 2], len, l);
 		l = e ? e + 1 : l + len;
 	}
 	fprintf(out, "# total: calls=%" PRIu64 " %s=%" PRIu64 " samples=%" PRIu64 "\n",

@@ -152,7 +152,7 @@ static uint32_t pprof_ctrs(const struct report *r, uint32_t *idx)
 {
 	uint32_t i, n = 0;
 
-	for (i = 0; i < r->nr_ctrs; i++)
+	for (i = 0; i < r->nr_cols; i++)
 		if (i != KCC_CTR_CALLS || r->calls_valid)
 			idx[n++] = i;
 	return n;

@@ -573,6 +573,26 @@ static int build_kccf(struct report *r, struct report_grp *g)
 	return 0;
 }
 
+/*
+ * Normal approximation: calls +- 1.96 sqrt(var), var the Horvitz-
+ * Thompson estimate kcc.ko kept (uapi KCC_CTR_CALLS_VAR); a saturated
+ * variance has no upper bound (UINT64_MAX).
+ */
+bool report__calls_ci95(const struct report *r, const uint64_t *c,
+			uint64_t *lo, uint64_t *hi)
+{
+	double x, h;
+
+	if (r->var_ctr < 0 || !r->calls_valid)
+		return false;
+	x = (double)c[KCC_CTR_CALLS];
+	h = c[r->var_ctr] == UINT64_MAX ? INFINITY :
+	    1.96 * sqrt((double)c[r->var_ctr]);
+	*lo = x > h ? (uint64_t)floor(x - h) : 0;
+	*hi = x + h >= 0x1p64 ? UINT64_MAX : (uint64_t)ceil(x + h);
+	return true;
+}
+
 static double share(uint64_t x, uint64_t total)
 {
 	return total ? 100.0 * (double)x / (double)total : 0.0;
@@ -727,7 +747,7 @@ static int resolve_sort(struct report *r)
 
 	if (s < 0)
 		s = r->nr_ctrs > KCC_CTR_EVENTS ? KCC_CTR_EVENTS : KCC_CTR_CALLS;
-	if ((uint32_t)s >= r->nr_ctrs) {
+	if ((uint32_t)s >= r->nr_cols) {
 		fprintf(stderr, "%s: %s: the profile has no counter %d\n",
 			kcc_progname, r->o.name, s);
 		return -EINVAL;
@@ -755,6 +775,14 @@ int report__build(struct report *r, struct profile *p,
 	r->source = p->runs[0].s.hdr.source;
 	memcpy(r->desc, p->runs[0].s.desc, sizeof(r->desc));
 	r->calls_valid = true;
+	r->nr_cols = r->nr_ctrs;
+	r->var_ctr = -1;
+	if (r->nr_ctrs > KCC_CTR_CALLS_VAR &&
+	    r->desc[KCC_CTR_CALLS_VAR].type == ~0u &&
+	    !strcmp(r->desc[KCC_CTR_CALLS_VAR].name, "calls_var")) {
+		r->nr_cols = KCC_CTR_CALLS_VAR;
+		r->var_ctr = KCC_CTR_CALLS_VAR;
+	}
 	r->k = o->k_set ? o->k : r->k_src;
 	if (r->k_src != KCC_K_INF && (r->k == KCC_K_INF || r->k > r->k_src)) {
 		fprintf(stderr, "%s: %s: --k is above the recorded k %u: longer contexts were not kept\n",
@@ -770,6 +798,9 @@ int report__build(struct report *r, struct profile *p,
 
 		if (!(s->hdr.flags & KCC_HDR_CALLS_VALID))
 			r->calls_valid = false;
+		/* Calls seen in bursts, not scaled, are no estimate. */
+		if (!s->hdr.status.calls_samples)
+			r->var_ctr = -1;
 		r->st_samples += s->hdr.status.samples;
 		r->st_processed += s->hdr.status.processed;
 		for (i = 0; i < KCC_DROP_NR; i++)
@@ -1121,7 +1152,7 @@ static void print_header(struct report *r, FILE *out)
 		(uint64_t)s->hdr.sample_period);
 	print_event(r, out);
 	fprintf(out, "# metrics:");
-	for (i = 0; i < r->nr_ctrs; i++)
+	for (i = 0; i < r->nr_cols; i++)
 		fprintf(out, " %s%s", r->desc[i].name,
 			i == KCC_CTR_CALLS && !r->calls_valid ?
 			" (not measured: no bursts replayed)" : "");
@@ -1146,6 +1177,24 @@ static void print_header(struct report *r, FILE *out)
 			r->st_calls_exact, r->st_calls_scaled,
 			r->st_calls_unplaced, r->st_calls_bursts_exact,
 			r->st_calls_bursts_scaled);
+	if (r->var_ctr >= 0 && r->st_calls_scaled) {
+		const struct kcc_metric_desc *c = &r->desc[KCC_CTR_CALLS];
+		const struct kcc_metric_desc *e = &r->desc[KCC_CTR_EVENTS];
+		uint64_t n = r->st_calls_exact + r->st_calls_scaled;
+
+		fprintf(out, "\n# calls estimated: %.1f%% scaled; --ci gives each context's 95%% interval, the sampling error of its scaled bursts",
+			share(r->st_calls_scaled, n));
+		/*
+		 * Bursts at the samples of a time or miss event: where it
+		 * lands depends on what runs between calls, and so does
+		 * what the burst holds (Documentation/fidelity.rst).
+		 */
+		if (r->calls_counter && r->nr_cols > KCC_CTR_EVENTS &&
+		    (e->type != c->type || e->config != c->config) &&
+		    r->st_calls_scaled > r->st_calls_exact)
+			fprintf(out, "\n# calls estimated at the samples of %s: they land where it accrues (time and misses: inside long stretches without calls), not evenly over the calls, which biases the estimates beyond that interval; --calls-event takes the bursts at retired calls instead",
+				e->name);
+	}
 	if (r->calls_valid && r->calls_counter && r->after_last_unknown)
 		fprintf(out, "\n# calls not in the column: those after the threads' last samples (not known: imported from perf.data); samples without a count (counter not read): %" PRIu64,
 			r->st_calls_unread);
@@ -1184,15 +1233,34 @@ static void print_header(struct report *r, FILE *out)
 		fprintf(out, "# labels without a symbol: %" PRIu64 "\n", r->unsymbolized);
 }
 
+/* --ci's column: the half width of calls' 95% interval, or "-". */
+static void print_ci(struct report *r, const uint64_t *c, FILE *out)
+{
+	uint64_t lo, hi;
+	char buf[24];
+
+	if (!report__calls_ci95(r, c, &lo, &hi))
+		snprintf(buf, sizeof(buf), "-");
+	else if (hi == UINT64_MAX)
+		snprintf(buf, sizeof(buf), "+-inf");
+	else
+		snprintf(buf, sizeof(buf), "+-%" PRIu64,
+			 hi - c[KCC_CTR_CALLS] > c[KCC_CTR_CALLS] - lo ?
+			 hi - c[KCC_CTR_CALLS] : c[KCC_CTR_CALLS] - lo);
+	fprintf(out, " %10s", buf);
+}
+
 static void print_counts(struct report *r, const uint64_t *c, FILE *out)
 {
 	uint32_t j;
 
-	for (j = 0; j < r->nr_ctrs; j++) {
+	for (j = 0; j < r->nr_cols; j++) {
 		if (j == KCC_CTR_CALLS && !r->calls_valid)
 			fprintf(out, " %12s", "-");
 		else
 			fprintf(out, " %12" PRIu64, c[j]);
+		if (j == KCC_CTR_CALLS && r->o.ci)
+			print_ci(r, c, out);
 	}
 }
 
@@ -1201,8 +1269,11 @@ static void print_col_names(struct report *r, FILE *out)
 	uint32_t j;
 
 	fprintf(out, "#  share ");
-	for (j = 0; j < r->nr_ctrs; j++)
+	for (j = 0; j < r->nr_cols; j++) {
 		fprintf(out, " %12.12s", r->desc[j].name);
+		if (j == KCC_CTR_CALLS && r->o.ci)
+			fprintf(out, " %10s", "95%");
+	}
 }
 
 struct top_ent {
@@ -1459,7 +1530,7 @@ int report__text(struct report *r, FILE *out)
 				(n * r->hcct_eps_ppm + 999999) / 1000000);
 		}
 		fprintf(out, "\n# total:");
-		for (j = 0; j < r->nr_ctrs; j++) {
+		for (j = 0; j < r->nr_cols; j++) {
 			if (j == KCC_CTR_CALLS && !r->calls_valid)
 				fprintf(out, " %s -", r->desc[j].name);
 			else

@@ -66,6 +66,7 @@ struct report_opts {
 	double similar;		/* --similar X (percent), 0: off */
 	double hot;		/* --hot PHI (fraction), 0: off */
 	bool srcline;
+	bool ci;		/* --ci: the calls column's 95% interval */
 	enum report_format format;
 	enum report_group group;
 	/* filters (comma lists on the command line); none: all */
@@ -135,12 +136,26 @@ struct report_fn {
 /* The stitch_* counters of struct kcc_status. */
 #define REPORT_STITCH_REASONS	8
 
+/*
+ * The 95% interval of the calls of counters @c (a node's, nr_ctrs of
+ * them): false when the report has none to give (report.h var_ctr).
+ */
+struct report;
+bool report__calls_ci95(const struct report *r, const uint64_t *c,
+			uint64_t *lo, uint64_t *hi);
+
 struct report {
 	struct profile *p;
 	struct report_opts o;
 	uint32_t k_src;		/* recorded k */
 	uint32_t k;
-	uint32_t nr_ctrs;
+	uint32_t nr_ctrs;	/* per node, calls_var included */
+	uint32_t nr_cols;	/* shown: nr_ctrs but calls_var */
+	/*
+	 * KCC_CTR_CALLS_VAR when every run has it and counted its calls
+	 * (the calls column is an estimate with a variance); -1 otherwise.
+	 */
+	int var_ctr;
 	int sort;		/* resolved counter index */
 	struct kcc_metric_desc desc[STREAM_MAX_CTRS];
 	bool calls_valid;	/* every run replayed bursts */

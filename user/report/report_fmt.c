@@ -135,9 +135,23 @@ static void json_ctrs(const struct report *r, const uint64_t *c, FILE *out)
 	uint32_t j;
 
 	putc('[', out);
-	for (j = 0; j < r->nr_ctrs; j++)
+	for (j = 0; j < r->nr_cols; j++)
 		fprintf(out, "%s%" PRIu64, j ? ", " : "", c[j]);
 	putc(']', out);
+}
+
+/* ", "calls_ci95": [lo, hi]" of counters @c; null where calls are no estimate. */
+static void json_ci(const struct report *r, const uint64_t *c, FILE *out)
+{
+	uint64_t lo, hi;
+
+	fprintf(out, ", \"calls_ci95\": ");
+	if (!report__calls_ci95(r, c, &lo, &hi))
+		fprintf(out, "null");
+	else if (hi == UINT64_MAX)
+		fprintf(out, "[%" PRIu64 ", null]", lo);
+	else
+		fprintf(out, "[%" PRIu64 ", %" PRIu64 "]", lo, hi);
 }
 
 struct json_ent {
@@ -210,6 +224,8 @@ static int json_group(struct report *r, struct report_grp *g, FILE *out)
 		fprintf(out, "], \"self\": ");
 		json_ctrs(r, g->shown[ents[i].v] ? &g->vexcl[(size_t)ents[i].v * nc] :
 			  zero, out);
+		json_ci(r, g->shown[ents[i].v] ? &g->vexcl[(size_t)ents[i].v * nc] :
+			zero, out);
 		fprintf(out, ", \"total\": ");
 		json_ctrs(r, &g->vinc[(size_t)ents[i].v * nc], out);
 		fprintf(out, "}");
@@ -240,7 +256,7 @@ int report__json(struct report *r, FILE *out)
 	else
 		fprintf(out, "  \"k\": %u,\n", r->k);
 	fprintf(out, "  \"metrics\": [");
-	for (i = 0; i < r->nr_ctrs; i++) {
+	for (i = 0; i < r->nr_cols; i++) {
 		fprintf(out, "%s", i ? ", " : "");
 		json_str(r->desc[i].name, out);
 	}

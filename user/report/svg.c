@@ -114,7 +114,7 @@ static void title_of(struct svg_ctx *c, const struct report_grp *g,
 	report__path(r, g, v, &sb);
 	n = snprintf(buf, len, "%s [%s]", sb.err ? "?" : (char *)sb.p, g->name);
 	sbuf__exit(&sb);
-	for (j = 0; j < r->nr_ctrs && n < len; j++) {
+	for (j = 0; j < r->nr_cols && n < len; j++) {
 		if (j == KCC_CTR_CALLS && !r->calls_valid)
 			n += snprintf(buf + n, len - n, " | %s: -", r->desc[j].name);
 		else

@@ -18,7 +18,7 @@
 #include <linux/ioctl.h>
 
 #define KCC_ABI_MAJOR		1	/* incompatible changes */
-#define KCC_ABI_MINOR		3	/* compatible additions */
+#define KCC_ABI_MINOR		4	/* compatible additions */
 
 #define KCC_DEVICE		"/dev/kcc"
 /*
@@ -51,7 +51,19 @@
 #define KCC_CTR_CALLS		0	/* activations seen in replayed bursts */
 #define KCC_CTR_EVENTS		1	/* sampled event count (e.g. misses) */
 #define KCC_CTR_SAMPLES		2	/* samples attributed to the context */
-#define KCC_NR_CTRS		3
+/*
+ * ABI 1.4: the variance of the calls estimate ("calls_var").  A burst
+ * weighted w (N / C when it holds C call records of N calls, times
+ * adaptive bursting's 1/RR) adds, at each location it counts n
+ * activations at, y (y - n) with y = n w their weights summed: the
+ * Horvitz-Thompson variance of the burst taken as one cluster with
+ * probability 1 / w.  0 where every count was exact; 2^64 - 1: no bound
+ * (saturated).  Documentation/fidelity.rst, "Error bars".
+ */
+#define KCC_CTR_CALLS_VAR	3
+#define KCC_NR_CTRS		4
+/* Counters of a watched context (struct kcc_rec_watch): calls, events, samples. */
+#define KCC_WATCH_NR_CTRS	3
 
 /* ---- commands: identification ---------------------------------------- */
 
@@ -418,7 +430,7 @@ struct kcc_stream_header {
 	__u32 flags;		/* KCC_HDR_* */
 	__u32 k;		/* slab height of the forests */
 	__u32 source;		/* KCC_SOURCE_* actually used */
-	__u32 nr_ctrs;		/* counters per node (KCC_NR_CTRS today) */
+	__u32 nr_ctrs;		/* counters per node (KCC_NR_CTRS today, 3 before ABI 1.4) */
 	__u32 lbr_depth;	/* LBR entries, 0 without LBR */
 	__u64 sample_period;
 	__u64 time_ns;		/* CLOCK_MONOTONIC at the snapshot */
@@ -621,7 +633,7 @@ struct kcc_watch {
 /*
  * The watched counts of one task (the task of the KCC_REC_TASK with the
  * same pid and start_time_ns): per context of the upload, in its order,
- * nr_ctrs __u64 (KCC_CTR_* order: calls, events, samples).  A context
+ * nr_ctrs (KCC_WATCH_NR_CTRS) __u64: calls, events, samples.  A context
  * counts every activation (calls) and every sample (events, samples)
  * whose call stack ends with it, as the k-CCF does.
  */
@@ -634,8 +646,8 @@ struct kcc_rec_watch {
 	__u32 nr_ctrs;		/* counters per context */
 	__u32 range;		/* numbers of the array */
 	__u32 __reserved;
-	__u64 totals[KCC_NR_CTRS];	/* calls (weighted), events, samples seen */
-	__u64 residual[KCC_NR_CTRS];	/* of which no watched context took */
+	__u64 totals[KCC_WATCH_NR_CTRS];	/* calls (weighted), events, samples seen */
+	__u64 residual[KCC_WATCH_NR_CTRS];	/* of which no watched context took */
 	__u64 aliased;		/* numbers in range refused by the check */
 	__u64 stack_drops;	/* calls deeper than the shadow stack */
 	/* followed by nr_contexts * nr_ctrs __u64 */

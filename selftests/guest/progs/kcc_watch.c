@@ -82,8 +82,8 @@ struct model {
 	struct kcc_branch pend[BURST];	/* oldest first */
 	uint32_t npend;
 	/* brute force */
-	uint64_t bf[MAXI][KCC_NR_CTRS];
-	uint64_t bf_total[KCC_NR_CTRS], bf_resid[KCC_NR_CTRS];
+	uint64_t bf[MAXI][KCC_WATCH_NR_CTRS];
+	uint64_t bf_total[KCC_WATCH_NR_CTRS], bf_resid[KCC_WATCH_NR_CTRS];
 	/* userspace lbr/kcc_ppp array */
 	struct kcc_ppp_run run;
 	uint64_t *counts, *metrics;
@@ -457,7 +457,7 @@ static void test_exact(uint64_t seed, uint32_t k, uint32_t fk)
 	buf = r ? NULL : snapshot(fd, &len);
 	rw = buf ? find_watch(buf, len, pid, &nrec) : NULL;
 	tap_result(rw && nrec == 1 && rw->nr_contexts == w.n &&
-		   rw->nr_ctrs == KCC_NR_CTRS && rw->range == w.p.range,
+		   rw->nr_ctrs == KCC_WATCH_NR_CTRS && rw->range == w.p.range,
 		   "one KCC_REC_WATCH for the thread, %u contexts, range %u",
 		   rw ? rw->nr_contexts : 0, rw ? rw->range : 0);
 	if (!rw) {
@@ -469,12 +469,12 @@ static void test_exact(uint64_t seed, uint32_t k, uint32_t fk)
 	kc = (const uint64_t *)(rw + 1);
 	for (c = 0; c < w.n; c++) {
 		uint32_t num = w.p.ctx_num[c];
-		const uint64_t *kk = kc + c * KCC_NR_CTRS;
+		const uint64_t *kk = kc + c * KCC_WATCH_NR_CTRS;
 		uint64_t uu[3] = { m->counts[num], m->metrics[num * 2],
 				   m->metrics[num * 2 + 1] };
 
 		matched += m->bf[c][0];
-		for (j = 0; j < KCC_NR_CTRS; j++) {
+		for (j = 0; j < KCC_WATCH_NR_CTRS; j++) {
 			if (kk[j] != m->bf[c][j] && bad_bf++ < 5)
 				tap_diag("context %u ctr %u: kernel %llu exact %llu",
 					 c, j, (unsigned long long)kk[j],
