@@ -57,6 +57,7 @@ struct opts {
 	u32 skew;	/* call site choice: min of skew uniform draws */
 	const char *path;	/* a kcc trace instead of the generator */
 	u32 period;	/* calls per LBR sample */
+	bool counted;	/* samples carry their calls (KCC_SAMPLE_CALLS) */
 	bool one_k;	/* build section: only the forest of k */
 	u32 k;
 };
@@ -721,7 +722,7 @@ static int time_samples(const struct btrace *t, const struct opts *o)
 {
 	struct lbrsim_opts lo = { .period = o->period, .lbr_depth = 32,
 				  .stack_depth = KCC_INJECT_MAX_STACK,
-				  .seed = 1 };
+				  .seed = 1, .count_calls = o->counted };
 	u32 stack_cap = KCC_INJECT_MAX_STACK + KCC_INJECT_MAX_BRANCHES;
 	u32 frames_cap = stack_cap, cap = 1u << 16, nmet = KCC_NR_CTRS - 1;
 	struct kcc_stitch_frame *frames = NULL;
@@ -783,7 +784,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: bench_ksf [-n EVENTS] [-s SEED] [-r ROUTINES] [-R REPEAT]\n"
 		"                 [-m COUNTERS] [-o SECTION] [-l LOOP] [-k SKEW]\n"
-		"                 [-K K] [-t TRACE] [-p PERIOD]\n"
+		"                 [-K K] [-t TRACE] [-p PERIOD] [-C]\n"
 		"\n"
 		"Times the online construction of the CCT and of k-slab forests\n"
 		"(k = 1, 2, 3, 8) and inv_k (k = 1, 2, 3) on a synthetic trace.\n"
@@ -801,6 +802,8 @@ static void usage(FILE *out)
 		"               larger is more concentrated (default %u)\n"
 		"  -t TRACE     a kcc trace (text or binary) instead of the generator\n"
 		"  -p PERIOD    calls per LBR sample in the sample section (default 1000)\n"
+"  -C           samples carry the calls since the previous one, as with a\n"
+"               calls counter: bursts weighted, their variance kept\n"
 		"\n"
 		"EXAMPLES\n"
 		"  bench_ksf                 the figures of Documentation/benchmark.rst\n"
@@ -839,8 +842,11 @@ int main(int argc, char **argv)
 	u64 v = 0;
 	size_t i;
 
-	while ((c = getopt(argc, argv, "n:s:r:R:m:o:l:k:K:t:p:h")) != -1) {
+	while ((c = getopt(argc, argv, "n:s:r:R:m:o:l:k:K:t:p:Ch")) != -1) {
 		switch (c) {
+		case 'C':
+			o.counted = true;
+			break;
 		case 'l':
 			bad = parse_u64(optarg, &v, 1, 1000);
 			o.loop = v;

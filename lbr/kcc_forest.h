@@ -218,12 +218,25 @@ struct kcc_ksf_acc_ent {
 	u64 y;
 };
 
-/* The locations of one weighted burst (scratch the caller provides). */
+/*
+ * The locations of one weighted burst (scratch the caller provides):
+ * ent[0 .. n), found through slot[], an open-addressed table of entry
+ * numbers plus one (0: empty) hashed on the node.  cap <= KCC_ACC_MAX.
+ */
+#define KCC_ACC_SLOTS	64
+#define KCC_ACC_MAX	48	/* entries before a fold: the table 3/4 full */
 struct kcc_ksf_acc {
 	u32 n;
 	u32 cap;
+	union {
+		u8 slot[KCC_ACC_SLOTS];
+		u64 words[KCC_ACC_SLOTS / 8];	/* cleared a word at a time */
+	};
 	struct kcc_ksf_acc_ent ent[];
 };
+/* Scratch a full table takes: 840 bytes, 35 stitcher frames. */
+#define KCC_ACC_BYTES	(sizeof(struct kcc_ksf_acc) + \
+			 KCC_ACC_MAX * sizeof(struct kcc_ksf_acc_ent))
 
 struct kcc_ksf {
 	struct kcc_forest *f;
@@ -270,6 +283,8 @@ void kcc_ksf_clear_stack(struct kcc_ksf *s);
  * (w^2 - w) n^2, the burst taken as one cluster), and empty it.
  */
 void kcc_ksf_acc_fold(const struct kcc_ksf *s);
+/* An empty table in @acc of @cap entries, for a new burst. */
+void kcc_ksf_acc_start(struct kcc_ksf_acc *acc, u32 cap);
 /* A call event: move to @label's node and count one activation. */
 void kcc_ksf_call(struct kcc_ksf *s, u64 label);
 /*

@@ -139,6 +139,21 @@ static inline u64 kcc_add_sat(u64 a, u64 b)
 	return a + b < a ? ~0ull : a + b;
 }
 
+static void kcc_ksf_acc_empty(struct kcc_ksf_acc *acc)
+{
+	u32 i;
+
+	acc->n = 0;
+	for (i = 0; i < KCC_ACC_SLOTS / 8; i++)
+		acc->words[i] = 0;
+}
+
+void kcc_ksf_acc_start(struct kcc_ksf_acc *acc, u32 cap)
+{
+	acc->cap = cap;
+	kcc_ksf_acc_empty(acc);
+}
+
 void kcc_ksf_acc_fold(const struct kcc_ksf *s)
 {
 	struct kcc_ksf_acc *acc = s->acc;
@@ -151,33 +166,46 @@ void kcc_ksf_acc_fold(const struct kcc_ksf *s)
 		/* y >= n: y^2 - y n = y (y - n); above 2^32, no bound. */
 		*c = kcc_add_sat(*c, a->y >> 32 ? ~0ull : a->y * (a->y - a->n));
 	}
-	acc->n = 0;
+	kcc_ksf_acc_empty(acc);
 }
 
 /* Gather an activation of weight @w counted at location @node. */
-static void kcc_ksf_acc_add(const struct kcc_ksf *s, u32 node, u64 w)
+static __always_inline void kcc_ksf_acc_add(const struct kcc_ksf *s, u32 node,
+					     u64 w)
 {
 	struct kcc_ksf_acc *acc = s->acc;
-	u32 i;
+	struct kcc_ksf_acc_ent *a;
+	u32 h;
 
-	if (node == KCC_NIL)
-		return;
-	for (i = 0; i < acc->n; i++)
-		if (acc->ent[i].node == node)
-			break;
-	if (i == acc->n) {
-		/* Full: what is gathered goes in now (a smaller cluster). */
-		if (i == acc->cap) {
-			kcc_ksf_acc_fold(s);
-			i = 0;
+	for (;;) {
+		for (h = (node * 0x9e3779b1u) >> 26; acc->slot[h];
+		     h = (h + 1) % KCC_ACC_SLOTS) {
+			a = &acc->ent[acc->slot[h] - 1];
+			if (a->node == node)
+				goto found;
 		}
-		acc->ent[i].node = node;
-		acc->ent[i].n = 0;
-		acc->ent[i].y = 0;
-		acc->n++;
+		if (acc->n < acc->cap)
+			break;
+		/* Full: what is gathered goes in now (a smaller cluster). */
+		kcc_ksf_acc_fold(s);
 	}
-	acc->ent[i].n++;
-	acc->ent[i].y = kcc_add_sat(acc->ent[i].y, w);
+	acc->slot[h] = (u8)(acc->n + 1);
+	a = &acc->ent[acc->n++];
+	a->node = node;
+	a->n = 0;
+	a->y = 0;
+found:
+	a->n++;
+	a->y = kcc_add_sat(a->y, w);
+}
+
+/* An activation of weight @w counted at locations @t and @b. */
+static void kcc_ksf_acc_call(const struct kcc_ksf *s, u32 t, u32 b, u64 w)
+{
+	if (t != KCC_NIL)
+		kcc_ksf_acc_add(s, t, w);
+	if (b != KCC_NIL)
+		kcc_ksf_acc_add(s, b, w);
 }
 
 static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
@@ -251,10 +279,8 @@ static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
 		kcc_forest_bump(f, b, KCC_CTR_CALLS, inc);
 	if (unlikely((d < k ? t : b) == KCC_NIL))
 		r->lost_calls += inc;
-	if (unlikely(s->acc) && inc) {
-		kcc_ksf_acc_add(s, t, inc);
-		kcc_ksf_acc_add(s, b, inc);
-	}
+	if (unlikely(s->acc) && inc)
+		kcc_ksf_acc_call(s, t, b, inc);
 
 	/*
 	 * A frame pushed again with the same locations keeps its memo:

@@ -578,13 +578,10 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 	 * bars"): its locations' weights are gathered in the frames'
 	 * scratch, free until the next sample, and folded at the end.
 	 */
-	if (ksf->var_ctr && (base || w > 1)) {
-		struct kcc_ksf_acc *acc = (struct kcc_ksf_acc *)st->frames;
-
-		acc->n = 0;
-		acc->cap = (st->frames_cap * sizeof(*st->frames) -
-			    sizeof(*acc)) / sizeof(acc->ent[0]);
-		ksf->acc = acc;
+	if (ksf->var_ctr && (base || w > 1) &&
+	    st->frames_cap * sizeof(*st->frames) >= KCC_ACC_BYTES) {
+		ksf->acc = (struct kcc_ksf_acc *)st->frames;
+		kcc_ksf_acc_start(ksf->acc, KCC_ACC_MAX);
 	}
 	/* Step 3: replay, oldest first; the overlap was counted before. */
 	for (i = r; i > 0; i--) {

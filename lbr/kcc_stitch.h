@@ -70,7 +70,8 @@
  *      in KCC_CTR_CALLS_VAR: for weight w, (w^2 - w) n^2, the Horvitz-
  *      Thompson variance of a cluster taken with probability 1 / w.
  *      The locations are gathered in the frames' scratch, free during
- *      the replay (kcc_ksf_acc_fold()); an exact burst adds nothing.
+ *      the replay (kcc_ksf_acc_fold(); with less than KCC_ACC_BYTES of
+ *      it no variance is kept); an exact burst adds nothing.
  *   4. charge: the sample's delta and one sample go to the context of the
  *      sampled routine (KCC_CTR_EVENTS, KCC_CTR_SAMPLES).
  * Bursts as hardware shapes them (Documentation/stitching.rst, "Bursts

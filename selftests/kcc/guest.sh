@@ -341,13 +341,27 @@ lbr_counted() {
 	# Counted calls are estimates: each context has its 95% interval
 	# (kcc report --ci); the share of the calls they hold is printed
 	# (Documentation/fidelity.rst, "Error bars": bias is outside them).
-	awk -F '\t' -v r="$1" '
+	awk -F '\t' -v r="$1" -v f="$(lbr_ci_floor "$1")" '
 		NR > 1 && $2 >= 1 && $2 <= 3 {
 			line = line sprintf(" %.3f", $15); seen++
 			if ($13 !~ /^[0-9]+$/ || $13 == 0) bad = 1
+			if (f != "" && $15 + 0 < f + 0) bad = 1
 		}
-		END { printf "# %s: 95%% intervals hold the exact calls of contexts with a share of the calls at k = 1..3:%s\n", r, line
+		END { printf "# %s: 95%% intervals hold the exact calls of contexts with a share of the calls at k = 1..3:%s (%s)\n", r, line,
+			     f == "" ? "printed" : "at least " f
 		      exit !(seen == 3 && !bad) }' "$tmp/blobs/$1-eval.stream"
+}
+
+# The floor of that share: bursts at retired calls (the calls event,
+# one event or two) have only the weighting's error, which the interval
+# is (0.996 at k = 1..3 on 6.1 and 6.12); bursts at misses and the
+# clock are biased beyond it (0.67-0.71 and 0.66-0.99 there), printed.
+LBR_CI_FLOOR=${LBR_CI_FLOOR:-0.90}
+lbr_ci_floor() {
+	case $1 in
+	lbr-wf-calls | lbr-wf-2ev) echo "$LBR_CI_FLOOR" ;;
+	*) echo "" ;;
+	esac
 }
 
 # The floor of abs_err (lbr_counted) of each counted run.  Every call in
