@@ -234,6 +234,7 @@ struct kcc_ksf_acc {
 	};
 	struct kcc_ksf_acc_ent ent[];
 };
+
 /* Scratch a full table takes: 840 bytes, 35 stitcher frames. */
 #define KCC_ACC_BYTES	(sizeof(struct kcc_ksf_acc) + \
 			 KCC_ACC_MAX * sizeof(struct kcc_ksf_acc_ent))

@@ -170,8 +170,8 @@ void kcc_ksf_acc_fold(const struct kcc_ksf *s)
 }
 
 /* Gather an activation of weight @w counted at location @node. */
-static __always_inline void kcc_ksf_acc_add(const struct kcc_ksf *s, u32 node,
-					     u64 w)
+static __always_inline void
+kcc_ksf_acc_add(const struct kcc_ksf *s, u32 node, u64 w)
 {
 	struct kcc_ksf_acc *acc = s->acc;
 	struct kcc_ksf_acc_ent *a;
