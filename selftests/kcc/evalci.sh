@@ -20,7 +20,8 @@
 . "$(dirname "$0")/../lib/ktap.sh"
 ktap_begin
 ktap_tmpdir evalci
-plan 7
+D=$(dirname "$0")/data
+plan 9
 
 run "$KCC" synth --seed 7 --events 400000 --routines 60 --max-depth 40 \
 	-o /dev/null --trace-out "$tmp/s.trace"
@@ -107,5 +108,26 @@ if command -v python3 >/dev/null 2>&1; then
 	result $st "json of scaled counted calls: every context's interval holds its calls"
 else
 	skip "json of scaled counted calls: no python3"
+fi
+# A profile of ABI 1.3 (three counters, no variance) beside one of now.
+if command -v python3 >/dev/null 2>&1; then
+	run "$KCC" record --trace "$D/fig2.trace" -k 3 --stream \
+		-o "$tmp/new.stream"
+	python3 "$(dirname "$0")/abi13.py" "$tmp/new.stream" "$tmp/old.stream"
+	run "$KCC" report --ci --format json "$tmp/old.stream"
+	[ $rc -eq 0 ] && ! sanitized &&
+		grep -q '"metrics": \["calls", "cache-misses", "samples"\]' "$tmp/out" &&
+		grep -q '"calls_ci95": null' "$tmp/out"
+	st=$?
+	[ $st -eq 0 ] || show
+	result $st "an ABI 1.3 profile: three metrics, no interval"
+	run "$KCC" diff "$tmp/old.stream" "$tmp/new.stream"
+	[ $rc -eq 0 ] && ! sanitized && ! grep -q '^[^#]' "$tmp/out"
+	st=$?
+	[ $st -eq 0 ] || show
+	result $st "kcc diff of an ABI 1.3 profile and one with calls_var: the same events, no difference"
+else
+	skip "an ABI 1.3 profile: no python3"
+	skip "kcc diff of an ABI 1.3 profile: no python3"
 fi
 ktap_exit

@@ -513,13 +513,21 @@ int profile__same_events(const struct profile *a, const struct profile *b,
 			 char *why, size_t len)
 {
 	const struct stream *x = &a->runs[0].s, *y = &b->runs[0].s;
-	uint32_t i;
+	const struct stream *l = x->nr_ctrs > y->nr_ctrs ? x : y;
+	uint32_t i, n = x->nr_ctrs < y->nr_ctrs ? x->nr_ctrs : y->nr_ctrs;
 
-	if (x->nr_ctrs != y->nr_ctrs) {
+	/*
+	 * A profile of ABI 1.4 has calls_var after the three counters of
+	 * one before it: the same events, one of them with error bars.
+	 */
+	if (x->nr_ctrs != y->nr_ctrs &&
+	    (n != KCC_CTR_CALLS_VAR || l->nr_ctrs != KCC_NR_CTRS ||
+	     strncmp(l->desc[KCC_CTR_CALLS_VAR].name, "calls_var",
+		     sizeof(l->desc[0].name)))) {
 		snprintf(why, len, "%u counters vs %u", x->nr_ctrs, y->nr_ctrs);
 		return -EINVAL;
 	}
-	for (i = 0; i < x->nr_ctrs; i++) {
+	for (i = 0; i < n; i++) {
 		const struct kcc_metric_desc *p = &x->desc[i], *q = &y->desc[i];
 
 		if (p->type != q->type || p->config != q->config ||

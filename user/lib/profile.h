@@ -199,8 +199,9 @@ const char *profile__info_get(const struct profile *p, const char *key);
 
 /*
  * Do @a and @b count the same events (run 0's counters: names, perf
- * types and configs)?  0 if so, else -EINVAL with the difference in
- * @why ("cache-misses vs cycles").
+ * types and configs; calls_var, which ABI 1.3 profiles lack, aside)?
+ * 0 if so, else -EINVAL with the difference in @why ("cache-misses vs
+ * cycles").
  */
 int profile__same_events(const struct profile *a, const struct profile *b,
 			 char *why, size_t len);
