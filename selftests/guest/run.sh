@@ -201,7 +201,20 @@ if [ -n "$blobs" ]; then
 		[ -f "$f" ] || continue
 		base64 -d "$f" >"${f%.b64}.stream" && rm -f "$f"
 	done
+	# Each blob's BEGIN line gives its size: one cut or garbled on the
+	# console is named here, not left to look like a test's own failure.
+	sed -n 's/^KCC-BLOB-BEGIN \([^ ]*\) \([0-9][0-9]*\)$/\1 \2/p' "$tmp/clean.log" |
+	while read -r name size; do
+		got=$( { wc -c <"$blobs/$name.stream"; } 2>/dev/null || echo 0)
+		[ "$got" -eq "$size" ] ||
+			echo "# run.sh: blob $name: $got of $size bytes came back (cut or garbled on the console)"
+	done
 fi
+# A guest program killed by a signal (a fault, the OOM killer) shows in
+# the kernel log only, at KERN_INFO: the tests then see missing output.
+sed -n '/^kcc-guest: kernel log:/,$p' "$tmp/clean.log" |
+	grep -a -E 'traps: |segfault at |Killed process|invoked oom-killer' |
+	head -n 10 | sed 's/^/# kernel log: /'
 if [ -n "$why" ]; then
 	echo "run.sh: FAIL: $why" >&2
 	keep_log=1

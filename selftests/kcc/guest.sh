@@ -217,6 +217,9 @@ lbr_judge() {
 		what="guest $1: $2: kcc record --source lbr vs the exact k-CCF of the same run: figures at k = 1..3, calls > 0"
 	fi
 	if [ ! -s "$ev" ] || [ ! -s "$prof" ]; then
+		for f in "$prof" "$ev"; do
+			[ -s "$f" ] || echo "# $2: no blob $(basename "$f" .stream) (the guest's lines of $2 above say why)"
+		done
 		echo "not ok $i $what # no figures came back"
 		return 1
 	fi

@@ -55,12 +55,24 @@ vj_score() {
 
 # (run.sh writes blob NAME to $tmp/blobs/NAME.stream.)
 # vj_run RUN: score line of RUN's profile against its own truth.
+# What is missing is said on stderr (a comment in the TAP).
 vj_run() {
 	b=$tmp/blobs
-	[ -s "$b/$1.stream" ] && [ -s "$b/$1-paths.stream" ] || return 1
+	for f in "$b/$1.stream" "$b/$1-paths.stream" "$tmp/rec/vwork.valence"; do
+		[ -s "$f" ] && continue
+		echo "# $1: $(basename "$f") missing or empty" >&2
+		return 1
+	done
 	vj_truth "$tmp/rec/vwork.valence" "$b/$1-paths.stream" >"$tmp/$1.truth"
-	"$KCC" report --format folded --sort samples "$b/$1.stream" \
-		>"$tmp/$1.folded" 2>"$tmp/$1.rerr" || return 1
+	if [ ! -s "$tmp/$1.truth" ]; then
+		echo "# $1: no true path named from $(wc -l <"$b/$1-paths.stream") lines of paths" >&2
+		return 1
+	fi
+	if ! "$KCC" report --format folded --sort samples "$b/$1.stream" \
+		>"$tmp/$1.folded" 2>"$tmp/$1.rerr"; then
+		sed "s/^/# $1: kcc report: /" "$tmp/$1.rerr" >&2
+		return 1
+	fi
 	vj_score "$tmp/$1.truth" "$tmp/$1.folded"
 }
 
