@@ -133,12 +133,6 @@ void kcc_ksf_pin(struct kcc_ksf *s)
 	}
 }
 
-/* u64 a + b, saturating: ~0 reads as "no bound". */
-static inline u64 kcc_add_sat(u64 a, u64 b)
-{
-	return a + b < a ? ~0ull : a + b;
-}
-
 static void kcc_ksf_acc_empty(struct kcc_ksf_acc *acc)
 {
 	u32 i;

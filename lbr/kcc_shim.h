@@ -80,4 +80,10 @@ static inline void kcc_sort(void *base, size_t n, size_t size,
 }
 #endif /* __KERNEL__ */
 
+/* u64 a + b, saturating: ~0 reads as "no bound". */
+static inline u64 kcc_add_sat(u64 a, u64 b)
+{
+	return a + b < a ? ~0ull : a + b;
+}
+
 #endif /* KCC_SHIM_H */

@@ -282,6 +282,20 @@ static const char *program_name(const char *path, char *buf, size_t size)
 	return buf;
 }
 
+/* The last columns of both TSV tables: accuracy of calls, error bars. */
+static const char tsv_tail[] =
+	"\tabs_err\tcalls_ratio\tci95_items\tci95_covered\tci95_calls\n";
+
+/* Their error bar columns: "-" for calls that are no estimate. */
+static void print_ci_tsv(const struct acc_ci *ci)
+{
+	if (ci)
+		printf("\t%u\t%u\t%.4f\n", ci->items, ci->covered,
+		       ci->calls_covered);
+	else
+		printf("\t-\t-\t-\n");
+}
+
 static void print_header(const struct eval *e)
 {
 	uint32_t j;
@@ -293,7 +307,7 @@ static void print_header(const struct eval *e)
 			printf("\thot@%g", e->ao.t[j]);
 		printf("\treplayed_pct\tsamples\tbursts\tjoined\tskipped\tstitch_errors\titems_exact\titems_approx\tfalse_joins");
 		printf("\tleaf_repaired\twalk_repaired\twalk_cut\tskid_repaired\tunrecorded\tunmatched_return\tfar_skipped\tbelow_walk");
-		printf("\tabs_err\tcalls_ratio\tci95_items\tci95_covered\tci95_calls\n");
+		fputs(tsv_tail, stdout);
 		return;
 	}
 	printf("%-10s %3s %-9s", "program", "k", "method");
@@ -347,11 +361,7 @@ static void print_row(const struct eval *e, const char *prog, uint32_t k,
 		for (j = 0; j < sizeof(r->cnt) / sizeof(uint64_t); j++)
 			printf("\t%" PRIu64, ((const uint64_t *)&r->cnt)[j]);
 		printf("\t%.4f\t%.4f", acc->abs_err, acc->calls_ratio);
-		if (ci)
-			printf("\t%u\t%u\t%.4f\n", ci->items, ci->covered,
-			       ci->calls_covered);
-		else
-			printf("\t-\t-\t-\n");
+		print_ci_tsv(ci);
 		return;
 	}
 	printf("%-10s %3u %-9s", prog, k, evalsim_method_name[m]);
@@ -646,7 +656,7 @@ static int eval_profile(struct eval *e, const char *ppath, const char *tpath)
 		for (j = 0; j < e->ao.nr_t; j++)
 			printf("\thot@%g", e->ao.t[j]);
 		printf("\tcalls_profile\tcalls_exact\titems_exact\titems_profile\titems_common");
-		printf("\tabs_err\tcalls_ratio\tci95_items\tci95_covered\tci95_calls\n");
+		fputs(tsv_tail, stdout);
 	} else {
 		printf("%-10s %3s %8s", "program", "k", "overlap");
 		for (j = 0; j < e->ao.nr_t; j++) {
@@ -708,12 +718,10 @@ static int eval_profile(struct eval *e, const char *ppath, const char *tpath)
 			       acc.items_exact, acc.items_approx,
 			       acc.items_common, acc.abs_err, acc.calls_ratio);
 			/* Calls that are no estimate have no interval: "-". */
-			if (r.var_ctr < 0)
-				printf(e->tsv ? "\t-\t-\t-\n" : " %13s %8s\n",
-				       "-", "-");
-			else if (e->tsv)
-				printf("\t%u\t%u\t%.4f\n", ci.items, ci.covered,
-				       ci.calls_covered);
+			if (e->tsv)
+				print_ci_tsv(r.var_ctr < 0 ? NULL : &ci);
+			else if (r.var_ctr < 0)
+				printf(" %13s %8s\n", "-", "-");
 			else
 				printf(" %6u/%-6u %8.4f\n", ci.covered, ci.items,
 				       ci.calls_covered);

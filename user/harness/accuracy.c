@@ -247,8 +247,7 @@ int accuracy__ci95(const struct kcc_forest *exact,
 		if (map[i] == KCC_NIL)
 			continue;
 		wm[map[i]] += wa[i];
-		vm[map[i]] = vm[map[i]] + va[i] < vm[map[i]] ? UINT64_MAX :
-			     vm[map[i]] + va[i];
+		vm[map[i]] = kcc_add_sat(vm[map[i]], va[i]);
 	}
 	for (i = 0; i < exact->count; i++) {
 		double d = fabs((double)wm[i] - (double)we[i]);

@@ -522,8 +522,7 @@ int profile__same_events(const struct profile *a, const struct profile *b,
 	 */
 	if (x->nr_ctrs != y->nr_ctrs &&
 	    (n != KCC_CTR_CALLS_VAR || l->nr_ctrs != KCC_NR_CTRS ||
-	     strncmp(l->desc[KCC_CTR_CALLS_VAR].name, "calls_var",
-		     sizeof(l->desc[0].name)))) {
+	     !stream__has_calls_var(l))) {
 		snprintf(why, len, "%u counters vs %u", x->nr_ctrs, y->nr_ctrs);
 		return -EINVAL;
 	}

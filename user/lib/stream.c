@@ -529,6 +529,14 @@ void sbuf__pad8(struct sbuf *b)
 		sbuf__append(b, zero, 8 - b->len % 8);
 }
 
+bool stream__has_calls_var(const struct stream *s)
+{
+	const struct kcc_metric_desc *d = &s->desc[KCC_CTR_CALLS_VAR];
+
+	return s->nr_ctrs > KCC_CTR_CALLS_VAR && d->type == ~0u &&
+	       !strncmp(d->name, "calls_var", sizeof(d->name));
+}
+
 void stream__default_header(struct kcc_stream_header *h,
 			    struct kcc_metric_desc *desc, uint32_t k,
 			    uint32_t source, uint32_t flags)

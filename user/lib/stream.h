@@ -154,7 +154,13 @@ int stream__write_watch(struct sbuf *b, const struct stream_task *t,
 int stream__write_map(struct sbuf *b, const struct stream_map *m);
 int stream__write_end(struct sbuf *b);
 
-/* Default header: version, magic, sizes and the three standard metrics. */
+/*
+ * Does @s carry the variance of its estimated calls (ABI 1.4): a fourth
+ * counter, KCC_CTR_CALLS_VAR, of no perf event, named "calls_var"?
+ */
+bool stream__has_calls_var(const struct stream *s);
+
+/* Default header: version, magic, sizes and the standard metrics. */
 void stream__default_header(struct kcc_stream_header *h,
 			    struct kcc_metric_desc *desc, uint32_t k,
 			    uint32_t source, uint32_t flags);

@@ -777,9 +777,7 @@ int report__build(struct report *r, struct profile *p,
 	r->calls_valid = true;
 	r->nr_cols = r->nr_ctrs;
 	r->var_ctr = -1;
-	if (r->nr_ctrs > KCC_CTR_CALLS_VAR &&
-	    r->desc[KCC_CTR_CALLS_VAR].type == ~0u &&
-	    !strcmp(r->desc[KCC_CTR_CALLS_VAR].name, "calls_var")) {
+	if (stream__has_calls_var(&p->runs[0].s)) {
 		r->nr_cols = KCC_CTR_CALLS_VAR;
 		r->var_ctr = KCC_CTR_CALLS_VAR;
 	}
