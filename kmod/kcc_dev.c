@@ -26,6 +26,7 @@
 #include <linux/cred.h>
 #include <linux/pid.h>
 #include <linux/sched/task.h>
+#include <linux/sched/signal.h>
 #include <linux/string.h>
 
 #include "kcc_mod.h"
@@ -211,20 +212,14 @@ static void kcc_proc_mount(void)
  * only in a namespace of its own grants nothing here.  The ptrace LSM
  * hook (Yama) is not consulted.  0, -ESRCH or -EACCES.
  */
-static int kcc_may_profile(pid_t nr)
+static int kcc_may_profile_task(struct task_struct *task)
 {
 	const struct cred *cred = current_cred(), *tcred;
-	struct pid *pid = find_get_pid(nr);
-	struct task_struct *task;
 	bool same, dumpable = true;
 	int ret = 0;
 
-	task = pid ? get_pid_task(pid, PIDTYPE_PID) : NULL;
-	put_pid(pid);
-	if (!task)
-		return -ESRCH;
 	if (task == current)
-		goto out;
+		return 0;
 	tcred = get_task_cred(task);
 	same = uid_eq(cred->uid, tcred->euid) &&
 	       uid_eq(cred->uid, tcred->suid) &&
@@ -239,9 +234,38 @@ static int kcc_may_profile(pid_t nr)
 	if (!(same && dumpable) && !capable(CAP_SYS_PTRACE))
 		ret = -EACCES;
 	put_cred(tcred);
-out:
+	return ret;
+}
+
+static int kcc_may_profile(pid_t nr)
+{
+	struct pid *pid = find_get_pid(nr);
+	struct task_struct *task;
+	int ret;
+
+	task = pid ? get_pid_task(pid, PIDTYPE_PID) : NULL;
+	put_pid(pid);
+	if (!task)
+		return -ESRCH;
+	ret = kcc_may_profile_task(task);
 	put_task_struct(task);
 	return ret;
+}
+
+/*
+ * START's check of a per-task target, where its events attach: the
+ * CONFIGURE rules again, with the caller's credentials, on the process
+ * as it is now.  The caller holds @p's exec_update_lock, as
+ * perf_event_open() does around its check and the attach, so that an
+ * exec of a setuid or otherwise undumpable image cannot come between
+ * them: a target that became one since CONFIGURE is refused (-EACCES).
+ */
+int kcc_may_attach(struct task_struct *p)
+{
+	lockdep_assert_held(&p->signal->exec_update_lock);
+	if (kcc_perf_paranoid() > 2 && !perfmon_capable())
+		return -EACCES;
+	return kcc_may_profile_task(p);
 }
 
 /*

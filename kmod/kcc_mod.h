@@ -428,6 +428,7 @@ u8 *kcc_watch_put(const struct kcc_session *s, const struct kcc_task *t,
 
 /* kcc_dev.c */
 int kcc_dev_init(void);
+int kcc_may_attach(struct task_struct *p);
 void kcc_dev_exit(void);
 
 #endif /* KCC_MOD_H */

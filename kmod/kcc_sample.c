@@ -34,6 +34,7 @@
 #include <linux/percpu.h>
 #include <linux/perf_event.h>
 #include <linux/ptrace.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/task_stack.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -1016,6 +1017,16 @@ static int kcc_events_pid(struct kcc_session *s, struct perf_event_attr *attr,
 		goto out;
 	}
 	/*
+	 * Checked again where the events attach, and no exec of the
+	 * target in between (kcc_may_attach()).
+	 */
+	ret = down_read_killable(&p->signal->exec_update_lock);
+	if (ret)
+		goto out;
+	ret = kcc_may_attach(p);
+	if (ret)
+		goto unlock;
+	/*
 	 * One inherited event per thread that exists now; threads and
 	 * children created later inherit it.
 	 */
@@ -1041,6 +1052,8 @@ static int kcc_events_pid(struct kcc_session *s, struct perf_event_attr *attr,
 	}
 	for (i = 0; i < n; i++)
 		put_task_struct(tasks[i]);
+unlock:
+	up_read(&p->signal->exec_update_lock);
 out:
 	kvfree(tasks);
 	put_task_struct(p);

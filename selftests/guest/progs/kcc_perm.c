@@ -19,19 +19,26 @@
  *   - a descriptor root opened and configured, passed over a Unix socket
  *     (SCM_RIGHTS) to a uid 65534 process without capabilities: STATUS
  *     and read() work on it, as on a passed perf event fd, while that
- *     process's own file cannot attach to root's session (-EACCES).
+ *     process's own file cannot attach to root's session (-EACCES);
+ *   - checked again at START, where the events attach: uid 65534
+ *     configures a session on a process of its own, which then execs a
+ *     setuid-root copy of this program; START is -EACCES (the target is
+ *     root's now, and undumpable).  The same with a copy that is not
+ *     setuid: START succeeds (paranoid 2).
  *
- * Usage: kcc_perm
+ * Usage: kcc_perm (the setuid copy runs as kcc_perm --exec-wait FD)
  * Output: TAP.  Exit 0 pass, 1 fail, 4 no device or not root.
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "kcc_guest.h"
@@ -263,6 +270,147 @@ static void test_fd_passing(void)
 	free(three);
 }
 
+/*
+ * ---- checked at START ---------------------------------------------------
+ *
+ * The target (uid 65534, dumpable) waits on @go; once the profiler has
+ * configured its session on it, it execs @image, a copy of this program,
+ * which writes on @done whether it runs as root ('e') or not ('n') and
+ * waits to be killed.  The profiler then STARTs.
+ */
+struct exec_race {
+	int ready[2], go[2], done[2];
+	pid_t target;
+	bool suid;		/* @image is setuid root */
+};
+
+/* The copy's main: tell the profiler who it is, wait. */
+static int exec_wait(const char *wfd)
+{
+	char c = geteuid() ? 'n' : 'e';
+	int fd = atoi(wfd);
+
+	if (write(fd, &c, 1) != 1)
+		return 1;
+	close(fd);
+	for (;;)
+		pause();
+}
+
+static pid_t exec_target(struct exec_race *x, const char *image)
+{
+	char fd[16], c;
+	pid_t p;
+
+	p = fork();
+	if (p == 0) {
+		if (kcc_become(NOBODY, 0) || prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) ||
+		    write(x->ready[1], "r", 1) != 1 || read(x->go[0], &c, 1) != 1)
+			_exit(1);
+		snprintf(fd, sizeof(fd), "%d", x->done[1]);
+		execl(image, "kcc_perm", "--exec-wait", fd, (char *)NULL);
+		_exit(1);
+	}
+	if (p > 0 && read(x->ready[0], &c, 1) != 1) {
+		waitpid(p, NULL, 0);
+		p = -1;
+	}
+	return p;
+}
+
+/*
+ * uid 65534: CONFIGURE on the target, let it exec, START: START's
+ * -errno; -ENOEXEC when the setuid copy did not run as root.
+ */
+static int do_exec_race(void *arg)
+{
+	struct exec_race *x = arg;
+	struct kcc_config c;
+	int fd = kcc_open(O_RDWR), r;
+	char b = 0;
+
+	if (fd < 0)
+		return -errno;
+	kcc_cfg_init(&c, KCC_SOURCE_FP, KCC_TARGET_PID, x->target, 2);
+	r = kcc_ioc(fd, KCC_IOC_CONFIGURE, &c);
+	if (r) {
+		tap_diag("CONFIGURE on the target before its exec: %s", strerror(-r));
+		close(fd);
+		return -EIO;
+	}
+	if (write(x->go[1], "g", 1) != 1 || read(x->done[0], &b, 1) != 1) {
+		close(fd);
+		return -ECHILD;
+	}
+	if (x->suid && b != 'e') {
+		close(fd);
+		return -ENOEXEC;
+	}
+	r = kcc_ioc(fd, KCC_IOC_START, NULL);
+	if (!r)
+		kcc_ioc(fd, KCC_IOC_STOP, NULL);
+	close(fd);
+	return r;
+}
+
+/* A copy of this program at @path with @mode, root's. */
+static int copy_self(const char *path, mode_t mode)
+{
+	char buf[65536];
+	int in = open("/proc/self/exe", O_RDONLY), out;
+	ssize_t n = 0;
+
+	unlink(path);
+	out = open(path, O_WRONLY | O_CREAT | O_EXCL, 0700);
+	while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, n) != n) {
+			n = -1;
+			break;
+		}
+	if (in >= 0)
+		close(in);
+	if (out < 0 || close(out) || n < 0 || chmod(path, mode))
+		return -1;
+	return 0;
+}
+
+static void test_exec_race(bool suid)
+{
+	const char *image = suid ? "/tmp/kcc_perm_suid" : "/tmp/kcc_perm_plain";
+	struct exec_race x = { .suid = suid };
+	int r = -1000, want = suid ? -EACCES : 0;
+
+	if (copy_self(image, suid ? 04755 : 0755) || pipe(x.ready) ||
+	    pipe(x.go) || pipe(x.done)) {
+		tap_result(0, "%s: %s", image, strerror(errno));
+		return;
+	}
+	x.target = exec_target(&x, image);
+	if (x.target > 0)
+		r = as_user(NOBODY, 0, do_exec_race, &x);
+	if (r == -ENOEXEC) {
+		tap_skip("the setuid copy did not run as root (a nosuid /tmp?)");
+	} else {
+		if (r != want)
+			tap_diag("START: got %d (%s), expected %d", r,
+				 r == -1000 ? "child failed" : strerror(-r), want);
+		tap_result(r == want,
+			   "paranoid 2: uid 65534 configures a session on its own process, which then execs a %s copy: START -> %s",
+			   suid ? "setuid-root" : "plain", suid ? strerror(EACCES) : "0");
+	}
+	if (x.target > 0) {
+		kill(x.target, SIGKILL);
+		waitpid(x.target, NULL, 0);
+	}
+	close(x.ready[0]);
+	close(x.ready[1]);
+	close(x.go[0]);
+	close(x.go[1]);
+	close(x.done[0]);
+	close(x.done[1]);
+	unlink(image);
+}
+
 static int write_paranoid(int level)
 {
 	FILE *f = fopen(PARANOID, "w");
@@ -274,7 +422,7 @@ static int write_paranoid(int level)
 	return (fclose(f) || !ok) ? -1 : 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const int levels[] = { -1, 1, 2, 3 };
 	const uint64_t perfmon = 1ull << CAP_PERFMON;
@@ -282,6 +430,8 @@ int main(void)
 	pid_t mine, other;
 	FILE *f;
 
+	if (argc == 3 && !strcmp(argv[1], "--exec-wait"))
+		return exec_wait(argv[2]);
 	if (geteuid())
 		tap_skip_all("not root");
 	fd = kcc_open(O_RDWR);
@@ -292,7 +442,7 @@ int main(void)
 	if (!f || fscanf(f, "%d", &saved) != 1)
 		tap_skip_all("no " PARANOID);
 	fclose(f);
-	tap_plan(NCASES * (int)ARRAY_SIZE(levels) + 1);
+	tap_plan(NCASES * (int)ARRAY_SIZE(levels) + 3);
 
 	mine = sleeper(NOBODY);
 	other = sleeper(OTHER);
@@ -332,6 +482,13 @@ int main(void)
 		       "uid 65534, CAP_PERFMON: -p a process of root", l);
 		expect(do_session((void *)(intptr_t)other), 0,
 		       "root (CAP_SYS_PTRACE): -p a process of uid 65533", l);
+	}
+	if (!write_paranoid(2)) {
+		test_exec_race(false);
+		test_exec_race(true);
+	} else {
+		tap_skip("cannot write 2 to %s", PARANOID);
+		tap_skip("cannot write 2 to %s", PARANOID);
 	}
 	write_paranoid(saved);
 	kill(mine, SIGKILL);
