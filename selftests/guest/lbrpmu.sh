@@ -142,6 +142,7 @@ lbrpmu_tests() {
 			/lbr/lbr_workload $lbr_rounds >/tmp/perf.err 2>&1
 		check $? "perf stat -e kcc_lbr/calls/ lbr_workload"
 		sed 's/^/# /' /tmp/perf.err /tmp/perf.stat
+		echo "# kcc_lbrpmu: $(cat /sys/module/kcc_lbrpmu/parameters/unread) switch-outs with the ring unread since load"
 		counted=$(sed -n 's/^\([0-9][0-9]*\),.*kcc_lbr\/calls\/.*/\1/p' /tmp/perf.stat)
 		traced=$(/lbr/lbr_check -n -d /tmp/lbrtr)
 		[ -n "$counted" ] && [ "$counted" = "$traced" ]

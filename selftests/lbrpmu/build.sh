@@ -46,7 +46,7 @@ build lbr_check $CC -static -O2 -g -D_GNU_SOURCE $W -o "$dir/lbr_check" \
 	"$src/lbr_check.c"
 # shellcheck disable=SC2086
 build lbr_ring $CC -static -O2 -g -D_GNU_SOURCE $W -o "$dir/lbr_ring" \
-	"$src/lbr_ring.c"
+	"$src/lbr_ring.c" -lpthread
 # shellcheck disable=SC2086
 build kcc_trace_rt $CC -std=gnu11 -O2 -g -fPIC $W -c \
 	-o "$dir/kcc_trace_rt.o" "$top/tools/kcc-trace/kcc_trace_rt.c"

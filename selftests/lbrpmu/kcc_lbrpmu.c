@@ -128,6 +128,19 @@ static const struct kernel_param_ops lbrpmu_late_ops = {
 module_param_cb(late, &lbrpmu_late_ops, NULL, 0444);
 MODULE_PARM_DESC(late, "samples of calls and misses events taken after the thread wrote more records than when their overflow was found (read only)");
 
+static atomic_long_t lbrpmu_unread = ATOMIC_LONG_INIT(0);
+
+static int lbrpmu_unread_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%ld\n", atomic_long_read(&lbrpmu_unread));
+}
+
+static const struct kernel_param_ops lbrpmu_unread_ops = {
+	.get = lbrpmu_unread_get,
+};
+module_param_cb(unread, &lbrpmu_unread_ops, NULL, 0444);
+MODULE_PARM_DESC(unread, "switch-outs of a registered thread whose ring could not be read there (read only)");
+
 static unsigned int poll_us = 1000;
 module_param(poll_us, uint, 0644);
 MODULE_PARM_DESC(poll_us, "poll interval of the calls and misses counters, us (default 1000)");
@@ -148,6 +161,7 @@ struct lbrpmu_task {
 	u64 calls_in, misses_in;	/* counters then */
 	u64 calls, misses;		/* counters at the last read */
 	u64 samples;			/* stacks taken of the thread */
+	bool in_stale;			/* ring unread at the last switch-out */
 };
 
 static struct lbrpmu_task lbrpmu_tasks[LBRPMU_TASKS];
@@ -160,6 +174,7 @@ struct lbrpmu_snap {
 	u64 calls, misses;
 	u64 calls_in, misses_in;	/* when it was switched in */
 	u64 pos;		/* records written, 0 when the ring is unread */
+	bool in_stale;		/* calls_in, misses_in are of an earlier read */
 };
 
 /* Per event, allocated at init (never in the overflow path). */
@@ -261,6 +276,7 @@ static void lbrpmu_task_snap(struct lbrpmu_snap *snap, u64 *ring, u64 *pos_in)
 		snap->misses = s->misses;
 		snap->calls_in = s->calls_in;
 		snap->misses_in = s->misses_in;
+		snap->in_stale = s->in_stale;
 		*pos_in = s->pos_in;
 	}
 	raw_spin_unlock_irqrestore(&lbrpmu_lock, flags);
@@ -301,6 +317,19 @@ static void lbrpmu_probe_switch(void *data, bool preempt,
 		s->pos_in = h.pos;
 		s->calls = h.calls;
 		s->misses = h.misses;
+		s->in_stale = false;
+	} else if (s && prev->mm && s->ring) {
+		/*
+		 * A live registered thread whose ring could not be read
+		 * here (copy_from_user_nmi() does not fault: a page under
+		 * migration or collapse).  The next stay's start is then
+		 * the last read, not this switch-out: the event that
+		 * starts counting the thread next counts from there
+		 * (lbrpmu_sync()), so the calls since that read are not
+		 * lost.  Counted in unread.
+		 */
+		s->in_stale = true;
+		atomic_long_inc(&lbrpmu_unread);
 	}
 	/*
 	 * Every switch-out moves the start of the next stay, an exiting
@@ -366,6 +395,7 @@ static long lbrpmu_register(unsigned long uaddr)
 		atomic_inc(&lbrpmu_ntasks);
 	}
 	s->ring = uaddr;
+	s->in_stale = false;
 	s->pos_in = h.pos;
 	s->calls = h.calls;
 	s->misses = h.misses;
@@ -691,7 +721,12 @@ static u64 lbrpmu_sync(struct perf_event *event, u64 *uaddr, u64 *pos_in,
 	else
 		delta = v - in;
 	le->seen_task = current;
-	le->seen = v;
+	/*
+	 * Starting (@count false) counts from now, except after a
+	 * switch-out whose read failed: from the stay's start, the last
+	 * read, which the events running then did not count past.
+	 */
+	le->seen = !count && snap.in_stale ? in : v;
 	le->pos = snap.pos;
 	if (!count)
 		return 0;

@@ -574,22 +574,6 @@ static void check_samples(uint64_t filter, unsigned int stray_every,
 	free(pairs.s);
 }
 
-#define LBR_LATE "/sys/module/kcc_lbrpmu/parameters/late"
-
-/* kcc_lbrpmu's count of samples taken late (its parameter late), or -1. */
-static long long read_late(void)
-{
-	long long v = -1;
-	FILE *f = fopen(LBR_LATE, "r");
-
-	if (f) {
-		if (fscanf(f, "%lld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
 /* ---- perf script input ---------------------------------------------------- */
 
 static int read_script(const char *path)
@@ -827,12 +811,12 @@ int main(int argc, char **argv)
 		if (read_script(script) || read_traces(dir))
 			return 2;
 	} else {
-		late0 = read_late();
+		late0 = lbr_param_get("late");
 		if (run(event, period, filter, syswide, precise, dir,
 			argv + optind, &count) ||
 		    read_traces(dir))
 			return 2;
-		late1 = read_late();
+		late1 = lbr_param_get("late");
 	}
 	printf("# %d threads traced, %" PRIu64 " calls in the trace\n",
 	       nthreads, trace_calls);
@@ -874,6 +858,9 @@ int main(int argc, char **argv)
 	if (lbr_throttled)
 		printf("# throttled %" PRIu64 " times: the count may fall short\n",
 		       lbr_throttled);
+	if (!script)
+		printf("# kcc_lbrpmu: %lld switch-outs with the ring unread since load\n",
+		       lbr_param_get("unread"));
 	if (!script && !strcmp(event, "calls"))
 		tap(lbr_throttled ? count <= trace_calls : count == trace_calls,
 		    "kcc_lbr/calls/%s counted the calls of the trace (%" PRIu64

@@ -28,6 +28,24 @@ tap(int ok, const char *fmt, ...)
 		tap_failed = 1;
 }
 
+/* kcc_lbrpmu's parameter @name as a number (late, unread), or -1. */
+static long long lbr_param_get(const char *name)
+{
+	char path[128];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/kcc_lbrpmu/parameters/%s",
+		 name);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%lld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
 /* The dynamic type of kcc_lbr, or -1 when kcc_lbrpmu.ko is not loaded. */
 static int lbr_pmu_type(void)
 {

@@ -16,6 +16,10 @@
  *   - skid=3 (module parameter): the 3 newest are left out;
  *   - task_save=0: none after a context switch, then only those written
  *     since; task_save=1: all of them again;
+ *   - a counting calls event loses no call when the thread's ring cannot
+ *     be read at its switch-out (the page PROT_NONE while it sleeps,
+ *     readable again before it runs; kcc_lbrpmu's unread count tells
+ *     when the switch-out has happened);
  *
  * and the errors: a bad ring address, a bad magic, an unknown ioctl, an
  * unregistered thread, an unknown event, an unsupported branch filter.
@@ -26,6 +30,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -354,6 +359,91 @@ static int down(int *idx, int from, int step, int n)
 	return n;
 }
 
+/*
+ * The unreadable switch-out: @ring is alone on its page, which the
+ * main thread makes PROT_NONE before it blocks on @wake; this thread
+ * waits until kcc_lbrpmu counts a switch-out it could not read (unread
+ * grows past @unread0), makes the page readable again and wakes it.
+ */
+struct unreadable {
+	struct kcc_lbr_ring *ring;
+	int go[2], wake[2];
+	long long unread0;
+	int seen;		/* unread grew */
+};
+
+static void *unreadable_helper(void *arg)
+{
+	struct unreadable *u = arg;
+	char c;
+	int i;
+
+	if (read(u->go[0], &c, 1) != 1)
+		return NULL;
+	/* A bound only a hang reaches: 20 s. */
+	for (i = 0; i < 20000 && !u->seen; i++) {
+		if (lbr_param_get("unread") > u->unread0)
+			u->seen = 1;
+		else
+			usleep(1000);
+	}
+	mprotect(u->ring, 4096, PROT_READ | PROT_WRITE);
+	if (write(u->wake[1], "w", 1) != 1)
+		return NULL;
+	return NULL;
+}
+
+static void check_unreadable(int type, int fd)
+{
+	struct perf_event_attr attr = { 0 };
+	struct unreadable u = { 0 };
+	uint64_t count = 0;
+	pthread_t th;
+	int ev = -1, ok = 0;
+	char c;
+
+	u.ring = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (u.ring == MAP_FAILED || pipe(u.go) || pipe(u.wake)) {
+		tap(0, "an unreadable switch-out: setup: %s", strerror(errno));
+		return;
+	}
+	u.ring->magic = KCC_LBR_MAGIC;
+	u.ring->version = KCC_LBR_VERSION;
+	attr.size = sizeof(attr);
+	attr.type = type;
+	attr.config = KCC_LBR_EV_CALLS;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	attr.disabled = 1;
+	if (!ioctl(fd, KCC_LBR_IOC_REGISTER, u.ring))
+		ev = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	u.unread0 = lbr_param_get("unread");
+	if (ev >= 0 && u.unread0 >= 0 &&
+	    !pthread_create(&th, NULL, unreadable_helper, &u)) {
+		ioctl(ev, PERF_EVENT_IOC_ENABLE, 0);
+		u.ring->calls = 1000;	/* 1000 calls, no read since */
+		mprotect(u.ring, 4096, PROT_NONE);
+		/* Blocks until the helper made the page readable again. */
+		ok = write(u.go[1], "g", 1) == 1 && read(u.wake[0], &c, 1) == 1;
+		u.ring->calls += 500;
+		ok = ok && read(ev, &count, sizeof(count)) == sizeof(count);
+		pthread_join(th, NULL);
+	}
+	tap(ok && u.seen && count == 1500,
+	    "a switch-out with the ring unreadable loses no call: %" PRIu64
+	    " of 1500 counted (unread %s)", count,
+	    u.seen ? "grew" : "did not grow in 20 s");
+	if (ev >= 0)
+		close(ev);
+	ioctl(fd, KCC_LBR_IOC_UNREGISTER, 0);
+	close(u.go[0]);
+	close(u.go[1]);
+	close(u.wake[0]);
+	close(u.wake[1]);
+	munmap(u.ring, 4096);
+}
+
 int main(void)
 {
 	const uint64_t U = PERF_SAMPLE_BRANCH_USER;
@@ -464,6 +554,7 @@ int main(void)
 	tap(!ret, "unregister");
 	memset(&idx, 0, sizeof(idx));
 	check(type, "unregistered: no records", ALL, idx, 0, 0);
+	check_unreadable(type, fd);
 	close(fd);
 	printf("1..%d\n", tap_n);
 	return tap_failed;
