@@ -106,6 +106,10 @@ unsigned int kcc_param_max_sessions = 16;
 module_param_named(max_sessions, kcc_param_max_sessions, uint, 0444);
 MODULE_PARM_DESC(max_sessions, "sessions that may exist at once, the autostart one included (default 16)");
 
+unsigned int kcc_param_user_sessions;
+module_param_named(user_sessions, kcc_param_user_sessions, uint, 0444);
+MODULE_PARM_DESC(user_sessions, "sessions one user without CAP_PERFMON may have at once (default 0: half of max_sessions, at least 1)");
+
 unsigned int kcc_param_max_tasks = 16384;
 module_param_named(max_tasks, kcc_param_max_tasks, uint, 0444);
 MODULE_PARM_DESC(max_tasks, "default cap on tasks with a forest (default 16384)");

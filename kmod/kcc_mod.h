@@ -54,6 +54,7 @@ extern unsigned int kcc_param_burst_table;
 extern unsigned int kcc_param_burst_sig_depth;
 extern unsigned int kcc_param_task_budget_us;
 extern unsigned int kcc_param_max_sessions;
+extern unsigned int kcc_param_user_sessions;
 extern bool kcc_param_tracepoints;
 extern bool kcc_param_fixed_seed;
 extern unsigned int kcc_param_flush_ms;

@@ -21,6 +21,7 @@
 #include <linux/ktime.h>
 #include <linux/pid.h>
 #include <linux/pid_namespace.h>
+#include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/percpu.h>
 
@@ -413,9 +414,30 @@ static u32 kcc_session_new_id(void)
 }
 
 /*
+ * May the caller have one more session?  A user without CAP_PERFMON may
+ * have user_sessions of them (0: half of max_sessions, at least one),
+ * so that one user cannot take every slot from the others.
+ */
+static bool kcc_user_room(void)
+{
+	unsigned int cap = kcc_param_user_sessions ?:
+			   max(1u, kcc_param_max_sessions / 2);
+	struct kcc_session *it;
+	unsigned int n = 0;
+
+	if (perfmon_capable())
+		return true;
+	list_for_each_entry(it, &kcc_g.sessions, node)
+		if (it->owner && uid_eq(it->uid, current_euid()))
+			n++;
+	return n < cap;
+}
+
+/*
  * CONFIGURE from @file (NULL: autostart): a new session, which replaces
  * the one @file owned unless that one is running (-EBUSY).  Permissions
- * are the caller's (kcc_dev.c).  Returns the session or an ERR_PTR.
+ * are the caller's (kcc_dev.c).  Returns the session or an ERR_PTR:
+ * -EBUSY beyond max_sessions, -EDQUOT beyond the caller's user_sessions.
  */
 struct kcc_session *kcc_configure(struct file *file,
 				  const struct kcc_config *cfg)
@@ -430,6 +452,8 @@ struct kcc_session *kcc_configure(struct file *file,
 		return ERR_PTR(-EBUSY);
 	if (!old && kcc_g.nr_sessions >= kcc_param_max_sessions)
 		return ERR_PTR(-EBUSY);
+	if (!old && file && !kcc_user_room())
+		return ERR_PTR(-EDQUOT);
 
 	s = kvzalloc(sizeof(*s), GFP_KERNEL);
 	if (!s)

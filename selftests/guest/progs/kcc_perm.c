@@ -24,7 +24,11 @@
  *     configures a session on a process of its own, which then execs a
  *     setuid-root copy of this program; START is -EACCES (the target is
  *     root's now, and undumpable).  The same with a copy that is not
- *     setuid: START succeeds (paranoid 2).
+ *     setuid: START succeeds (paranoid 2);
+ *   - quotas: uid 65534 without capabilities configures sessions on its
+ *     own process until refused: it gets its user_sessions (0: half of
+ *     max_sessions), the next is -EDQUOT; while it holds them, uid 65533
+ *     and root each configure one (paranoid 2).
  *
  * Usage: kcc_perm (the setuid copy runs as kcc_perm --exec-wait FD)
  * Output: TAP.  Exit 0 pass, 1 fail, 4 no device or not root.
@@ -42,6 +46,7 @@
 #include <sys/wait.h>
 
 #include "kcc_guest.h"
+#include "kcc_sysfs.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON	38
@@ -411,6 +416,98 @@ static void test_exec_race(bool suid)
 	unlink(image);
 }
 
+/* ---- quotas ------------------------------------------------------------- */
+
+struct quota {
+	int held[2], done[2];
+	pid_t mine;
+	long long cap;
+};
+
+static long long kcc_param(const char *name)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "/sys/module/kcc/parameters/%s", name);
+	return kcc_sysfs_ll(path);
+}
+
+/* uid 65534: sessions until refused; held until the parent is done. */
+static int do_quota(struct quota *q)
+{
+	struct kcc_config c;
+	int fds[64], n = 0, r = 0, ok;
+	char b;
+
+	kcc_cfg_init(&c, KCC_SOURCE_FP, KCC_TARGET_PID, q->mine, 2);
+	while (n < (int)ARRAY_SIZE(fds)) {
+		fds[n] = kcc_open(O_RDWR);
+		if (fds[n] < 0) {
+			r = -errno;
+			break;
+		}
+		r = kcc_ioc(fds[n], KCC_IOC_CONFIGURE, &c);
+		if (r) {
+			close(fds[n]);
+			break;
+		}
+		n++;
+	}
+	ok = n == q->cap && r == -EDQUOT;
+	if (!ok)
+		tap_diag("uid 65534 configured %d sessions, then %s; its quota is %lld",
+			 n, r ? strerror(-r) : "no refusal", q->cap);
+	if (write(q->held[1], ok ? "y" : "n", 1) != 1 ||
+	    read(q->done[0], &b, 1) != 1)
+		ok = 0;
+	while (n > 0)
+		close(fds[--n]);
+	return ok;
+}
+
+static void test_quota(pid_t mine, pid_t other)
+{
+	struct quota q = { .mine = mine };
+	long long per = kcc_param("user_sessions");
+	long long max = kcc_param("max_sessions");
+	int st, r1 = -1000, r2 = -1000;
+	char b = 0;
+	pid_t p;
+
+	signal(SIGPIPE, SIG_IGN);	/* a child that died reads no "done" */
+	q.cap = per > 0 ? per : max / 2 > 1 ? max / 2 : 1;
+	if (per < 0)
+		tap_diag("no parameter user_sessions: expecting half of max_sessions");
+	if (max < 0 || pipe(q.held) || pipe(q.done)) {
+		tap_result(0, "quotas: setup: %s", strerror(errno));
+		tap_result(0, "quotas: setup");
+		tap_result(0, "quotas: setup");
+		return;
+	}
+	p = fork();
+	if (p == 0) {
+		close(q.held[0]);
+		close(q.done[1]);
+		_exit(kcc_become(NOBODY, 0) ? 2 : !do_quota(&q));
+	}
+	/* Only the child writes held and reads done: its exit ends both. */
+	close(q.held[1]);
+	close(q.done[0]);
+	if (p > 0 && read(q.held[0], &b, 1) == 1) {
+		r1 = as_user(OTHER, 0, do_session, (void *)(intptr_t)other);
+		r2 = do_session((void *)(intptr_t)mine);
+	}
+	if (write(q.done[1], "d", 1) != 1 || p <= 0 || waitpid(p, &st, 0) != p)
+		st = -1;
+	tap_result(b == 'y' && st == 0 && per >= 0,
+		   "paranoid 2: uid 65534 configures %lld sessions (user_sessions), the next is -EDQUOT",
+		   q.cap);
+	expect(r1, 0, "meanwhile uid 65533 configures one on its own process", 2);
+	expect(r2, 0, "meanwhile root (no quota) configures one", 2);
+	close(q.held[0]);
+	close(q.done[1]);
+}
+
 static int write_paranoid(int level)
 {
 	FILE *f = fopen(PARANOID, "w");
@@ -442,7 +539,7 @@ int main(int argc, char **argv)
 	if (!f || fscanf(f, "%d", &saved) != 1)
 		tap_skip_all("no " PARANOID);
 	fclose(f);
-	tap_plan(NCASES * (int)ARRAY_SIZE(levels) + 3);
+	tap_plan(NCASES * (int)ARRAY_SIZE(levels) + 6);
 
 	mine = sleeper(NOBODY);
 	other = sleeper(OTHER);
@@ -486,9 +583,10 @@ int main(int argc, char **argv)
 	if (!write_paranoid(2)) {
 		test_exec_race(false);
 		test_exec_race(true);
+		test_quota(mine, other);
 	} else {
-		tap_skip("cannot write 2 to %s", PARANOID);
-		tap_skip("cannot write 2 to %s", PARANOID);
+		for (i = 0; i < 5; i++)
+			tap_skip("cannot write 2 to %s", PARANOID);
 	}
 	write_paranoid(saved);
 	kill(mine, SIGKILL);

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../../guest/progs/kcc_sysfs.h"
+
 static int tap_n, tap_failed;
 
 static void __attribute__((format(printf, 2, 3)))
@@ -32,18 +34,10 @@ tap(int ok, const char *fmt, ...)
 static long long lbr_param_get(const char *name)
 {
 	char path[128];
-	long long v = -1;
-	FILE *f;
 
 	snprintf(path, sizeof(path), "/sys/module/kcc_lbrpmu/parameters/%s",
 		 name);
-	f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%lld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
+	return kcc_sysfs_ll(path);
 }
 
 /* The dynamic type of kcc_lbr, or -1 when kcc_lbrpmu.ko is not loaded. */
