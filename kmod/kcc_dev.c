@@ -201,7 +201,7 @@ static void kcc_proc_mount(void)
 }
 
 /*
- * May the caller profile process @nr?  perf_event_open() asks
+ * May the caller profile @task?  perf_event_open() asks
  * ptrace_may_access(PTRACE_MODE_READ_REALCREDS) of a per-task event even
  * from a CAP_PERFMON caller; that function is not exported to modules,
  * so this is its credential part (kernel/ptrace.c): the caller's real
@@ -210,7 +210,7 @@ static void kcc_proc_mount(void)
  * initial user namespace, not of the target's as ptrace does: kcc's
  * events are the kernel's own counters, so a capability a user holds
  * only in a namespace of its own grants nothing here.  The ptrace LSM
- * hook (Yama) is not consulted.  0, -ESRCH or -EACCES.
+ * hook (Yama) is not consulted.  0 or -EACCES.
  */
 static int kcc_may_profile_task(struct task_struct *task)
 {
@@ -237,6 +237,7 @@ static int kcc_may_profile_task(struct task_struct *task)
 	return ret;
 }
 
+/* The same of process @nr: 0, -ESRCH or -EACCES. */
 static int kcc_may_profile(pid_t nr)
 {
 	struct pid *pid = find_get_pid(nr);

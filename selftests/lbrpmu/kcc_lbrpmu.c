@@ -114,31 +114,22 @@ static bool precise = true;
 module_param(precise, bool, 0644);
 MODULE_PARM_DESC(precise, "calls and misses events overflow at the call that reaches their period, where the runtime stops in the PMU (default 1); 0: at the next poll");
 
-static atomic_long_t lbrpmu_late = ATOMIC_LONG_INIT(0);
-
-static int lbrpmu_late_get(char *buf, const struct kernel_param *kp)
+/* Read-only counts, each an atomic_long_t parameter (kp->arg). */
+static int lbrpmu_count_get(char *buf, const struct kernel_param *kp)
 {
-	return sysfs_emit(buf, "%ld\n", atomic_long_read(&lbrpmu_late));
+	return sysfs_emit(buf, "%ld\n", atomic_long_read(kp->arg));
 }
 
-static const struct kernel_param_ops lbrpmu_late_ops = {
-	.get = lbrpmu_late_get,
+static const struct kernel_param_ops lbrpmu_count_ops = {
+	.get = lbrpmu_count_get,
 };
 
-module_param_cb(late, &lbrpmu_late_ops, NULL, 0444);
+static atomic_long_t lbrpmu_late = ATOMIC_LONG_INIT(0);
+module_param_cb(late, &lbrpmu_count_ops, &lbrpmu_late, 0444);
 MODULE_PARM_DESC(late, "samples of calls and misses events taken after the thread wrote more records than when their overflow was found (read only)");
 
 static atomic_long_t lbrpmu_unread = ATOMIC_LONG_INIT(0);
-
-static int lbrpmu_unread_get(char *buf, const struct kernel_param *kp)
-{
-	return sysfs_emit(buf, "%ld\n", atomic_long_read(&lbrpmu_unread));
-}
-
-static const struct kernel_param_ops lbrpmu_unread_ops = {
-	.get = lbrpmu_unread_get,
-};
-module_param_cb(unread, &lbrpmu_unread_ops, NULL, 0444);
+module_param_cb(unread, &lbrpmu_count_ops, &lbrpmu_unread, 0444);
 MODULE_PARM_DESC(unread, "switch-outs of a registered thread whose ring could not be read there (read only)");
 
 static unsigned int poll_us = 1000;
