@@ -82,14 +82,23 @@ ok() {
 	echo "ok $n $*"
 }
 
+# Beside each failure, the guest's memory (its /tmp is in RAM: Shmem),
+# so that a test that ran out of it says so in CI's last lines.
 not_ok() {
 	n=$((n + 1))
+	awk '/^(MemAvailable|Shmem):/ { s = s " " $1 " " $2 " kB" }
+		END { print "# guest memory:" s }' /proc/meminfo 2>/dev/null
 	echo "not ok $n $*"
 	failed=1
 }
 
 check() {	# check STATUS DESCRIPTION
-	if [ "$1" -eq 0 ]; then ok "$2"; else not_ok "$2"; fi
+	if [ "$1" -eq 0 ]; then
+		ok "$2"
+	else
+		echo "# exit status $1"
+		not_ok "$2"
+	fi
 }
 
 # The kernel log since the last call must be clean.

@@ -481,6 +481,7 @@ boot() {
 	limit=$(guest_limit "$2")
 	t0=$(date +%s)
 	sh "$top/selftests/guest/run.sh" -K "$4" -k "$3" -t "$limit" \
+		-l "$d/serial.log" \
 		${equal:+-d "$tmp/data" -a "kccinjectk=$injk"} \
 		${record:+-e "$tmp/rec"} -b "$d/blobs" \
 		>"$d/out" 2>&1
@@ -519,6 +520,12 @@ while read -r name vmlinuz kdir; do
 	elif [ $rc -eq 0 ]; then
 		echo "ok $i guest $name: kcc.ko suite passes, kernel log clean"
 	else
+		# The whole serial log of a failed boot (kernel messages,
+		# blobs as they came) is kept where the artifacts go.
+		if [ -n "${KCC_ARTIFACTS:-}" ] && mkdir -p "$KCC_ARTIFACTS" &&
+		   cp "$tmp/boot.$nb/serial.log" "$KCC_ARTIFACTS/guest-$name-serial.log" 2>/dev/null; then
+			echo "# serial log: $KCC_ARTIFACTS/guest-$name-serial.log"
+		fi
 		echo "not ok $i guest $name: kcc.ko suite passes, kernel log clean"
 		fail=1
 	fi

@@ -53,8 +53,9 @@ lbr_run() {
 	KCC_TRACE_LBR=1 KCC_TRACE_DIR=/tmp/lbrtr /demo/kcc record \
 		--source lbr -e "kcc_lbr/$ev/" -c "$lbr_period" $lbr_calls -k 3 \
 		-o "/tmp/$name.data" -- "$@" >"/tmp/$name.err" 2>&1
-	check $? "$name: kcc record --source lbr -e kcc_lbr/$ev/ -c $lbr_period ${lbr_calls:+$lbr_calls }-k 3 -- ${1##*/}"
+	crc=$?
 	sed 's/^/# /' "/tmp/$name.err"
+	check $crc "$name: kcc record --source lbr -e kcc_lbr/$ev/ -c $lbr_period ${lbr_calls:+$lbr_calls }-k 3 -- ${1##*/}"
 	lbr_eval "$name"
 }
 
@@ -83,8 +84,9 @@ lbr_sys() {
 	KCC_TRACE_LBR=1 KCC_TRACE_DIR=/tmp/lbrtr "$@" >/dev/null
 	kill -INT $rec
 	wait $rec
-	check $? "$name: kcc record -a --source lbr -e kcc_lbr/$ev/ -c $per -k 3 around ${1##*/}"
+	crc=$?
 	sed 's/^/# /' "/tmp/$name.err"
+	check $crc "$name: kcc record -a --source lbr -e kcc_lbr/$ev/ -c $per -k 3 around ${1##*/}"
 	lbr_eval "$name" "${1##*/}"
 }
 
@@ -97,8 +99,9 @@ lbr_freq() {
 	/demo/kcc record --source lbr -e kcc_lbr/clock/ -F 1000 -k 2 \
 		-o /tmp/freq.data -- /demo/demo_workload_lbr 1 \
 		>/tmp/freq.err 2>&1
-	check $? "lbr-freq: kcc record --source lbr -e kcc_lbr/clock/ -F 1000 -- demo_workload_lbr 1"
+	crc=$?
 	sed 's/^/# /' /tmp/freq.err
+	check $crc "lbr-freq: kcc record --source lbr -e kcc_lbr/clock/ -F 1000 -- demo_workload_lbr 1"
 	/demo/kcc report /tmp/freq.data >/tmp/freq.rep 2>&1 &&
 	grep -q ', sample frequency: 1000 Hz (each sample charged its period)$' \
 		/tmp/freq.rep &&
@@ -116,8 +119,9 @@ lbr_eval() {
 	/demo/kcc eval --tsv -k 1,2,3 -T 0.1,0.05 ${2:+--comm "$2"} \
 		--profile "/tmp/$name.data" \
 		/tmp/lbrtr >"/tmp/$name.eval" 2>"/tmp/$name.everr"
-	check $? "$name: kcc eval --profile against the run's own trace"
+	crc=$?
 	sed 's/^/# /' "/tmp/$name.eval" "/tmp/$name.everr"
+	check $crc "$name: kcc eval --profile against the run's own trace"
 	lbr_blob "$name" "/tmp/$name.data"
 	lbr_blob "$name-eval" "/tmp/$name.eval"
 	rm -rf /tmp/lbrtr "/tmp/$name.data"
@@ -136,12 +140,14 @@ lbr_import() {
 	KCC_TRACE_LBR=1 KCC_TRACE_DIR=/tmp/lbrtr /lbr/perf record -N \
 		-o /tmp/perf.data "$@" -c 1009 -j any_call,any_ret,u,save_type \
 		--call-graph fp -- /demo/wordfreq 24 >"/tmp/$name.err" 2>&1
-	check $? "$name: perf record $* -c 1009 -j any_call,any_ret,u,save_type --call-graph fp -- wordfreq"
+	crc=$?
 	sed 's/^/# /' "/tmp/$name.err"
+	check $crc "$name: perf record $* -c 1009 -j any_call,any_ret,u,save_type --call-graph fp -- wordfreq"
 	/demo/kcc import -k 3 ${calls:+--calls-event "$calls"} \
 		-o "/tmp/$name.data" /tmp/perf.data >"/tmp/$name.err" 2>&1
-	check $? "$name: kcc import -k 3 ${calls:+--calls-event $calls }perf.data"
+	crc=$?
 	sed 's/^/# /' "/tmp/$name.err"
+	check $crc "$name: kcc import -k 3 ${calls:+--calls-event $calls }perf.data"
 	rm -f /tmp/perf.data
 	lbr_eval "$name"
 }
@@ -177,8 +183,9 @@ lbr_watch() {
 		/demo/kcc record --source lbr -e kcc_lbr/clock/ -c "$ww_period" \
 		--join longest -k 3 --watch /tmp/w.watch -o /tmp/w.data -- \
 		/demo/watchwork "$ww_spin" >/tmp/w.err 2>&1
-	check $? "lbr-watch: kcc record --source lbr -e kcc_lbr/clock/ -c $ww_period --join longest -k 3 --watch FILE -- watchwork $ww_spin"
+	crc=$?
 	sed 's/^/# /' /tmp/w.err
+	check $crc "lbr-watch: kcc record --source lbr -e kcc_lbr/clock/ -c $ww_period --join longest -k 3 --watch FILE -- watchwork $ww_spin"
 	/demo/kcc report /tmp/w.data 2>&1 | sed -n '/^# source:/,/^# total:/p' |
 		sed 's/^/# /'
 	/demo/kcc report --watched /tmp/w.data >/tmp/w.rep 2>&1
@@ -231,8 +238,9 @@ lbr_amd() {
 	KCC_TRACE_LBR=1 KCC_TRACE_DIR=/tmp/lbrtr /demo/kcc record \
 		--source lbr -e kcc_lbr/calls/ -c 1009 -k 3 \
 		-o /tmp/lbr-amd.data -- /demo/wordfreq 24 >/tmp/lbr-amd.err 2>&1
-	check $? "lbr-amd: kcc record --source lbr on a PMU refusing NO_FLAGS/NO_CYCLES (amd_filter=1)"
+	crc=$?
 	sed 's/^/# /' /tmp/lbr-amd.err
+	check $crc "lbr-amd: kcc record --source lbr on a PMU refusing NO_FLAGS/NO_CYCLES (amd_filter=1)"
 	/demo/kcc report /tmp/lbr-amd.data >/tmp/lbr-amd.rep 2>&1
 	grep '^# source\|^# branch records' /tmp/lbr-amd.rep | sed 's/^/# /'
 	grep -q '^# source: lbr' /tmp/lbr-amd.rep &&

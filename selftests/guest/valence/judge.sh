@@ -73,7 +73,13 @@ vj_run() {
 		sed "s/^/# $1: kcc report: /" "$tmp/$1.rerr" >&2
 		return 1
 	fi
-	vj_score "$tmp/$1.truth" "$tmp/$1.folded"
+	vj_score "$tmp/$1.truth" "$tmp/$1.folded" >"$tmp/$1.score"
+	# No sampled context with a routine of the truth's: say what each
+	# side held (a truth of ids the table lacks, a profile of [unknown]).
+	if [ "$(cut -d' ' -f2 "$tmp/$1.score")" = 0 ]; then
+		echo "# $1: no sampled context names a routine of the $(wc -l <"$tmp/$1.truth") true paths (first: $(head -c 120 "$tmp/$1.truth" | head -n 1); paths blob: $(head -c 60 "$b/$1-paths.stream" | head -n 1))" >&2
+	fi
+	cat "$tmp/$1.score"
 }
 
 valence_judge() {

@@ -41,8 +41,9 @@ vrun() {	# vrun NAME SOURCE MODE N
 			-o "/tmp/$1.data" -- /demo/vwork "$3" "$4" \
 			>"/tmp/$1.err" 2>&1
 	fi
-	check $? "$1: kcc record --source $2 -e cpu-clock -- vwork $3 $4"
+	crc=$?
 	sed 's/^/# /' "/tmp/$1.err"
+	check $crc "$1: kcc record --source $2 -e cpu-clock -- vwork $3 $4"
 	vblob "$1" "/tmp/$1.data"
 	vblob "$1-paths" "/tmp/$1.paths"
 	vblob "$1-chk" "/tmp/$1.chk"
