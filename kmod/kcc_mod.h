@@ -257,6 +257,7 @@ struct kcc_session {
 	struct kcc_evsel cev;
 	bool calls_on;		/* cev is sampled beside ev */
 	bool calls_counter;	/* cev is counted beside ev, read at its samples */
+	bool calls_hybrid;	/* cev sampled, and read at ev's samples too */
 	bool calls_fallback;	/* cev was asked for, could not be opened */
 	struct perf_event **cevents;	/* one per CPU or thread, like events */
 	u32 nr_cevents;

@@ -320,14 +320,15 @@ static bool kcc_counter_zero(struct perf_event *ev, u64 *calls)
  * hardirq, interrupts off; the context's event list is RCU-protected.
  */
 static bool kcc_counter_take(struct perf_event *event,
-			     struct kcc_session *s, u64 *calls)
+			     struct kcc_session *s, perf_overflow_handler_t h,
+			     u64 *calls)
 {
 	struct perf_event *ev;
 	bool found = false;
 
 	rcu_read_lock();
 	list_for_each_entry_rcu(ev, &event->ctx->event_list, event_entry) {
-		if (ev->overflow_handler != kcc_overflow_counter ||
+		if (ev->overflow_handler != h ||
 		    ev->overflow_handler_context != s)
 			continue;
 		found = kcc_counter_zero(ev, calls);
@@ -465,10 +466,15 @@ static void kcc_ctr_slot_put(struct kcc_session *s)
  * A sample of the calls event (@calls) charges no events: its period
  * counts calls, which the bursts count.
  */
+static void kcc_overflow_calls(struct perf_event *event,
+			       struct perf_sample_data *data,
+			       struct pt_regs *regs);
+
 static void __kcc_overflow(struct perf_event *event,
 			   struct perf_sample_data *data, struct pt_regs *regs,
 			   bool calls)
 {
+	bool draw = calls;	/* a sample of the calls event */
 	const struct perf_branch_stack *br = kcc_sample_br_stack(data);
 	struct kcc_session *s = event->overflow_handler_context;
 	bool val;
@@ -539,13 +545,17 @@ static void __kcc_overflow(struct perf_event *event,
 	 * covered several or samples were throttled away.  A CPU's calls
 	 * event counts every thread there: its period is the count.  A
 	 * counter beside the sampled event gives the same at every sample
-	 * of that one.
+	 * of that one; so does the calls event of a hybrid session, read
+	 * at the samples of both.
 	 */
 	ncalls = data->period;
 	if (calls && s->cfg.target == KCC_TARGET_PID)
 		ncalls = local64_xchg(&event->count, 0);
-	if (calls || s->calls_counter) {
-		if (!calls && !kcc_counter_take(event, s, &ncalls)) {
+	if (calls || s->calls_counter || s->calls_hybrid) {
+		if (!calls &&
+		    !kcc_counter_take(event, s, s->calls_hybrid ?
+				      kcc_overflow_calls : kcc_overflow_counter,
+				      &ncalls)) {
 			this_cpu_inc(s->hc->calls_unread);
 			calls = false;
 		} else {
@@ -554,6 +564,9 @@ static void __kcc_overflow(struct perf_event *event,
 	}
 	if (calls) {
 		rec->s.flags |= KCC_SAMPLE_CALLS;
+		if (s->calls_hybrid)
+			rec->s.flags |= KCC_SAMPLE_CALLS_POOL |
+					(draw ? KCC_SAMPLE_CALLS_DRAW : 0);
 		if (ncalls > U32_MAX) {
 			rec->s.flags |= KCC_SAMPLE_CALLS_SAT;
 			rec->s.calls = U32_MAX;
@@ -943,7 +956,8 @@ void kcc_events_read(struct kcc_session *s, struct kcc_status *st)
 	 * calls since each thread's last sample.
 	 */
 	st->calls_after_last += s->calls_left;
-	for (i = 0; s->calls_counter && i < s->nr_cevents; i++)
+	for (i = 0; (s->calls_counter || s->calls_hybrid) &&
+	     i < s->nr_cevents; i++)
 		kcc_event_read(s->cevents[i], &st->calls_after_last, &e, &r,
 			       &errors);
 	st->calls_unread = sum.calls_unread;
@@ -1120,9 +1134,10 @@ int kcc_events_start(struct kcc_session *s)
 	if (s->source == KCC_SOURCE_INJECT)
 		return 0;
 	kcc_rings_forget(s);
-	/* With a calls event, that one takes the branch stacks. */
+	/* With a calls event, that one takes the branch stacks (both, hybrid). */
 	kcc_attr_init(&attr, &s->ev, s->cfg.sample_period,
-		      s->source == KCC_SOURCE_LBR && !s->calls_on);
+		      s->source == KCC_SOURCE_LBR &&
+		      (!s->calls_on || s->calls_hybrid));
 	/* sample_period and sample_freq share their word. */
 	attr.freq = !!(s->cfg.flags & KCC_CFG_FREQ);
 	if (s->calls_on) {
@@ -1171,7 +1186,7 @@ void kcc_events_stop(struct kcc_session *s)
 		u64 e = 0, r = 0;
 		u32 err = 0;
 
-		if (s->calls_counter)
+		if (s->calls_counter || s->calls_hybrid)
 			kcc_event_read(s->cevents[i], &s->calls_left, &e, &r,
 				       &err);
 		perf_event_release_kernel(s->cevents[i]);

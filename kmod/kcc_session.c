@@ -112,6 +112,9 @@ static int kcc_calls_resolve(struct kcc_session *s, const struct kcc_config *in)
 		return 0;
 	}
 	counter = in->calls_flags & KCC_CALLS_COUNTER;
+	/* Pools are per thread: a CPU's event mixes its threads' calls. */
+	if ((in->calls_flags & KCC_CALLS_HYBRID) && (counter || !task))
+		return -EINVAL;
 	if (in->calls_sample_period > KCC_PERIOD_MAX ||
 	    (in->calls_sample_period &&
 	     in->calls_sample_period < KCC_HW_PERIOD_MIN) ||
@@ -155,6 +158,7 @@ static int kcc_calls_resolve(struct kcc_session *s, const struct kcc_config *in)
 		s->calls_counter = true;
 	else
 		s->calls_on = true;
+	s->calls_hybrid = in->calls_flags & KCC_CALLS_HYBRID;
 	return 0;
 }
 
@@ -821,6 +825,8 @@ void *kcc_snapshot(struct kcc_reader *r, size_t *len)
 		h->flags |= KCC_HDR_CALLS_EVENT;
 	if (s->calls_counter)
 		h->flags |= KCC_HDR_CALLS_COUNTER;
+	if (s->calls_hybrid)
+		h->flags |= KCC_HDR_CALLS_HYBRID;
 	if (s->calls_fallback)
 		h->flags |= KCC_HDR_CALLS_FALLBACK;
 	if (ns != &init_pid_ns)

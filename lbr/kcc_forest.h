@@ -260,6 +260,12 @@ struct kcc_ksf {
 	 * kcc_ksf_acc_fold() turns the entries into var_ctr counts.
 	 */
 	u32 var_ctr;		/* counter index, 0: no variance kept */
+	/*
+	 * Of the next activation's weight, the part that is exact and no
+	 * sample of anything (a counted call beside its share of a pool):
+	 * kept out of the entries, the activation still counted.
+	 */
+	u32 acc_exact;
 	struct kcc_ksf_acc *acc;
 	/* Watched contexts counted beside the forest (kcc_ppp.h), or NULL. */
 	struct kcc_ppp_run *ppp;

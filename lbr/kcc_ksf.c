@@ -157,8 +157,14 @@ void kcc_ksf_acc_fold(const struct kcc_ksf *s)
 		const struct kcc_ksf_acc_ent *a = &acc->ent[i];
 		u64 *c = &kcc_forest_ctr(s->f, a->node)[s->var_ctr];
 
-		/* y >= n: y^2 - y n = y (y - n); above 2^32, no bound. */
-		*c = kcc_add_sat(*c, a->y >> 32 ? ~0ull : a->y * (a->y - a->n));
+		/*
+		 * y^2 - y n = y (y - n); above 2^32, no bound.  A share of
+		 * a pool can weigh under 1 (y < n), which is no sample of
+		 * fewer calls than it counts: nothing added.
+		 */
+		if (a->y > a->n)
+			*c = kcc_add_sat(*c, a->y >> 32 ? ~0ull :
+					 a->y * (a->y - a->n));
 	}
 	kcc_ksf_acc_empty(acc);
 }
@@ -274,7 +280,7 @@ static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
 	if (unlikely((d < k ? t : b) == KCC_NIL))
 		r->lost_calls += inc;
 	if (unlikely(s->acc) && inc)
-		kcc_ksf_acc_call(s, t, b, inc);
+		kcc_ksf_acc_call(s, t, b, inc - s->acc_exact);
 
 	/*
 	 * A frame pushed again with the same locations keeps its memo:

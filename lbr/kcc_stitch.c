@@ -82,7 +82,7 @@ void kcc_stitch_calls_export(struct kcc_status *st,
 	st->calls_counter = c->counter;
 	st->calls_exact = c->exact;
 	st->calls_scaled = c->scaled;
-	st->calls_unplaced = c->unplaced;
+	st->calls_unplaced = c->unplaced + c->pool;
 	st->calls_bursts_exact = c->bursts_exact;
 	st->calls_bursts_scaled = c->bursts_scaled;
 	st->calls_after_last = c->pending;
@@ -109,7 +109,8 @@ u32 kcc_sample_why(const struct kcc_sample *s, size_t len, u32 *size)
 		return KCC_SAMPLE_E_ALIGN;
 	if (s->flags & ~KCC_SAMPLE_FLAGS_ALL)
 		return KCC_SAMPLE_E_FLAGS;
-	if ((s->flags & KCC_SAMPLE_CALLS_SAT) && !(s->flags & KCC_SAMPLE_CALLS))
+	if ((s->flags & (KCC_SAMPLE_CALLS_SAT | KCC_SAMPLE_CALLS_POOL |
+			 KCC_SAMPLE_CALLS_DRAW)) && !(s->flags & KCC_SAMPLE_CALLS))
 		return KCC_SAMPLE_E_FLAGS;
 	if (s->calls && !(s->flags & KCC_SAMPLE_CALLS))
 		return KCC_SAMPLE_E_RESERVED;
@@ -490,6 +491,24 @@ static u32 kcc_stitch_overlap(struct kcc_stitch *st, const struct kcc_sample *s,
 	return found;
 }
 
+/*
+ * A call record of a counted burst, counted @exact (0 or 1) plus @share
+ * of what is weighted, times @w: the share alone is the cluster of the
+ * error bar when the burst stands for itself (@w 1).
+ */
+static void kcc_stitch_counted(struct kcc_ksf *ksf, u64 to, u32 w, u32 exact,
+			       u32 share)
+{
+	u64 c = exact + share;
+
+	ksf->acc_exact = w == 1 ? exact : 0;
+	if (c)
+		kcc_ksf_call_w(ksf, to, c * w);
+	else
+		kcc_ksf_enter(ksf, to);
+	ksf->acc_exact = 0;
+}
+
 /**
  * kcc_stitch_sample() - apply one sample to the task's forest
  * @st:	the task's stitcher
@@ -505,6 +524,7 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 	int n;
 
 	bool counted = s->flags & KCC_SAMPLE_CALLS;
+	bool pool = counted && (s->flags & KCC_SAMPLE_CALLS_POOL);
 	u64 ncalls = counted ? s->calls : 0, base = 0;
 	u32 ccalls = 0, drop = 0, extra = 0, seen = 0;
 
@@ -532,6 +552,9 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 		st->nr_last = 0;
 		goto charge_only;
 	}
+	/* A skipped burst's calls wait in the pool: none to make up for. */
+	if (pool)
+		w = 1;
 	n = kcc_stitch_undo_best(st, s);
 	kcc_stitch_counts_add(&st->cnt, &st->undo_cnt);
 	if (n < 0) {
@@ -559,17 +582,34 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 			if (br[i].kind == KCC_BR_CALL &&
 			    !(st->skip & (1ull << i)))
 				ccalls++;
+		if (pool && ncalls > ccalls) {
+			/* The newest ccalls are exact, the rest waits. */
+			st->calls.pool += ncalls - ccalls;
+			ncalls = ccalls;
+		}
 		if (!ccalls) {
-			st->calls.unplaced += ncalls;
+			if (!pool)
+				st->calls.unplaced += ncalls;
 		} else if (ncalls <= ccalls) {
 			drop = ccalls - (u32)ncalls;
 			st->calls.bursts_exact++;
 			st->calls.exact += ncalls * w;
 		} else {
+			/* Every record weighted: none of them is exact. */
+			drop = ccalls;
 			base = kcc_div_u64(ncalls, ccalls);
 			extra = (u32)(ncalls - base * ccalls);
 			st->calls.bursts_scaled++;
 			st->calls.scaled += ncalls * w;
+		}
+		if ((s->flags & KCC_SAMPLE_CALLS_DRAW) && ccalls &&
+		    st->calls.pool) {
+			/* The pool, spread over the records as above. */
+			base = kcc_div_u64(st->calls.pool, ccalls);
+			extra = (u32)(st->calls.pool - base * ccalls);
+			st->calls.bursts_scaled++;
+			st->calls.scaled += st->calls.pool;
+			st->calls.pool = 0;
 		}
 	}
 
@@ -578,7 +618,7 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 	 * bars"): its locations' weights are gathered in the frames'
 	 * scratch, free until the next sample, and folded at the end.
 	 */
-	if (ksf->var_ctr && (base || w > 1) &&
+	if (ksf->var_ctr && (base || extra || w > 1) &&
 	    st->frames_cap * sizeof(*st->frames) >= KCC_ACC_BYTES) {
 		ksf->acc = (struct kcc_ksf_acc *)st->frames;
 		kcc_ksf_acc_start(ksf->acc, KCC_ACC_MAX);
@@ -599,13 +639,9 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 			kcc_ksf_enter(ksf, b->to);
 		else if (!counted)
 			kcc_ksf_call_w(ksf, b->to, w);
-		else if (seen++ < drop)
-			kcc_ksf_enter(ksf, b->to);
-		else if (base)
-			kcc_ksf_call_w(ksf, b->to,
-				       (base + (seen > ccalls - extra)) * w);
-		else
-			kcc_ksf_call_w(ksf, b->to, w);
+		else if (++seen)	/* always: 1 is the oldest call record */
+			kcc_stitch_counted(ksf, b->to, w, seen > drop,
+					   (u32)base + (seen > ccalls - extra));
 		st->branches++;
 	}
 	for (i = 0; i < st->nr_reenter; i++)
@@ -628,7 +664,10 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 	return 0;
 
 charge_only:
-	st->calls.unplaced += ncalls;
+	if (pool)
+		st->calls.pool += ncalls;
+	else
+		st->calls.unplaced += ncalls;
 	kcc_stitch_anchor_sample(st, s);
 	kcc_stitch_charge(st, s);
 	return 0;

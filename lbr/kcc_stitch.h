@@ -190,6 +190,13 @@ struct kcc_stitch_calls {
 	 * them to its own.  Not in counter until then.
 	 */
 	u64 pending;
+	/*
+	 * Hybrid estimate (KCC_SAMPLE_CALLS_POOL): calls above the records
+	 * of bursts that kept them for the next KCC_SAMPLE_CALLS_DRAW
+	 * burst, which spreads them (scaled).  Not placed until then:
+	 * exported within calls_unplaced.
+	 */
+	u64 pool;
 };
 
 struct kcc_stitch {

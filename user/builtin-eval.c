@@ -47,7 +47,11 @@ static void eval_usage(void)
 "stitched one by one), lbr-join (kcc, overlapping bursts joined: its\n"
 "default), lbr-ab (kcc with adaptive bursting), lbr-2ev (kcc with two\n"
 "events: the sampled event attributed at its samples, the bursts taken\n"
-"at the samples of retired calls, one every PERIOD calls on average).\n"
+"at the samples of retired calls, one every PERIOD calls on average),\n"
+"lbr-hyb (kcc's hybrid estimate: both events take bursts and carry the\n"
+"calls since the previous sample of either; a burst counts its newest\n"
+"records exactly and pools the calls they miss, the calls event's\n"
+"bursts spread the pool).\n"
 "\n"
 "Options:\n"
 "  -k LIST              context lengths (default 1,2,3,5)\n"
@@ -73,6 +77,8 @@ static void eval_usage(void)
 "                       with --miss-rate 0, else misses per unit) and\n"
 "                       samples land inside them, several if they are long\n"
 "  --max-cost N         the longest stretch, with --time (default 4096)\n"
+"  --calls-period N     lbr-2ev, lbr-hyb: calls per sample of the calls\n"
+"                       event (default: the period of -p)\n"
 "  --count-calls        LBR methods: each sample with records carries the\n"
 "                       calls since the previous one (KCC_SAMPLE_CALLS);\n"
 "                       the stitcher counts each call once, or weights\n"
@@ -139,6 +145,7 @@ enum {
 	OPT_TIME,
 	OPT_MAX_COST,
 	OPT_COUNT_CALLS,
+	OPT_CALLS_PERIOD,
 };
 
 #define EVAL_MAX_COST	4096u	/* --time: the longest stretch, default */
@@ -763,6 +770,7 @@ int cmd_eval(int argc, char **argv)
 		{ "effects", required_argument, NULL, OPT_EFFECTS },
 		{ "time", no_argument, NULL, OPT_TIME },
 		{ "max-cost", required_argument, NULL, OPT_MAX_COST },
+		{ "calls-period", required_argument, NULL, OPT_CALLS_PERIOD },
 		{ "count-calls", no_argument, NULL, OPT_COUNT_CALLS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -842,6 +850,12 @@ int cmd_eval(int argc, char **argv)
 				return usage_error(CMD, "bad --max-cost '%s' (1..%u)",
 						   optarg, LBRSIM_MAX_COST);
 			time = true;
+			break;
+		case OPT_CALLS_PERIOD:
+			if (parse_u32(optarg, &e.so.calls_period) ||
+			    !e.so.calls_period)
+				return usage_error(CMD, "bad --calls-period '%s': expected a positive period",
+						   optarg);
 			break;
 		case 'p':
 			if (parse_period(optarg, &e.so.period, &e.so.period_div))

@@ -59,7 +59,15 @@ static void record_usage(void)
 "                    the branch records (LBR source): call counts at its\n"
 "                    own period, unbiased by EVENT, which is then sampled\n"
 "                    without records (kcc_lbr/calls/, BR_INST_RETIRED:NEAR_CALL)\n"
-"  --calls-period N  calls per sample of --calls-event (default: the module's)\n"
+"  --calls-period N  calls per sample of --calls-event or --calls-hybrid\n"
+"                    (default: the module's)\n"
+"  --calls-hybrid EVENT  both: -e EVENT keeps its branch records and each\n"
+"                    of its bursts counts exactly the calls it holds since\n"
+"                    the thread's previous sample; the calls it misses wait\n"
+"                    for the next burst of EVENT (retired calls, sampled at\n"
+"                    --calls-period), which spreads them: exact where\n"
+"                    samples are dense, unbiased where they are not (per\n"
+"                    process: not with -a)\n"
 "  --calls-counter EVENT  count retired calls beside -e EVENT and read the\n"
 "                    count at each of its samples (LBR source): each burst\n"
 "                    then adds exactly the calls since the thread's previous\n"
@@ -122,7 +130,7 @@ static void on_signal(int sig)
 enum {
 	OPT_SOURCE = 256, OPT_DURATION, OPT_BURST_RR, OPT_DEVICE, OPT_TRACE,
 	OPT_THREADS, OPT_STREAM, OPT_CALLS_EVENT, OPT_CALLS_PERIOD, OPT_WATCH,
-	OPT_CALLS_COUNTER, OPT_NO_CALLS_COUNTER,
+	OPT_CALLS_COUNTER, OPT_NO_CALLS_COUNTER, OPT_CALLS_HYBRID,
 	OPT_JOIN,
 	OPT_VALENCE_TABLE,
 };
@@ -174,7 +182,7 @@ int record__parse_event(const char *s, struct kcc_config *c)
  * --calls-counter (@counter): the calls counted beside -e EVENT.
  */
 static int parse_calls_event(const char *s, struct kcc_config *c,
-			     bool counter)
+			     bool counter, bool hybrid)
 {
 	char err[EVSPEC_ERR_LEN];
 	struct evspec ev;
@@ -185,10 +193,11 @@ static int parse_calls_event(const char *s, struct kcc_config *c,
 	}
 	if (ev.config2) {
 		fprintf(stderr, "kcc: --calls-%s '%s': config2 is not in the ABI for the calls event\n",
-			counter ? "counter" : "event", s);
+			counter ? "counter" : hybrid ? "hybrid" : "event", s);
 		return -EINVAL;
 	}
-	c->calls_flags = KCC_CALLS_EVENT | (counter ? KCC_CALLS_COUNTER : 0);
+	c->calls_flags = KCC_CALLS_EVENT | (counter ? KCC_CALLS_COUNTER : 0) |
+			 (hybrid ? KCC_CALLS_HYBRID : 0);
 	c->calls_event_type = ev.type;
 	c->calls_event_config = ev.config;
 	c->calls_event_config1 = ev.config1;
@@ -218,7 +227,7 @@ bool record__default_counter(struct kcc_config *c)
 		return false;
 	if (evspec__calls_counter(c->event_type, NULL, spec, sizeof(spec)))
 		return false;
-	if (!parse_calls_event(spec, c, true))
+	if (!parse_calls_event(spec, c, true, false))
 		return true;
 	record_clear_counter(c);
 	return false;
@@ -683,6 +692,13 @@ static int record_device(struct record_opts *ro)
 		exec_err[1] = -1;
 		ro->cfg.pid = child;
 	}
+	if (v.minor < 5 && (ro->cfg.calls_flags & KCC_CALLS_HYBRID)) {
+		fprintf(stderr, "kcc: %s: ABI %u.%u has no hybrid estimate (--calls-hybrid): load kcc.ko of ABI %d.%d\n",
+			ro->device, v.major, v.minor, KCC_ABI_MAJOR,
+			KCC_ABI_MINOR);
+		ret = -EOPNOTSUPP;
+		goto cleanup;
+	}
 	if (v.minor < 3) {
 		const char *lack = record_abi12_lack(ro);
 
@@ -814,6 +830,7 @@ int cmd_record(int argc, char **argv)
 		{ "calls-period", required_argument, NULL, OPT_CALLS_PERIOD },
 		{ "calls-counter", required_argument, NULL, OPT_CALLS_COUNTER },
 		{ "no-calls-counter", no_argument, NULL, OPT_NO_CALLS_COUNTER },
+		{ "calls-hybrid", required_argument, NULL, OPT_CALLS_HYBRID },
 		{ "watch", required_argument, NULL, OPT_WATCH },
 		{ "join", required_argument, NULL, OPT_JOIN },
 		{ "valence-table", required_argument, NULL, OPT_VALENCE_TABLE },
@@ -854,15 +871,13 @@ int cmd_record(int argc, char **argv)
 			have_period = true;
 			break;
 		case OPT_CALLS_EVENT:
-			if (ro.cfg.calls_flags & KCC_CALLS_COUNTER)
-				return usage_error(CMD, "--calls-event and --calls-counter: give one");
-			if (parse_calls_event(optarg, &ro.cfg, false))
-				return KCC_EXIT_USAGE;
-			break;
 		case OPT_CALLS_COUNTER:
+		case OPT_CALLS_HYBRID:
 			if (ro.cfg.calls_flags & KCC_CALLS_EVENT)
-				return usage_error(CMD, "--calls-event and --calls-counter: give one");
-			if (parse_calls_event(optarg, &ro.cfg, true))
+				return usage_error(CMD, "--calls-event, --calls-counter and --calls-hybrid: give one");
+			if (parse_calls_event(optarg, &ro.cfg,
+					      c == OPT_CALLS_COUNTER,
+					      c == OPT_CALLS_HYBRID))
 				return KCC_EXIT_USAGE;
 			break;
 		case OPT_NO_CALLS_COUNTER:
@@ -972,7 +987,7 @@ int cmd_record(int argc, char **argv)
 	if (ro.cfg.calls_sample_period &&
 	    (ro.cfg.calls_flags & KCC_CALLS_COUNTER ||
 	     !(ro.cfg.calls_flags & KCC_CALLS_EVENT)))
-		return usage_error(CMD, "--calls-period needs --calls-event");
+		return usage_error(CMD, "--calls-period needs --calls-event or --calls-hybrid");
 	if (ro.no_counter && (ro.cfg.calls_flags & KCC_CALLS_COUNTER))
 		return usage_error(CMD, "--calls-counter and --no-calls-counter: give one");
 	if ((ro.cfg.calls_flags & KCC_CALLS_EVENT) &&
@@ -992,6 +1007,8 @@ int cmd_record(int argc, char **argv)
 		ro.cfg.target = KCC_TARGET_ALL;
 		ro.cfg.pid = 0;
 	}
+	if (have_a && (ro.cfg.calls_flags & KCC_CALLS_HYBRID))
+		return usage_error(CMD, "--calls-hybrid keeps a pool per thread: -p PID or -- CMD, not -a");
 	if (ro.watch_file && have_a)
 		return usage_error(CMD, "--watch needs one process to resolve routines in: -p PID or -- CMD, not -a");
 	if (ro.cmd) {

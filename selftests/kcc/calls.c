@@ -420,12 +420,81 @@ static void test_scaled(void)
 			 ok, TRACES);
 }
 
+/*
+ * The hybrid estimate (KCC_SAMPLE_CALLS_POOL, _DRAW, ABI 1.5): a
+ * sample of the sampled event counts its newest records exactly and
+ * keeps the calls above them in the pool; a sample of the calls event
+ * spreads the pool over its own call records.
+ */
+static void test_hybrid(void)
+{
+	const u32 pool = KCC_SAMPLE_CALLS | KCC_SAMPLE_CALLS_POOL;
+	struct kcc_status status;
+	struct stitcher sr;
+	bool ok;
+
+	/*
+	 * 11 calls over 3 records: 3 exact, 8 wait (unplaced until drawn);
+	 * then the calls event's burst, 2 calls of its own: the newest two
+	 * exact, and 8 over 3 records, 2, 3, 3 oldest first: 2 + 4 + 4.
+	 */
+	start(&sr, KCC_K_INF);
+	apply(&sr, three_calls(pool, 11));
+	memset(&status, 0, sizeof(status));
+	kcc_stitch_calls_export(&status, &sr.st.calls);
+	ok = dump_is(&sr, "top 1105;2000 3 1 1\n") && var_is(&sr, 0) &&
+	     sr.st.calls.exact == 3 && sr.st.calls.pool == 8 &&
+	     !sr.st.calls.scaled && sr.st.calls.counter == 11 &&
+	     status.calls_unplaced == 8;
+	ksft_test_result(ok, "hybrid: count 11 over 3 records: 3 exact, 8 in the pool, unplaced until drawn\n");
+	apply(&sr, three_calls(pool | KCC_SAMPLE_CALLS_DRAW, 2));
+	memset(&status, 0, sizeof(status));
+	kcc_stitch_calls_export(&status, &sr.st.calls);
+	/* Variance: the pool's 8 alone, over 3 activations: 8 * (8 - 3). */
+	ok = dump_is(&sr, "top 1105;2000 13 2 2\n") && var_is(&sr, 40) &&
+	     sr.st.calls.exact == 5 && sr.st.calls.scaled == 8 &&
+	     !sr.st.calls.pool && sr.st.calls.counter == 13 &&
+	     !status.calls_unplaced &&
+	     status.calls_exact + status.calls_scaled == status.calls_counter;
+	ksft_test_result(ok, "hybrid: the calls event's burst draws the pool: 13 of 13 calls, 5 exact, 8 scaled, variance 40 of the pool's share only\n");
+	stitcher__exit(&sr);
+
+	/*
+	 * A pool smaller than the records (1 over 3): the newest gets it;
+	 * a weight under 1 adds no variance (nor wraps around); a burst
+	 * without a count's own calls (0) still draws.  A sample without
+	 * records keeps its calls in the pool.
+	 */
+	start(&sr, KCC_K_INF);
+	apply(&sr, three_calls(pool, 4));
+	apply(&sr, three_calls(pool | KCC_SAMPLE_CALLS_DRAW, 3));
+	ok = dump_is(&sr, "top 1105;2000 7 2 2\n") && var_is(&sr, 0) &&
+	     sr.st.calls.scaled == 1 && !sr.st.calls.pool;
+	sample_buf__init(&sb, pool, 1);
+	sb.hdr.calls = 4;
+	sample_buf__push_stack(&sb, 0x2010);
+	sample_buf__push_stack(&sb, 0x1105);
+	apply(&sr, &sb.hdr);
+	ok = ok && sr.st.calls.pool == 4 && !sr.st.calls.unplaced;
+	apply(&sr, three_calls(KCC_SAMPLE_CALLS | KCC_SAMPLE_CALLS_DRAW, 0));
+	ok = ok && dump_is(&sr, "top 1105;2000 11 3 3\ntop 1105;2010 0 1 1\n") &&
+	     sr.st.calls.counter == 11 && !sr.st.calls.pool &&
+	     sr.st.calls.exact + sr.st.calls.scaled == 11;
+	ksft_test_result(ok, "hybrid: a pool under the records' number, a sample without records, a draw with no calls of its own: 11 of 11\n");
+	stitcher__exit(&sr);
+
+	ok = kcc_sample_check(three_calls(KCC_SAMPLE_CALLS_POOL, 0), sb.hdr.size) < 0 &&
+	     kcc_sample_check(three_calls(KCC_SAMPLE_CALLS_DRAW, 0), sb.hdr.size) < 0;
+	ksft_test_result(ok, "hybrid: POOL or DRAW without KCC_SAMPLE_CALLS is refused\n");
+}
+
 int main(void)
 {
 	ksft_print_header();
-	ksft_set_plan(12);
+	ksft_set_plan(16);
 	test_hand();
 	test_dense();
 	test_scaled();
+	test_hybrid();
 	ksft_finished();
 }

@@ -90,11 +90,11 @@ result $st "period longer than the run: overlap 0, coverage 0"
 
 run "$KCC" eval --tsv -k 1,3 "$tmp/gen.trace"
 rows=$(($(wc -l <"$tmp/out") - 1))
-[ $rc -eq 0 ] && ! sanitized && [ "$rows" -eq 14 ] &&
+[ $rc -eq 0 ] && ! sanitized && [ "$rows" -eq 16 ] &&
 	head -n 1 "$tmp/out" | grep -q '^program	k	method	period	depth'
 st=$?
 [ $st -eq 0 ] || show
-result $st "TSV: a header and 2 k x 7 methods = 14 rows"
+result $st "TSV: a header and 2 k x 8 methods = 16 rows"
 cp "$tmp/out" "$tmp/first"
 
 run "$KCC" eval --tsv -k 1,3 "$tmp/gen.trace"

@@ -21,7 +21,7 @@
 ktap_begin
 ktap_tmpdir evalci
 D=$(dirname "$0")/data
-plan 9
+plan 11
 
 run "$KCC" synth --seed 7 --events 400000 --routines 60 --max-depth 40 \
 	-o /dev/null --trace-out "$tmp/s.trace"
@@ -68,6 +68,31 @@ run "$KCC" eval --tsv -k 1,3 -m lbr --time --count-calls -p 1/4 "$tmp/s.trace"
 st=$?
 [ $st -eq 0 ] || show
 result $st "dense counted bursts: exact, every interval the count itself"
+
+# The hybrid estimate (lbr-hyb): the time event's bursts count what they
+# hold, the rest spread at retired calls' bursts (one every 1009 calls).
+# Sparse (200 calls a time sample), its abs_err at k = 3 must be under
+# half of bursts weighted at time's samples (lbr: 0.092 against 0.024);
+# dense (4 samples a call) it must be exact, as the counter is; the
+# total exact (calls_ratio within 0.1%: the calls after the last
+# sample) at both.
+run "$KCC" eval --tsv -k 3 -m lbr,lbr-hyb --time --count-calls -p 200 \
+	--calls-period 1009 "$tmp/s.trace"
+h=$(col lbr-hyb 3 28) t=$(col lbr 3 28) hr=$(col lbr-hyb 3 29)
+echo "# sparse: abs_err at k = 3: hybrid ${h:-?}, time's bursts ${t:-?}; hybrid calls_ratio ${hr:-?}"
+[ $rc -eq 0 ] && ! sanitized &&
+	awk -v h="${h:-9}" -v t="${t:-0}" -v r="${hr:-0}" \
+		'BEGIN { exit !(2 * h < t && r >= 0.999 && r <= 1.001) }'
+st=$?
+[ $st -eq 0 ] || show
+result $st "hybrid, sparse time samples: abs_err under half of time's weighted bursts, total exact"
+run "$KCC" eval --tsv -k 3 -m lbr-hyb --time --count-calls -p 1/4 \
+	--calls-period 1009 "$tmp/s.trace"
+[ $rc -eq 0 ] && ! sanitized &&
+	[ "$(col lbr-hyb 3 28) $(col lbr-hyb 3 29)" = "0.0000 1.0000" ]
+st=$?
+[ $st -eq 0 ] || show
+result $st "hybrid, dense time samples: exact, as the counter"
 
 # A profile without a calls counter: calls seen, no estimate, no interval.
 run "$KCC" record --trace "$tmp/s.trace" -k 3 -o "$tmp/exact.kcc"

@@ -282,6 +282,13 @@ lbr_two_events() {
 			   exit !(seen && n > 0 && n == e + s + u) }' \
 			r="$1" "$tmp/lbr.report" &&
 		lbr_counted "$1" ;;
+	*-hyb)
+		# The hybrid estimate (ABI 1.5): bursts at both events, the
+		# clock's counted exactly up to their records, the rest
+		# spread at the calls event's.
+		grep -q '^# calls: hybrid: bursts at the samples of kcc_lbr/clock/, each counting exactly the calls it holds since the thread.s previous sample; the calls they miss spread over the bursts of a second event (type [0-9]*, config 0x1) sampled every so many calls$' \
+			"$tmp/lbr.report" &&
+		lbr_counted "$1" ;;
 	*-import)
 		! grep -q '^# calls:' "$tmp/lbr.report" &&
 		grep -q '^# calls counted: none (no calls counter); calls: seen in bursts, not scaled$' \
@@ -389,6 +396,9 @@ lbr_ci_floor() {
 # (Documentation/fidelity.rst, "Calls counted").  Their totals are
 # asserted.  Bursts replayed whole score 0.99 and more on every one of
 # these runs.
+# The clock with the hybrid estimate (lbr-wf-clock-hyb, ABI 1.5: the
+# calls its bursts miss spread at the bursts of kcc_lbr/calls/, every
+# 1009th call) has the sparse floor.
 LBR_ABS_DENSE=${LBR_ABS_DENSE:-0.05}
 LBR_ABS_SPARSE=${LBR_ABS_SPARSE:-0.20}
 lbr_abs_floor() {
@@ -460,7 +470,7 @@ if [ -n "${KCC:-}" ] && [ -x "$KCC" ]; then
 fi
 [ -n "$record" ] && per=$((per + 3))
 # kcc import in the guest needs perf there (run.sh packs the host's).
-lbr_runs="lbr-wf-calls:floors: lbr-wf-misses:floors: lbr-wf-clock:floors: lbr-demo-clock:: lbr-wf-sys:floors: lbr-wf-2ev:floors: lbr-adv-calls::"
+lbr_runs="lbr-wf-calls:floors: lbr-wf-misses:floors: lbr-wf-clock:floors: lbr-wf-clock-hyb:floors: lbr-demo-clock:: lbr-wf-sys:floors: lbr-wf-2ev:floors: lbr-adv-calls::"
 for p in /usr/bin/perf /usr/bin/perf_*; do
 	[ -n "$lbr" ] && [ -x "$p" ] || continue
 	lbr_runs="$lbr_runs lbr-wf-import:floors:lbr-wf-calls"
@@ -625,7 +635,8 @@ while read -r name vmlinuz kdir; do
 		done
 		[ $rc -eq 4 ] ||
 			lbr_table "$name" lbr-wf-calls lbr-wf-misses \
-				lbr-wf-clock lbr-demo-clock lbr-wf-sys lbr-wf-2ev \
+				lbr-wf-clock lbr-wf-clock-hyb lbr-demo-clock \
+				lbr-wf-sys lbr-wf-2ev \
 				lbr-wf-import lbr-wf-import-2ev
 	fi
 	if [ -n "$valence" ]; then

@@ -25,6 +25,7 @@ const char *const evalsim_method_name[EM_NR] = {
 	[EM_LBR_JOIN]	= "lbr-join",
 	[EM_LBR_AB]	= "lbr-ab",
 	[EM_LBR_2EV]	= "lbr-2ev",
+	[EM_LBR_HYB]	= "lbr-hyb",
 };
 
 int evalsim__method(const char *name)
@@ -292,7 +293,7 @@ static int lbr_run(const struct trace *t, enum evalsim_method m,
 		.table = o->table,
 		.sig_depth = o->sig_depth,
 		.seed = o->seed,
-		.no_join = m == EM_LBR || m == EM_LBR_2EV,
+		.no_join = m == EM_LBR || m == EM_LBR_2EV || m == EM_LBR_HYB,
 	};
 	struct lbrsim_opts lo = {
 		.lbr_depth = m == EM_STACK ? 0 : o->lbr_depth,
@@ -302,7 +303,9 @@ static int lbr_run(const struct trace *t, enum evalsim_method m,
 		.effects = o->effects,
 		.max_cost = o->max_cost,
 		/* Stack samples carry no records to count calls in. */
-		.count_calls = o->count_calls && m != EM_STACK,
+		.count_calls = (o->count_calls && m != EM_STACK) ||
+			       m == EM_LBR_HYB,
+		.hybrid = m == EM_LBR_HYB,
 	};
 	struct lbr_run *lr;
 	struct pool rel = { 0 };
@@ -320,20 +323,21 @@ static int lbr_run(const struct trace *t, enum evalsim_method m,
 	lr->trim = o->trim;
 	/* 16 replays for a mean period: weights within about 3%. */
 	if (o->weight_calls && !o->count_calls && m != EM_STACK &&
-	    m != EM_LBR_2EV)
+	    m != EM_LBR_2EV && m != EM_LBR_HYB)
 		lr->quantum = whole_period(o, 16);
 	lr->sched.rng = o->seed;
 	lr->sched.period = em.period;
 	lr->sched.jitter = o->jitter;
 	lo.period = sched_next(&lr->sched);
-	if (m == EM_LBR_2EV) {
+	if (m == EM_LBR_2EV || m == EM_LBR_HYB) {
 		/*
 		 * Its own generator, seeded as lbr's: the bursts are those
 		 * of lbr sampling calls (--miss-rate 0), the miss samples
 		 * those of lbr.
 		 */
 		lr->csched.rng = o->seed;
-		lr->csched.period = whole_period(o, 1);
+		lr->csched.period = o->calls_period ? o->calls_period :
+				    whole_period(o, 1);
 		lr->csched.jitter = o->jitter;
 		lo.calls_period = sched_next(&lr->csched);
 	}

@@ -59,6 +59,7 @@ enum evalsim_method {
 	EM_LBR_JOIN,
 	EM_LBR_AB,
 	EM_LBR_2EV,
+	EM_LBR_HYB,
 	EM_NR
 };
 
@@ -85,6 +86,8 @@ struct evalsim_opts {
 	uint32_t trim;		/* LBR methods: leave out the newest records
 				 * of each burst, the sample taken that many
 				 * records earlier (a stitching experiment) */
+	uint32_t calls_period;	/* lbr-2ev, lbr-hyb: calls per sample of the
+				 * calls event; 0: the period above */
 	uint32_t max_cost;	/* 0: the event accrues at calls; else time
 				 * passes between events, each routine's
 				 * stretches costing 1..max_cost units */

@@ -306,7 +306,7 @@ static int lbrsim__sample(struct lbrsim *sim, bool calls)
 
 	sample_buf__init(sb, 0, two && calls ? 0 : take);
 	nbr = sim->ring_n < sim->o.lbr_depth ? sim->ring_n : sim->o.lbr_depth;
-	if (two && !calls)
+	if (two && !calls && !sim->o.hybrid)
 		nbr = 0;
 	if (lbrsim__fx(sim, LBRSIM_FX_SKID)) {
 		uint32_t skid = below(&sim->fx_rng, 5);
@@ -325,8 +325,11 @@ static int lbrsim__sample(struct lbrsim *sim, bool calls)
 	}
 	flags = lbrsim__walk(sim, fr, (uint64_t)d);
 	sb->hdr.flags = flags;
-	if (sim->o.count_calls && (!two || calls)) {
+	if (sim->o.count_calls && (!two || calls || sim->o.hybrid)) {
 		sb->hdr.flags |= KCC_SAMPLE_CALLS;
+		if (two && sim->o.hybrid)
+			sb->hdr.flags |= KCC_SAMPLE_CALLS_POOL |
+					 (calls ? KCC_SAMPLE_CALLS_DRAW : 0);
 		if (sim->calls_since > 0xffffffffull) {
 			sb->hdr.flags |= KCC_SAMPLE_CALLS_SAT;
 			sb->hdr.calls = 0xffffffffu;

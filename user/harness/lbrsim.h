@@ -89,6 +89,13 @@ struct lbrsim_opts {
 				 * retired calls every calls_period calls
 				 * give the bursts (delta 0: they charge
 				 * no events) */
+	bool hybrid;		/* with calls_period and count_calls, the
+				 * hybrid estimate: the event's samples keep
+				 * their records too, every sample carries
+				 * the calls since the previous one of either
+				 * event; the event's pool what their records
+				 * miss (KCC_SAMPLE_CALLS_POOL), the calls
+				 * event's draw the pool (_DRAW) */
 	bool count_calls;	/* samples with records carry the calls since
 				 * the previous such sample (KCC_SAMPLE_CALLS),
 				 * as a calls counter read at the sample does */

@@ -817,6 +817,8 @@ int report__build(struct report *r, struct profile *p,
 		r->st_calls_unread += s->hdr.status.calls_unread;
 		if (s->hdr.flags & KCC_HDR_CALLS_COUNTER)
 			r->calls_counter = true;
+		if (s->hdr.flags & KCC_HDR_CALLS_HYBRID)
+			r->calls_hybrid = true;
 		if (s->hdr.flags & KCC_HDR_IMPORTED)
 			r->after_last_unknown = true;
 		r->st_node_drops += s->hdr.status.node_drops;
@@ -1154,7 +1156,13 @@ static void print_header(struct report *r, FILE *out)
 		fprintf(out, " %s%s", r->desc[i].name,
 			i == KCC_CTR_CALLS && !r->calls_valid ?
 			" (not measured: no bursts replayed)" : "");
-	if (s->hdr.flags & KCC_HDR_CALLS_EVENT)
+	if ((s->hdr.flags & KCC_HDR_CALLS_EVENT) &&
+	    (s->hdr.flags & KCC_HDR_CALLS_HYBRID))
+		fprintf(out, "\n# calls: hybrid: bursts at the samples of %s, each counting exactly the calls it holds since the thread's previous sample; the calls they miss spread over the bursts of a second event (type %u, config %#" PRIx64 ") sampled every so many calls",
+			r->desc[KCC_CTR_EVENTS].name,
+			r->desc[KCC_CTR_CALLS].type,
+			(uint64_t)r->desc[KCC_CTR_CALLS].config);
+	else if (s->hdr.flags & KCC_HDR_CALLS_EVENT)
 		fprintf(out, "\n# calls: bursts at the samples of a second event (type %u, config %#" PRIx64 "); %s: at the samples of the event above",
 			r->desc[KCC_CTR_CALLS].type,
 			(uint64_t)r->desc[KCC_CTR_CALLS].config,
@@ -1193,10 +1201,11 @@ static void print_header(struct report *r, FILE *out)
 			fprintf(out, "\n# calls estimated at the samples of %s: they land where it accrues (time and misses: inside long stretches without calls), not evenly over the calls, which biases the estimates beyond that interval; --calls-event takes the bursts at retired calls instead",
 				e->name);
 	}
-	if (r->calls_valid && r->calls_counter && r->after_last_unknown)
+	if (r->calls_valid && (r->calls_counter || r->calls_hybrid) &&
+	    r->after_last_unknown)
 		fprintf(out, "\n# calls not in the column: those after the threads' last samples (not known: imported from perf.data); samples without a count (counter not read): %" PRIu64,
 			r->st_calls_unread);
-	else if (r->calls_valid && r->calls_counter)
+	else if (r->calls_valid && (r->calls_counter || r->calls_hybrid))
 		fprintf(out, "\n# calls not in the column: %" PRIu64 " counted after the threads' last samples; samples without a count (counter not running): %" PRIu64,
 			r->st_calls_after_last, r->st_calls_unread);
 	fprintf(out, "\n# samples: %" PRIu64 " taken, %" PRIu64 " processed, dropped:",

@@ -178,6 +178,7 @@ struct report {
 	/* ABI 1.3, a calls counter beside the event (KCC_HDR_CALLS_COUNTER) */
 	uint64_t st_calls_after_last, st_calls_unread;
 	bool calls_counter;
+	bool calls_hybrid;	/* ABI 1.5, KCC_HDR_CALLS_HYBRID: read at every sample too */
 	bool after_last_unknown;	/* a run imported from perf.data */
 	uint64_t st_node_drops;
 	/* memory that follows the work: folding and pruning in kcc.ko */

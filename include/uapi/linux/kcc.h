@@ -18,7 +18,7 @@
 #include <linux/ioctl.h>
 
 #define KCC_ABI_MAJOR		1	/* incompatible changes */
-#define KCC_ABI_MINOR		4	/* compatible additions */
+#define KCC_ABI_MINOR		5	/* compatible additions */
 
 #define KCC_DEVICE		"/dev/kcc"
 /*
@@ -163,7 +163,20 @@ struct kcc_config {
  * previous one (KCC_SAMPLE_CALLS).  calls_sample_period must be zero.
  */
 #define KCC_CALLS_COUNTER	(1u << 1)
-#define KCC_CALLS_FLAGS_ALL	(KCC_CALLS_EVENT | KCC_CALLS_COUNTER)
+/*
+ * ABI 1.5, with KCC_CALLS_EVENT, the hybrid estimate: the calls event is
+ * sampled with branch stacks at calls_sample_period and the sampled
+ * event keeps its own; the calls event's count, taken and zeroed at
+ * every sample of either, gives each the calls since the thread's
+ * previous one.  The sampled event's bursts count their newest records
+ * exactly and pool the calls above them (KCC_SAMPLE_CALLS_POOL); the
+ * calls event's bursts, one every so many calls wherever the time
+ * goes, spread the pool (KCC_SAMPLE_CALLS_DRAW).  Per thread
+ * (KCC_TARGET_PID) only; not with KCC_CALLS_COUNTER.
+ */
+#define KCC_CALLS_HYBRID	(1u << 2)
+#define KCC_CALLS_FLAGS_ALL	(KCC_CALLS_EVENT | KCC_CALLS_COUNTER | \
+				 KCC_CALLS_HYBRID)
 
 #define KCC_IOC_CONFIGURE	_IOW(KCC_IOC_MAGIC, 0x01, struct kcc_config)
 #define KCC_IOC_START		_IO(KCC_IOC_MAGIC, 0x02)
@@ -333,8 +346,20 @@ struct kcc_branch {
 #define KCC_SAMPLE_CALLS	(1u << 1)
 /* With KCC_SAMPLE_CALLS: more calls than fit; calls is 0xffffffff. */
 #define KCC_SAMPLE_CALLS_SAT	(1u << 2)
+/*
+ * ABI 1.5, with KCC_SAMPLE_CALLS, the hybrid estimate: the calls above
+ * the burst's call records are not weighted into this burst but kept in
+ * the task's pool (CALLS_POOL), and a sample of the calls event, taken
+ * every so many calls whatever the code does, spreads the pool over its
+ * own call records (CALLS_DRAW).  A burst that fits counts exactly as
+ * without them; the pool's calls go where the calls event's samples
+ * fall, not where the sampled event's do.
+ */
+#define KCC_SAMPLE_CALLS_POOL	(1u << 3)
+#define KCC_SAMPLE_CALLS_DRAW	(1u << 4)
 #define KCC_SAMPLE_FLAGS_ALL	(KCC_SAMPLE_TRUNCATED | KCC_SAMPLE_CALLS | \
-				 KCC_SAMPLE_CALLS_SAT)
+				 KCC_SAMPLE_CALLS_SAT | KCC_SAMPLE_CALLS_POOL | \
+				 KCC_SAMPLE_CALLS_DRAW)
 
 /*
  * One sample as the handlers capture it: followed by nr_stack __u64 (the
@@ -422,6 +447,8 @@ struct kcc_metric_desc {
  * file, which has no value for calls_after_last (0 there, unknown).
  */
 #define KCC_HDR_IMPORTED	(1u << 7)
+/* ABI 1.5: the calls event ran as the hybrid estimate (KCC_CALLS_HYBRID). */
+#define KCC_HDR_CALLS_HYBRID	(1u << 8)
 
 struct kcc_stream_header {
 	__u32 magic;		/* KCC_STREAM_MAGIC */

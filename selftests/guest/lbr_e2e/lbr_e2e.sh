@@ -20,7 +20,10 @@
 # 20 us and 200 us: several samples between two calls of the workload's
 # loops, so the LBR windows of consecutive samples overlap); these one-
 # event runs count calls beside the event (kcc record's default calls
-# counter, kcc_lbr/calls/); lbr-wf-sys (wordfreq under a system-wide
+# counter, kcc_lbr/calls/); lbr-wf-clock-hyb (wordfreq on the 20 us
+# clock with the hybrid estimate, --calls-hybrid: the bursts of both
+# the clock and kcc_lbr/calls/, the calls the clock's miss spread at
+# the calls event's); lbr-wf-sys (wordfreq under a system-wide
 # session on the misses event, a calls counter per CPU); lbr-wf-2ev (wordfreq with
 # two events: misses sampled without records, the bursts at the samples
 # of the calls event, --calls-event); lbr-wf-import, lbr-wf-import-2ev
@@ -261,6 +264,9 @@ elif insmod /lbr/kcc_lbrpmu.ko poll_us=250; then
 	lbr_run lbr-wf-misses misses /demo/wordfreq 24
 	lbr_period=20000
 	lbr_run lbr-wf-clock clock /demo/wordfreq 24
+	lbr_calls="--calls-hybrid kcc_lbr/calls/ --calls-period 1009"
+	lbr_run lbr-wf-clock-hyb clock /demo/wordfreq 24
+	lbr_calls=
 	lbr_period=200000
 	lbr_run lbr-demo-clock clock /demo/demo_workload_lbr 1
 	lbr_period=1009
