@@ -1198,7 +1198,7 @@ static void print_header(struct report *r, FILE *out)
 		if (r->calls_counter && r->nr_cols > KCC_CTR_EVENTS &&
 		    (e->type != c->type || e->config != c->config) &&
 		    r->st_calls_scaled > r->st_calls_exact)
-			fprintf(out, "\n# calls estimated at the samples of %s: they land where it accrues (time and misses: inside long stretches without calls), not evenly over the calls, which biases the estimates beyond that interval; --calls-event takes the bursts at retired calls instead",
+			fprintf(out, "\n# calls estimated at the samples of %s: they land where it accrues (time and misses: inside long stretches without calls), not evenly over the calls, which biases the estimates beyond that interval; kcc record --calls-hybrid spreads what the bursts miss at retired calls instead",
 				e->name);
 	}
 	if (r->calls_valid && (r->calls_counter || r->calls_hybrid) &&
