@@ -3,7 +3,8 @@
 #
 # flaky.sh - how often each guest test fails: boot the guest suite
 # (selftests/guest/run.sh) RUNS times per kernel flavour, on a quiet
-# machine and with two CPU-bound processes beside it (scripts/loaded.sh),
+# machine and with two CPU-bound processes beside it (scripts/loaded.sh;
+# the runs side by side share the two),
 # and print per test the runs in which it failed.  A test that fails in
 # any run is a bug to find (Documentation/testing.rst, "Flaky tests").
 #
@@ -64,6 +65,15 @@ for v in "$runs" "$jobs"; do
 	'' | *[!0-9]* | 0) echo "flaky.sh: -n and -j take a positive count" >&2; exit 2 ;;
 	esac
 done
+# Loaded: the machine carries KCC_LOAD_PROCS (default 2) CPU-bound
+# processes in all, as beside make check, whose guest.sh boots two
+# guests side by side; the JOBS runs side by side share them (each run
+# gets its part, rounded up), rather than each bringing its own.
+procs=${KCC_LOAD_PROCS:-2}
+case $procs in
+'' | *[!0-9]*) echo "flaky.sh: KCC_LOAD_PROCS=$procs is not a count" >&2; exit 2 ;;
+esac
+per_run=$(( (procs + jobs - 1) / jobs ))
 
 if [ -n "$keep" ]; then
 	out=$keep
@@ -80,7 +90,8 @@ one() {
 	f=$out/$1.$2.$3
 	limit=$(guest_limit "$1")
 	load=
-	[ "$2" = loaded ] && load="sh $top/scripts/loaded.sh"
+	[ "$2" = loaded ] &&
+		load="env KCC_LOAD_PROCS=$per_run sh $top/scripts/loaded.sh"
 	t0=$(date +%s)
 	if [ -n "$suite" ]; then
 		KCC_GUEST_KERNELS=$1 KCC_GUEST_JOBS=1 \
