@@ -319,6 +319,12 @@ static bool kcc_counter_zero(struct perf_event *ev, u64 *calls)
  * counter is not counting here (multiplexed out, not found).  NMI or
  * hardirq, interrupts off; the context's event list is RCU-protected.
  */
+/* The calls event's count is read at the sampled event's samples. */
+static inline bool kcc_calls_read_at_samples(const struct kcc_session *s)
+{
+	return s->calls_counter || s->calls_hybrid;
+}
+
 static bool kcc_counter_take(struct perf_event *event,
 			     struct kcc_session *s, perf_overflow_handler_t h,
 			     u64 *calls)
@@ -551,7 +557,7 @@ static void __kcc_overflow(struct perf_event *event,
 	ncalls = data->period;
 	if (calls && s->cfg.target == KCC_TARGET_PID)
 		ncalls = local64_xchg(&event->count, 0);
-	if (calls || s->calls_counter || s->calls_hybrid) {
+	if (calls || kcc_calls_read_at_samples(s)) {
 		if (!calls &&
 		    !kcc_counter_take(event, s, s->calls_hybrid ?
 				      kcc_overflow_calls : kcc_overflow_counter,
@@ -956,8 +962,7 @@ void kcc_events_read(struct kcc_session *s, struct kcc_status *st)
 	 * calls since each thread's last sample.
 	 */
 	st->calls_after_last += s->calls_left;
-	for (i = 0; (s->calls_counter || s->calls_hybrid) &&
-	     i < s->nr_cevents; i++)
+	for (i = 0; kcc_calls_read_at_samples(s) && i < s->nr_cevents; i++)
 		kcc_event_read(s->cevents[i], &st->calls_after_last, &e, &r,
 			       &errors);
 	st->calls_unread = sum.calls_unread;
@@ -1186,7 +1191,7 @@ void kcc_events_stop(struct kcc_session *s)
 		u64 e = 0, r = 0;
 		u32 err = 0;
 
-		if (s->calls_counter || s->calls_hybrid)
+		if (kcc_calls_read_at_samples(s))
 			kcc_event_read(s->cevents[i], &s->calls_left, &e, &r,
 				       &err);
 		perf_event_release_kernel(s->cevents[i]);

@@ -492,6 +492,19 @@ static u32 kcc_stitch_overlap(struct kcc_stitch *st, const struct kcc_sample *s,
 }
 
 /*
+ * @n calls over @ccalls records: floor(n / ccalls) each (@base), one
+ * more for the newest @extra; counted as scaled, @w times.
+ */
+static void kcc_stitch_spread(struct kcc_stitch *st, u64 n, u32 w,
+			      u32 ccalls, u64 *base, u32 *extra)
+{
+	*base = kcc_div_u64(n, ccalls);
+	*extra = (u32)(n - *base * ccalls);
+	st->calls.bursts_scaled++;
+	st->calls.scaled += n * w;
+}
+
+/*
  * A call record of a counted burst, counted @exact (0 or 1) plus @share
  * of what is weighted, times @w: the share alone is the cluster of the
  * error bar when the burst stands for itself (@w 1).
@@ -525,6 +538,7 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 
 	bool counted = s->flags & KCC_SAMPLE_CALLS;
 	bool pool = counted && (s->flags & KCC_SAMPLE_CALLS_POOL);
+	bool draw = counted && (s->flags & KCC_SAMPLE_CALLS_DRAW);
 	u64 ncalls = counted ? s->calls : 0, base = 0;
 	u32 ccalls = 0, drop = 0, extra = 0, seen = 0;
 
@@ -552,8 +566,11 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 		st->nr_last = 0;
 		goto charge_only;
 	}
-	/* A skipped burst's calls wait in the pool: none to make up for. */
-	if (pool)
+	/*
+	 * A skipped burst's calls wait in the pool: none to make up for;
+	 * and the pool a burst draws is every call it holds, unweighted.
+	 */
+	if (pool || draw)
 		w = 1;
 	n = kcc_stitch_undo_best(st, s);
 	kcc_stitch_counts_add(&st->cnt, &st->undo_cnt);
@@ -597,18 +614,11 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 		} else {
 			/* Every record weighted: none of them is exact. */
 			drop = ccalls;
-			base = kcc_div_u64(ncalls, ccalls);
-			extra = (u32)(ncalls - base * ccalls);
-			st->calls.bursts_scaled++;
-			st->calls.scaled += ncalls * w;
+			kcc_stitch_spread(st, ncalls, w, ccalls, &base, &extra);
 		}
-		if ((s->flags & KCC_SAMPLE_CALLS_DRAW) && ccalls &&
-		    st->calls.pool) {
-			/* The pool, spread over the records as above. */
-			base = kcc_div_u64(st->calls.pool, ccalls);
-			extra = (u32)(st->calls.pool - base * ccalls);
-			st->calls.bursts_scaled++;
-			st->calls.scaled += st->calls.pool;
+		if (draw && ccalls && st->calls.pool) {
+			kcc_stitch_spread(st, st->calls.pool, w, ccalls, &base,
+					  &extra);
 			st->calls.pool = 0;
 		}
 	}

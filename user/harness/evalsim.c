@@ -287,13 +287,15 @@ static uint64_t to_routine(void *arg, uint64_t label)
 static int lbr_run(const struct trace *t, enum evalsim_method m,
 		   const struct evalsim_opts *o, struct evalsim_result *r)
 {
+	/* Bursts at a calls event of its own (two events, hybrid). */
+	bool two = m == EM_LBR_2EV || m == EM_LBR_HYB;
 	struct stitcher_opts so = {
 		.k = o->k,
 		.rr_inv = m == EM_LBR_AB ? o->rr_inv : 0,
 		.table = o->table,
 		.sig_depth = o->sig_depth,
 		.seed = o->seed,
-		.no_join = m == EM_LBR || m == EM_LBR_2EV || m == EM_LBR_HYB,
+		.no_join = m == EM_LBR || two,
 	};
 	struct lbrsim_opts lo = {
 		.lbr_depth = m == EM_STACK ? 0 : o->lbr_depth,
@@ -322,14 +324,13 @@ static int lbr_run(const struct trace *t, enum evalsim_method m,
 	lr->r = r;
 	lr->trim = o->trim;
 	/* 16 replays for a mean period: weights within about 3%. */
-	if (o->weight_calls && !o->count_calls && m != EM_STACK &&
-	    m != EM_LBR_2EV && m != EM_LBR_HYB)
+	if (o->weight_calls && !o->count_calls && m != EM_STACK && !two)
 		lr->quantum = whole_period(o, 16);
 	lr->sched.rng = o->seed;
 	lr->sched.period = em.period;
 	lr->sched.jitter = o->jitter;
 	lo.period = sched_next(&lr->sched);
-	if (m == EM_LBR_2EV || m == EM_LBR_HYB) {
+	if (two) {
 		/*
 		 * Its own generator, seeded as lbr's: the bursts are those
 		 * of lbr sampling calls (--miss-rate 0), the miss samples
