@@ -98,6 +98,38 @@ unsigned long kcc_param_period;
 module_param_named(period, kcc_param_period, ulong, 0444);
 MODULE_PARM_DESC(period, "default sample period, 0: 10007 events or 1 ms of cpu-clock");
 
+/*
+ * The floor of a counting event's sample period (hardware and PMU
+ * events; the clock's is 10 us).  1000 events bound the handler's share
+ * of a CPU; root may lower it at load for sessions whose samples must
+ * come closer than the LBR's records (dense calls or misses sampling),
+ * as perf's own floor is perf_event_max_sample_rate.
+ */
+static int kcc_param_period_min_set(const char *val,
+				    const struct kernel_param *kp)
+{
+	unsigned long n;
+	int ret;
+
+	ret = kstrtoul(val, 0, &n);
+	if (ret)
+		return ret;
+	if (!n || n > KCC_HW_PERIOD_MIN_DEF)
+		return -EINVAL;
+	*(unsigned long *)kp->arg = n;
+	return 0;
+}
+
+static const struct kernel_param_ops kcc_param_period_min_ops = {
+	.set = kcc_param_period_min_set,
+	.get = param_get_ulong,
+};
+
+unsigned long kcc_param_period_min = KCC_HW_PERIOD_MIN_DEF;
+module_param_cb(period_min, &kcc_param_period_min_ops,
+		&kcc_param_period_min, 0444);
+MODULE_PARM_DESC(period_min, "least sample period of a counting event, events: 1..1000 (default 1000)");
+
 unsigned long kcc_param_max_bytes = 64ul << 20;
 module_param_named(max_bytes, kcc_param_max_bytes, ulong, 0444);
 MODULE_PARM_DESC(max_bytes, "cap on the memory of all forests of all sessions, and a session's default cap (default 64 MiB)");

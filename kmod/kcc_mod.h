@@ -45,6 +45,8 @@
 extern bool kcc_param_inject;
 extern unsigned int kcc_param_k;
 extern unsigned long kcc_param_period;
+extern unsigned long kcc_param_period_min;
+#define KCC_HW_PERIOD_MIN_DEF	1000ul
 extern unsigned long kcc_param_max_bytes;
 extern unsigned int kcc_param_max_tasks;
 extern unsigned int kcc_param_task_nodes;

@@ -30,7 +30,6 @@
 #define KCC_PERIOD_MAX		BIT_ULL(40)
 #define KCC_CLOCK_PERIOD_MIN	10000ull	/* ns: 100 kHz at most */
 #define KCC_CLOCK_PERIOD_DEF	1000000ull	/* ns: 1 kHz */
-#define KCC_HW_PERIOD_MIN	1000ull
 #define KCC_HW_PERIOD_DEF	10007ull
 #define KCC_MAX_TASKS_MAX	65536u
 #define KCC_TASK_NODES_MIN	16u
@@ -117,7 +116,7 @@ static int kcc_calls_resolve(struct kcc_session *s, const struct kcc_config *in)
 		return -EINVAL;
 	if (in->calls_sample_period > KCC_PERIOD_MAX ||
 	    (in->calls_sample_period &&
-	     in->calls_sample_period < KCC_HW_PERIOD_MIN) ||
+	     in->calls_sample_period < kcc_param_period_min) ||
 	    (counter && in->calls_sample_period))
 		return -EINVAL;
 	/* perf's software events carry no branch stack. */
@@ -328,9 +327,10 @@ static int kcc_config_resolve(struct kcc_session *s, const struct kcc_config *in
 	/*
 	 * The period floors bound the handler's share of a CPU: each sample
 	 * costs at most stack_depth user reads and KCC_INJECT_MAX_BRANCHES
-	 * records, and comes at least KCC_*_PERIOD_MIN events apart.  A
-	 * frequency is bounded as the clock's period is; the perf core
-	 * throttles an event whose samples take too long.
+	 * records, and comes at least KCC_CLOCK_PERIOD_MIN ns or
+	 * kcc_param_period_min events apart.  A frequency is bounded as the
+	 * clock's period is; the perf core throttles an event whose samples
+	 * take too long.
 	 */
 	if (c->flags & KCC_CFG_FREQ) {
 		if (!c->sample_period ||
@@ -344,7 +344,7 @@ static int kcc_config_resolve(struct kcc_session *s, const struct kcc_config *in
 	} else {
 		if (!c->sample_period)
 			c->sample_period = kcc_param_period ?: KCC_HW_PERIOD_DEF;
-		if (c->sample_period < KCC_HW_PERIOD_MIN)
+		if (c->sample_period < kcc_param_period_min)
 			return -EINVAL;
 	}
 	if (c->sample_period > KCC_PERIOD_MAX)

@@ -597,6 +597,33 @@ static int record_watch(struct record_opts *ro, int fd, struct profile *p,
 }
 
 /*
+ * A refused period under kcc.ko's floor of counting events (its
+ * parameter period_min; the clock's is 10 us) is said as such.
+ */
+static bool record__under_floor(const char *device,
+				const struct kcc_config *cfg)
+{
+	unsigned long long floor = 1000, p = 0;
+	FILE *f = fopen("/sys/module/kcc/parameters/period_min", "r");
+
+	if (f) {
+		if (fscanf(f, "%llu", &floor) != 1)
+			floor = 1000;
+		fclose(f);
+	}
+	if (!(cfg->flags & KCC_CFG_FREQ) && cfg->sample_period &&
+	    cfg->sample_period < floor)
+		p = cfg->sample_period;
+	else if (cfg->calls_sample_period && cfg->calls_sample_period < floor)
+		p = cfg->calls_sample_period;
+	if (!p)
+		return false;
+	fprintf(stderr, "kcc: %s: configure: period %llu is under kcc.ko's floor: %llu events for a counting event (its parameter period_min), 10000 ns for a clock\n",
+		device, p, floor);
+	return true;
+}
+
+/*
  * Configure the session of @cfg on @fd, the device @device opened with
  * kccdev__open() (ABI @v); the reason of a refusal is printed.  0 or
  * -errno.  kcc record and kcc serve set their sessions up with it.
@@ -617,6 +644,8 @@ int record__configure(int fd, const char *device, const struct kcc_version *v,
 	if (ioctl(fd, KCC_IOC_CONFIGURE, cfg)) {
 		int ret = -errno;
 
+		if (errno == EINVAL && record__under_floor(device, cfg))
+			return ret;
 		fprintf(stderr, "kcc: %s: configure: %s%s\n", device, strerror(errno),
 			errno == EOPNOTSUPP || errno == ENOENT ?
 			" (event or source not available here)" :

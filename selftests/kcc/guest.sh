@@ -403,7 +403,7 @@ LBR_ABS_DENSE=${LBR_ABS_DENSE:-0.05}
 LBR_ABS_SPARSE=${LBR_ABS_SPARSE:-0.20}
 lbr_abs_floor() {
 	case $1 in
-	lbr-demo-*) echo "$LBR_ABS_DENSE" ;;
+	lbr-demo-* | *-dense) echo "$LBR_ABS_DENSE" ;;
 	*-clock) echo "" ;;
 	*) echo "$LBR_ABS_SPARSE" ;;
 	esac
@@ -470,7 +470,7 @@ if [ -n "${KCC:-}" ] && [ -x "$KCC" ]; then
 fi
 [ -n "$record" ] && per=$((per + 3))
 # kcc import in the guest needs perf there (run.sh packs the host's).
-lbr_runs="lbr-wf-calls:floors: lbr-wf-misses:floors: lbr-wf-clock:floors: lbr-wf-clock-hyb:floors: lbr-demo-clock:: lbr-wf-sys:floors: lbr-wf-2ev:floors: lbr-adv-calls::"
+lbr_runs="lbr-wf-calls:floors: lbr-wf-misses:floors: lbr-wf-clock:floors: lbr-wf-clock-hyb:floors: lbr-demo-clock:: lbr-wf-calls-dense:floors: lbr-wf-misses-dense:floors: lbr-demo-calls:: lbr-demo-misses:: lbr-wf-sys:floors: lbr-wf-2ev:floors: lbr-adv-calls::"
 for p in /usr/bin/perf /usr/bin/perf_*; do
 	[ -n "$lbr" ] && [ -x "$p" ] || continue
 	lbr_runs="$lbr_runs lbr-wf-import:floors:lbr-wf-calls"
@@ -636,6 +636,8 @@ while read -r name vmlinuz kdir; do
 		[ $rc -eq 4 ] ||
 			lbr_table "$name" lbr-wf-calls lbr-wf-misses \
 				lbr-wf-clock lbr-wf-clock-hyb lbr-demo-clock \
+				lbr-wf-calls-dense lbr-wf-misses-dense \
+				lbr-demo-calls lbr-demo-misses \
 				lbr-wf-sys lbr-wf-2ev \
 				lbr-wf-import lbr-wf-import-2ev
 	fi

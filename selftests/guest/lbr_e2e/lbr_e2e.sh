@@ -18,7 +18,10 @@
 # program, on the calls and the misses events); lbr-wf-clock and
 # lbr-demo-clock (wordfreq and the demo's workload on the clock, every
 # 20 us and 200 us: several samples between two calls of the workload's
-# loops, so the LBR windows of consecutive samples overlap); these one-
+# loops, so the LBR windows of consecutive samples overlap);
+# lbr-wf-calls-dense, lbr-wf-misses-dense, lbr-demo-calls and
+# lbr-demo-misses (the counting events every 5 to 37 events, closer than
+# the LBR's records, lbr_dense); these one-
 # event runs count calls beside the event (kcc record's default calls
 # counter, kcc_lbr/calls/); lbr-wf-clock-hyb (wordfreq on the 20 us
 # clock with the hybrid estimate, --calls-hybrid: the bursts of both
@@ -168,9 +171,7 @@ lbr_import() {
 # samples are joined (--join longest) and a burst stitching had to
 # repair is never joined with, so a few calls count twice (or, with
 # bursts further apart than the LBR's 32 records, go unseen); that
-# depends on where the samples fall.  Period 1 of kcc_lbr/calls/ is not
-# possible: kcc.ko refuses hardware-type periods under 1000 events, and
-# the PMU samples by polling.  Then a watch file naming a routine the
+# depends on where the samples fall.  Then a watch file naming a routine the
 # program lacks must fail with a clear error and write no profile.
 lbr_watch() {
 	ww_spin=${1:-300000}
@@ -230,6 +231,48 @@ lbr_watch() {
 	dmesg_clean lbr-watch
 }
 
+# lbr_dense: samples closer together than the LBR's 32 records on the
+# counting events, where the calls since the previous sample always fit
+# in the burst and kcc's join counts every call once.  kcc.ko's default
+# floor of 1000 events refuses such periods (with kcc record saying
+# so); root lowers it at load, period_min=1..1000 (0 and 1001 refused).
+# wordfreq 2 (about 216,000 calls) every 11th call and every 37th miss
+# (0 to 7 a call, KCC_LBR_MISSES: 10 calls a sample on average); the
+# demo's workload (about 5 calls a loop of 2 scans of 262,144 accesses)
+# every 5th call and every 7th miss: every loop in some burst, main
+# once.
+lbr_dense() {
+	inj=$(cat /sys/module/kcc/parameters/inject)
+	/demo/kcc record --source lbr -e kcc_lbr/calls/ -c 11 -k 3 \
+		-o /tmp/floor.data -- /demo/wordfreq 1 >/tmp/floor.err 2>&1
+	rc=$?
+	sed 's/^/# /' /tmp/floor.err
+	[ $rc -ne 0 ] && [ ! -e /tmp/floor.data ] &&
+		grep -q 'period 11 is under kcc.ko.s floor: 1000 events' /tmp/floor.err
+	check $? "lbr-dense: -c 11 refused under the default floor, saying so (exit $rc)"
+	rm -f /tmp/floor.data /tmp/floor.err
+	rmmod kcc
+	for v in 0 1001 x; do
+		! insmod /kcc.ko period_min=$v 2>/dev/null
+		check $? "insmod kcc.ko period_min=$v refused"
+	done
+	insmod /kcc.ko inject="$inj" period_min=5
+	check $? "insmod kcc.ko inject=$inj period_min=5"
+	lbr_period=11
+	lbr_run lbr-wf-calls-dense calls /demo/wordfreq 2
+	lbr_period=37
+	lbr_run lbr-wf-misses-dense misses /demo/wordfreq 2
+	lbr_period=5
+	lbr_run lbr-demo-calls calls /demo/demo_workload_lbr 1
+	lbr_period=7
+	lbr_run lbr-demo-misses misses /demo/demo_workload_lbr 1
+	lbr_period=1009
+	rmmod kcc
+	insmod /kcc.ko inject="$inj"
+	check $? "insmod kcc.ko inject=$inj (the default floor again)"
+	dmesg_clean lbr-dense
+}
+
 # lbr_amd: the PMU refuses branch records without flags and cycles, as
 # AMD's amd_pmu_lbr_setup_filter() does (kcc_lbrpmu amd_filter=1):
 # kcc record --source lbr must still sample branch stacks, asking with
@@ -270,6 +313,7 @@ elif insmod /lbr/kcc_lbrpmu.ko poll_us=250; then
 	lbr_period=200000
 	lbr_run lbr-demo-clock clock /demo/demo_workload_lbr 1
 	lbr_period=1009
+	lbr_dense
 	lbr_freq
 	lbr_sys lbr-wf-sys misses 1009 /demo/wordfreq 24
 	lbr_calls="--calls-event kcc_lbr/calls/ --calls-period 1009"
