@@ -15,11 +15,21 @@
  * process's file-backed executable mappings, for every running session
  * that knows the process or targets it, while they are certainly there.
  *
- * The probes are attached while a session exists; a syscall tracepoint
- * sends every syscall of the machine through the slow exit path.  The
- * task_works come from a fixed pool (no allocation in the probe, which
- * may run with preemption off, on PREEMPT_RT too): one per task at a
- * time; a full pool is counted in maps_lost (sysfs maps_hook).
+ * The probe is attached while a session runs (from the first START to
+ * the last STOP): a syscall tracepoint sends every syscall of the
+ * machine through the slow exit path.  The task_works come from a fixed
+ * pool (no allocation in the probe, which may run with preemption off,
+ * on PREEMPT_RT too): one per task at a time; a full pool is counted in
+ * maps_lost (sysfs maps_hook).
+ *
+ * A work takes kcc_g.lock, which the worker holds through its drains,
+ * only for a process that may concern a running session: while a
+ * system-wide one runs, every process; else one with per-task perf
+ * events (a sampled process and its children carry them) or a
+ * descendant of a running per-task session's target (kcc_maps_concerns(),
+ * without the lock, over a copy of the running sessions' targets kept
+ * under it).  Any other process's exec or mmap never waits on kcc: its
+ * work is counted as unrelated, the others as locked (sysfs maps_hook).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -39,8 +49,10 @@
 #include "kcc_mod.h"
 #include "wrapper/dumpable.h"
 #include "wrapper/maps_tp.h"
+#include "wrapper/perf.h"
 
 #define KCC_MAPW_NR	64
+#define KCC_MAPS_TGT_NR	16	/* running per-task targets copied */
 
 struct kcc_mapw {
 	struct callback_head cb;
@@ -60,6 +72,22 @@ static struct tracepoint *kcc_tp_sys_exit;
 static struct tracepoint *kcc_tp_mmap_lock;
 static struct tracepoint *kcc_maps_tp;	/* the one attached, or NULL */
 static void *kcc_maps_probe;
+
+/*
+ * The running sessions, as the works see them without kcc_g.lock:
+ * written under it at START and STOP, read with READ_ONCE().  A target
+ * is only compared, never dereferenced (the session holds its pid).
+ * More running per-task sessions than slots count in tgt_over, which
+ * sends every work to the lock.
+ */
+static struct {
+	unsigned int nr_run;		/* running sessions */
+	unsigned int nr_all;		/* of them system-wide */
+	unsigned int tgt_over;
+	struct pid *tgt[KCC_MAPS_TGT_NR];
+} kcc_maps_run;
+static atomic64_t kcc_maps_unrelated = ATOMIC64_INIT(0);
+static atomic64_t kcc_maps_locked = ATOMIC64_INIT(0);
 
 /*
  * Does @s profile @p: every task, or its target process and, as an
@@ -83,6 +111,37 @@ static bool kcc_maps_targets(struct kcc_session *s, struct task_struct *p)
 	return ret;
 }
 
+/*
+ * May @p concern a running session?  No lock: a session that starts
+ * while this runs may be missed, as it would be by a work that took the
+ * lock just before its START.
+ */
+static bool kcc_maps_concerns(struct task_struct *p)
+{
+	struct pid *t[KCC_MAPS_TGT_NR];
+	struct task_struct *q;
+	bool ret = false;
+	int i, n = 0;
+
+	if (READ_ONCE(kcc_maps_run.nr_all) || READ_ONCE(kcc_maps_run.tgt_over) ||
+	    kcc_task_has_perf_events(p))
+		return true;
+	for (i = 0; i < KCC_MAPS_TGT_NR; i++) {
+		t[n] = READ_ONCE(kcc_maps_run.tgt[i]);
+		if (t[n])
+			n++;
+	}
+	if (!n)
+		return false;
+	rcu_read_lock();
+	for (q = p; q->pid && !ret; q = rcu_dereference(q->real_parent))
+		for (i = 0; i < n; i++)
+			if (task_tgid(q) == t[i])
+				ret = true;
+	rcu_read_unlock();
+	return ret;
+}
+
 static void kcc_maps_work(struct callback_head *cb)
 {
 	struct kcc_mapw *w = container_of(cb, struct kcc_mapw, cb);
@@ -98,19 +157,25 @@ static void kcc_maps_work(struct callback_head *cb)
 	 * is not recorded, as perf stops at such an exec (@p is current:
 	 * its mm cannot change under it, so no task_lock()).
 	 */
-	if (!(p->flags & PF_EXITING) && p->mm && kcc_task_dumpable(p)) {
-		mutex_lock(&kcc_g.lock);
-		list_for_each_entry(s, &kcc_g.sessions, node) {
-			if (s->state != KCC_STATE_RUNNING)
-				continue;
-			pr = kcc_proc_find(s, p->tgid, start, exec_id);
-			if (pr)
-				kcc_maps_capture(s, pr, p);
-			else if (kcc_maps_targets(s, p))
-				kcc_proc_get(s, p->tgid, start, exec_id, p);
-		}
-		mutex_unlock(&kcc_g.lock);
+	if ((p->flags & PF_EXITING) || !p->mm || !kcc_task_dumpable(p))
+		goto out;
+	if (!kcc_maps_concerns(p)) {
+		atomic64_inc(&kcc_maps_unrelated);
+		goto out;
 	}
+	atomic64_inc(&kcc_maps_locked);
+	mutex_lock(&kcc_g.lock);
+	list_for_each_entry(s, &kcc_g.sessions, node) {
+		if (s->state != KCC_STATE_RUNNING)
+			continue;
+		pr = kcc_proc_find(s, p->tgid, start, exec_id);
+		if (pr)
+			kcc_maps_capture(s, pr, p);
+		else if (kcc_maps_targets(s, p))
+			kcc_proc_get(s, p->tgid, start, exec_id, p);
+	}
+	mutex_unlock(&kcc_g.lock);
+out:
 	WRITE_ONCE(w->owner, NULL);
 	clear_bit_unlock(w - kcc_mapw, kcc_mapw_busy);
 	if (atomic_dec_and_test(&kcc_mapw_inflight))
@@ -203,8 +268,7 @@ static struct tracepoint *kcc_maps_choice(void)
 	return kcc_tp_sys_exit;
 }
 
-/* The first session is there: attach.  kcc_g.lock held. */
-void kcc_maps_start(void)
+static void kcc_maps_attach(void)
 {
 	struct tracepoint *tp = kcc_maps_choice();
 	void *probe = tp == kcc_tp_sys_exit ? (void *)kcc_probe_sys_exit :
@@ -223,14 +287,45 @@ void kcc_maps_start(void)
 	kcc_maps_probe = probe;
 }
 
-/* The last session is gone: detach.  kcc_g.lock held. */
-void kcc_maps_stop(void)
+static void kcc_maps_detach(void)
 {
 	if (!kcc_maps_tp)
 		return;
 	tracepoint_probe_unregister(kcc_maps_tp, kcc_maps_probe, NULL);
 	tracepoint_synchronize_unregister();
 	kcc_maps_tp = NULL;
+}
+
+/*
+ * @s starts running (@on) or stops: the works' copy of the running
+ * sessions follows, and the probe is attached from the first START to
+ * the last STOP.  kcc_g.lock held; the copy is written before @s's
+ * events start and cleared after they stopped.
+ */
+void kcc_maps_running(struct kcc_session *s, bool on)
+{
+	int d = on ? 1 : -1, i;
+
+	if (s->cfg.target == KCC_TARGET_ALL) {
+		WRITE_ONCE(kcc_maps_run.nr_all, kcc_maps_run.nr_all + d);
+	} else {
+		for (i = 0; i < KCC_MAPS_TGT_NR; i++) {
+			if (kcc_maps_run.tgt[i] == (on ? NULL : s->target)) {
+				WRITE_ONCE(kcc_maps_run.tgt[i],
+					   on ? s->target : NULL);
+				break;
+			}
+		}
+		/* A stop finds its target unless it went over. */
+		if (i == KCC_MAPS_TGT_NR)
+			WRITE_ONCE(kcc_maps_run.tgt_over,
+				   kcc_maps_run.tgt_over + d);
+	}
+	kcc_maps_run.nr_run += d;
+	if (on && kcc_maps_run.nr_run == 1)
+		kcc_maps_attach();
+	else if (!on && !kcc_maps_run.nr_run)
+		kcc_maps_detach();
 }
 
 /*
@@ -275,13 +370,21 @@ void kcc_maps_free_orphans(struct kcc_session *s, const struct kcc_tev *ev,
 	}
 }
 
-/* sysfs maps_hook: the tracepoint in use and the captures lost. */
+/*
+ * sysfs maps_hook: the tracepoint kcc uses, the captures lost to a full
+ * pool, whether the probe is attached now (1) or not (0), and the works
+ * that found no running session concerned (no lock) and that took the
+ * lock.
+ */
 int kcc_maps_show(char *buf)
 {
 	const struct tracepoint *tp = kcc_param_tracepoints ?
 				      kcc_maps_choice() : NULL;
 	const char *name = tp ? tp->name : "none";
 
-	return sysfs_emit(buf, "%s %lld\n", name,
-			  atomic64_read(&kcc_maps_lost));
+	return sysfs_emit(buf, "%s %lld %d %lld %lld\n", name,
+			  atomic64_read(&kcc_maps_lost),
+			  !!READ_ONCE(kcc_maps_tp),
+			  atomic64_read(&kcc_maps_unrelated),
+			  atomic64_read(&kcc_maps_locked));
 }

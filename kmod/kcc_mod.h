@@ -379,8 +379,7 @@ void kcc_task_status(const struct kcc_session *s, struct kcc_status *st);
 
 /* kcc_maps.c */
 void kcc_maps_init(void);
-void kcc_maps_start(void);
-void kcc_maps_stop(void);
+void kcc_maps_running(struct kcc_session *s, bool on);
 void kcc_maps_exit(void);
 void kcc_maps_free_orphans(struct kcc_session *s, const struct kcc_tev *ev,
 			   u32 nr);

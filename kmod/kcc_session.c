@@ -497,7 +497,6 @@ struct kcc_session *kcc_configure(struct file *file,
 		kcc_g.nr_ev = 0;
 		kcc_g.ev_on = true;
 		raw_spin_unlock_irq(&kcc_g.ev_lock);
-		kcc_maps_start();
 	}
 	list_add_tail(&s->node, &kcc_g.sessions);
 	kcc_g.nr_sessions++;
@@ -512,9 +511,11 @@ int kcc_start(struct kcc_session *s)
 		return -EBUSY;
 	s->state = KCC_STATE_RUNNING;
 	WRITE_ONCE(s->running, true);
+	kcc_maps_running(s, true);
 	ret = kcc_events_start(s);
 	if (ret) {
 		WRITE_ONCE(s->running, false);
+		kcc_maps_running(s, false);
 		s->state = KCC_STATE_STOPPED;
 		WRITE_ONCE(s->gen, s->gen + 1);
 	}
@@ -532,6 +533,7 @@ void kcc_stop(struct kcc_session *s)
 		return;
 	kcc_events_stop(s);
 	WRITE_ONCE(s->running, false);
+	kcc_maps_running(s, false);
 	kcc_drain();
 	s->state = KCC_STATE_STOPPED;
 	WRITE_ONCE(s->gen, s->gen + 1);
@@ -561,7 +563,6 @@ void kcc_session_destroy(struct kcc_session *s)
 		kcc_g.ev_on = false;
 		kcc_g.nr_ev = 0;
 		raw_spin_unlock_irq(&kcc_g.ev_lock);
-		kcc_maps_stop();
 	}
 	/* Its records still in the rings find no session: discarded. */
 	list_for_each_entry_safe(r, n, &s->readers, node) {

@@ -23,7 +23,31 @@
 #include <linux/gfp.h>
 #include <linux/kernel.h>
 #include <linux/perf_event.h>
+#include <linux/sched.h>
 #include <linux/string.h>
+
+/*
+ * Whether @p holds per-task perf events, anyone's: the threads a
+ * per-task session samples do, and their children from fork on
+ * (inherit).  Before 6.2 a task had a context per kind, hardware and
+ * software (perf_event_ctxp[perf_nr_task_contexts]: KCC_HAVE_PERF_CTX_ARRAY);
+ * since, one.
+ * Read without a lock, as a hint: a stale answer only sends the mapping
+ * hook (kcc_maps.c) to kcc's lock, which decides.
+ */
+static inline bool kcc_task_has_perf_events(struct task_struct *p)
+{
+#ifdef KCC_HAVE_PERF_CTX_ARRAY
+	int i;
+
+	for (i = 0; i < perf_nr_task_contexts; i++)
+		if (READ_ONCE(p->perf_event_ctxp[i]))
+			return true;
+	return false;
+#else
+	return READ_ONCE(p->perf_event_ctxp);
+#endif
+}
 
 static inline const struct perf_branch_stack *
 kcc_sample_br_stack(const struct perf_sample_data *data)

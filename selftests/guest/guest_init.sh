@@ -416,10 +416,13 @@ else
 	# and demo_workload: selftests/kcc/guest.sh).  The profile comes
 	# back as the blob "record" for kcc report on the host.  No -e: the
 	# default event, which falls back to cpu-clock in this PMU-less guest.
+	# At least 50 rounds of both scans (about 0.2 s of a quiet guest):
+	# a guest CPU starved by the host can spend 2 s in main's page
+	# faults, and the host's test asks for both scan_* contexts.
 	if [ -x /demo/kcc ] && [ -x /demo/demo_workload ]; then
 		/demo/kcc record -k 2 -o /tmp/rec.data -- \
-			/demo/demo_workload 2 >/tmp/rec.err 2>&1
-		check $? "kcc record -k 2 -o /tmp/rec.data -- demo_workload 2 (default event)"
+			/demo/demo_workload 2 50 >/tmp/rec.err 2>&1
+		check $? "kcc record -k 2 -o /tmp/rec.data -- demo_workload 2 50 (default event)"
 		sed 's/^/# /' /tmp/rec.err
 		[ "$(head -c 7 /tmp/rec.data 2>/dev/null)" = KCCPROF ]
 		check $? "kcc record wrote a kcc profile (magic KCCPROF)"

@@ -15,7 +15,10 @@
  * cpu-clock and the split shows time, not misses.
  *
  * Build: -O1 -fno-omit-frame-pointer -fno-inline -static (frame pointers
- * for kcc's fp source).  Usage: demo_workload [SECONDS] (default 3).
+ * for kcc's fp source).  Usage: demo_workload [SECONDS [ROUNDS]]: at
+ * least SECONDS (default 3) and at least ROUNDS rounds of both scans
+ * (default 0).  A test that must see both contexts gives ROUNDS: on a
+ * starved guest CPU the seconds can pass in the page faults of main.
  */
 #include <stdlib.h>
 #include <time.h>
@@ -66,15 +69,16 @@ static double now(void)
 int main(int argc, char **argv)
 {
 	double end = now() + (argc > 1 ? atof(argv[1]) : 3.0);
+	unsigned long rounds = argc > 2 ? strtoul(argv[2], NULL, 0) : 0;
 	unsigned char *big = calloc(1, BIG_BYTES);
 	unsigned char *small = calloc(1, SMALL_BYTES);
-	unsigned long i;
+	unsigned long i, r;
 
 	if (!big || !small)
 		return 1;
 	for (i = 0; i < BIG_BYTES; i += 4096)	/* fault the pages in first */
 		big[i] = 1;
-	while (now() < end) {
+	for (r = 0; r < rounds || now() < end; r++) {
 		scan_big(big);
 		scan_small(small);
 	}

@@ -32,6 +32,20 @@ static inline int kcc_ioc(int fd, unsigned long cmd, void *arg)
 	return ioctl(fd, cmd, arg) ? -errno : 0;
 }
 
+/* /dev/kcc opened read-write on a module with inject=1, else a skip. */
+static inline int kcc_open_inject(void)
+{
+	struct kcc_version v = { .size = sizeof(v) };
+	int fd = open(KCC_DEVICE, O_RDWR);
+
+	if (fd < 0)
+		tap_skip_all("no /dev/kcc");
+	if (kcc_ioc(fd, KCC_IOC_VERSION, &v) ||
+	    !(v.sources & 1u << KCC_SOURCE_INJECT))
+		tap_skip_all("kcc.ko without inject=1");
+	return fd;
+}
+
 /* A task record of a stream and its nodes. */
 struct gtask {
 	const struct kcc_rec_task *rec;

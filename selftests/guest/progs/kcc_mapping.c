@@ -14,7 +14,13 @@
  *     flagged ended by exec and holding the first sample, the second
  *     holding the second; and the second's image must have the map of
  *     this program that covers the routine, although the process was
- *     gone before the worker could have read its mappings.
+ *     gone before the worker could have read its mappings;
+ *   - the hook's reach (sysfs maps_hook: tracepoint, lost, attached,
+ *     unrelated, locked): its probe is attached from START to STOP, not
+ *     while a session is only configured; and with a per-task session
+ *     of this process running, the executable mmap()s of a process
+ *     outside its tree (a grandchild reparented to init) never take
+ *     kcc's lock, while a child's do.
  *
  * Usage: kcc_mapping			(the test)
  *        kcc_mapping -x FD		(the exec'd side: one sample via FD)
@@ -28,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 
 #include "kcc_guest.h"
@@ -195,9 +202,130 @@ static void test_exec(int fd, const char *self)
 	free(buf);
 }
 
+#define MAPS_HOOK	"/sys/class/misc/kcc/maps_hook"
+#define MAPS_N		100
+
+struct hook {
+	char name[64];
+	long long lost, unrelated, locked;
+	int attached;
+};
+
+static int hook_read(struct hook *h)
+{
+	FILE *f = fopen(MAPS_HOOK, "r");
+	int n = 0;
+
+	if (f) {
+		n = fscanf(f, "%63s %lld %d %lld %lld", h->name, &h->lost,
+			   &h->attached, &h->unrelated, &h->locked);
+		fclose(f);
+	}
+	return n == 5 ? 0 : -1;
+}
+
+/* MAPS_N executable mappings of this program, each unmapped again. */
+static int map_exec_n(const char *self)
+{
+	int fd = open(self, O_RDONLY), i;
+	void *p;
+
+	if (fd < 0)
+		return -1;
+	for (i = 0; i < MAPS_N; i++) {
+		p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED)
+			break;
+		munmap(p, 4096);
+	}
+	close(fd);
+	return i == MAPS_N ? 0 : -1;
+}
+
+/*
+ * A process that maps MAPS_N times, outside this one's tree (@orphan: a
+ * grandchild that waits until its parent is gone) or inside it (a
+ * child).  0 when it did all of them.
+ */
+static int mapper(const char *self, int orphan)
+{
+	pid_t c = fork(), mid;
+	int st;
+
+	if (c == 0) {
+		if (orphan) {
+			mid = getpid();
+			if (fork() != 0)
+				_exit(0);
+			while (getppid() == mid)
+				usleep(1000);
+		}
+		_exit(map_exec_n(self) ? 1 : 0);
+	}
+	if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st))
+		return -1;
+	if (!orphan)
+		return WEXITSTATUS(st);
+	/* The grandchild is init's now: wait for its work to be counted. */
+	return 0;
+}
+
+static void test_hook(const char *self)
+{
+	struct kcc_config c;
+	struct hook h0, h1, h2;
+	int fd, i, ok;
+
+	if (hook_read(&h0)) {
+		tap_result(0, "maps_hook: five fields (tracepoint lost attached unrelated locked)");
+		return;
+	}
+	if (!strcmp(h0.name, "none") || h0.attached) {
+		tap_skip("maps_hook: %s", h0.attached ?
+			 "another session runs, the probe is attached already" :
+			 "no mapping tracepoint");
+		return;
+	}
+	fd = open(KCC_DEVICE, O_RDWR);
+	kcc_cfg_init(&c, KCC_SOURCE_INJECT, KCC_TARGET_PID, getpid(), 1);
+	if (fd < 0 || kcc_ioc(fd, KCC_IOC_CONFIGURE, &c)) {
+		tap_result(0, "maps_hook: a per-task inject session: %s",
+			   strerror(errno));
+		return;
+	}
+	ok = !hook_read(&h1) && !h1.attached;
+	tap_result(ok, "maps_hook: no probe attached while the session is only configured");
+	if (kcc_ioc(fd, KCC_IOC_START, NULL) || hook_read(&h0) ||
+	    !h0.attached) {
+		tap_result(0, "maps_hook: the probe attached at START");
+		close(fd);
+		return;
+	}
+	tap_result(1, "maps_hook: the probe attached at START");
+	ok = !mapper(self, 1);
+	/* Its last work runs before its exit, which init reaps. */
+	for (i = 0; ok && i < 5000; i++) {
+		if (hook_read(&h1) || h1.unrelated - h0.unrelated >= MAPS_N)
+			break;
+		usleep(1000);
+	}
+	tap_result(ok && !hook_read(&h1) &&
+		   h1.unrelated - h0.unrelated >= MAPS_N &&
+		   h1.locked == h0.locked,
+		   "maps_hook: %d executable mmap()s outside the target's tree: %lld without kcc's lock, %lld with it",
+		   MAPS_N, h1.unrelated - h0.unrelated, h1.locked - h0.locked);
+	ok = !mapper(self, 0) && !hook_read(&h2);
+	tap_result(ok && h2.locked - h1.locked >= MAPS_N,
+		   "maps_hook: %d executable mmap()s of a child of the target: %lld with kcc's lock",
+		   MAPS_N, ok ? h2.locked - h1.locked : -1);
+	kcc_ioc(fd, KCC_IOC_STOP, NULL);
+	tap_result(!hook_read(&h2) && !h2.attached,
+		   "maps_hook: the probe detached at STOP");
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
-	struct kcc_version v = { .size = sizeof(v) };
 	struct kcc_config c;
 	char lib[4096], *slash;
 	int fd;
@@ -206,16 +334,13 @@ int main(int argc, char **argv)
 		return inject1(atoi(argv[2]), (uintptr_t)mp_after_exec + 1, 0) ?
 		       1 : 0;
 	/* Kept across exec: the exec'd image injects through it. */
-	fd = open(KCC_DEVICE, O_RDWR);
-	if (fd < 0)
-		tap_skip_all("no /dev/kcc");
-	if (kcc_ioc(fd, KCC_IOC_VERSION, &v) ||
-	    !(v.sources & 1u << KCC_SOURCE_INJECT))
-		tap_skip_all("kcc.ko without inject=1");
+	fd = kcc_open_inject();
 	snprintf(lib, sizeof(lib), "%s", argv[0]);
 	slash = strrchr(lib, '/');
 	snprintf(slash ? slash + 1 : lib, sizeof(lib) - (slash ? slash + 1 - lib : 0),
 		 "libkccdl.so");
+	/* First, while no session of this program runs. */
+	test_hook(argv[0][0] == '/' ? argv[0] : "/t/kcc_mapping");
 	kcc_cfg_init(&c, KCC_SOURCE_INJECT, KCC_TARGET_ALL, 0, 1);
 	if (kcc_ioc(fd, KCC_IOC_CONFIGURE, &c) ||
 	    kcc_ioc(fd, KCC_IOC_START, NULL)) {
