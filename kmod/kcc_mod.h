@@ -115,6 +115,7 @@ struct kcc_hcount {
 	u64 throttles;		/* overflows that throttled their event */
 	u64 calls_unread;	/* samples whose calls counter was not counting */
 	u64 calls_lost;		/* calls of switch-outs no ring could take */
+	u64 br_wrong_path;	/* branch records left out: on a wrong path */
 	u64 valence[KCC_VC_NR];
 };
 

@@ -490,7 +490,7 @@ static void __kcc_overflow(struct perf_event *event,
 	struct kcc_rrec *rec;
 	struct kcc_branch *b;
 	unsigned long irqf = 0;
-	u32 nbr = 0, i, flags = 0;
+	u32 nbr = 0, nb, i, flags = 0;
 	int lvl, n;
 	u64 base, ncalls;
 
@@ -581,14 +581,21 @@ static void __kcc_overflow(struct perf_event *event,
 		}
 	}
 	b = (struct kcc_branch *)((u64 *)(&rec->s + 1) + rec->s.nr_stack);
-	for (i = 0; i < nbr; i++) {
-		b[i].from = br->entries[i].from;
-		b[i].to = br->entries[i].to;
-		b[i].kind = kcc_br_kind_perf(br->entries[i].type);
-		b[i].__reserved = 0;
+	for (i = 0, nb = 0; i < nbr; i++) {
+		/* A branch that never retired is no call or return. */
+		if (kcc_br_wrong_path(&br->entries[i])) {
+			this_cpu_inc(s->hc->br_wrong_path);
+			continue;
+		}
+		b[nb].from = br->entries[i].from;
+		b[nb].to = br->entries[i].to;
+		b[nb].kind = kcc_br_kind_perf(br->entries[i].type);
+		b[nb].__reserved = 0;
+		nb++;
 	}
+	rec->s.nr_branches = nb;
 	rec->s.size = sizeof(rec->s) + rec->s.nr_stack * sizeof(u64) +
-		      nbr * sizeof(struct kcc_branch);
+		      nb * sizeof(struct kcc_branch);
 	rec->size = offsetof(struct kcc_rrec, s) + rec->s.size;
 	kcc_ring_commit(ring, base, rec);
 	kcc_handoff(cpu, ring);
@@ -967,6 +974,7 @@ void kcc_events_read(struct kcc_session *s, struct kcc_status *st)
 			       &errors);
 	st->calls_unread = sum.calls_unread;
 	st->calls_after_last += sum.calls_lost;
+	st->br_wrong_path = sum.br_wrong_path;
 }
 
 /*

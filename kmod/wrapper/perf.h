@@ -49,6 +49,21 @@ static inline bool kcc_task_has_perf_events(struct task_struct *p)
 #endif
 }
 
+/*
+ * A record of a branch that never retired: AMD's driver keeps the
+ * speculative entries of a mispredicted path and tags them (6.1 on,
+ * KCC_HAVE_BR_SPEC).  Only with the flags asked for (not NO_FLAGS):
+ * without them the field is not filled in.
+ */
+static inline bool kcc_br_wrong_path(const struct perf_branch_entry *e)
+{
+#ifdef KCC_HAVE_BR_SPEC
+	return e->spec == PERF_BR_SPEC_WRONG_PATH;
+#else
+	return false;
+#endif
+}
+
 static inline const struct perf_branch_stack *
 kcc_sample_br_stack(const struct perf_sample_data *data)
 {

@@ -49,6 +49,13 @@
  *    type, on top of every N-th stack read from a thread's ring (counted
  *    per thread), after the filter, as one that slipped past it would be.
  *
+ * Like the AMD driver (amd/lbr.c, amd_pmu_lbr_read(), 6.1 on):
+ *  - wrong_path=N puts a call that never retired, tagged
+ *    PERF_BR_SPEC_WRONG_PATH, on top of every N-th stack (counted as for
+ *    stray) when the event asked for the branch flags: from the sampled
+ *    ip to KCC_LBR_WRONG_TO, an address no program maps.  The read-only
+ *    wrong_paths counts them.
+ *
  * Not exported to modules, found by name at load: perf_event_overflow()
  * (the overflow_addr parameter, from /proc/kallsyms, or
  * kallsyms_lookup_name(), itself found with a kprobe; kallsyms must name
@@ -94,6 +101,10 @@ static unsigned int stray;
 module_param(stray, uint, 0644);
 MODULE_PARM_DESC(stray, "a stray far-branch record on top of every N-th stack (0: never)");
 
+static unsigned int wrong_path;
+module_param(wrong_path, uint, 0644);
+MODULE_PARM_DESC(wrong_path, "a call on a wrong path (PERF_BR_SPEC_WRONG_PATH) on top of every N-th stack that asked for flags, as AMD keeps them (0: never; 6.1 on)");
+
 static bool task_save = true;
 module_param(task_save, bool, 0644);
 MODULE_PARM_DESC(task_save, "per-task events keep the records across context switches (default 1)");
@@ -127,6 +138,10 @@ static const struct kernel_param_ops lbrpmu_count_ops = {
 static atomic_long_t lbrpmu_late = ATOMIC_LONG_INIT(0);
 module_param_cb(late, &lbrpmu_count_ops, &lbrpmu_late, 0444);
 MODULE_PARM_DESC(late, "samples of calls and misses events taken after the thread wrote more records than when their overflow was found (read only)");
+
+static atomic_long_t lbrpmu_wrong_paths = ATOMIC_LONG_INIT(0);
+module_param_cb(wrong_paths, &lbrpmu_count_ops, &lbrpmu_wrong_paths, 0444);
+MODULE_PARM_DESC(wrong_paths, "wrong-path records put on stacks (wrong_path=N; read only)");
 
 static atomic_long_t lbrpmu_unread = ATOMIC_LONG_INIT(0);
 module_param_cb(unread, &lbrpmu_count_ops, &lbrpmu_unread, 0444);
@@ -186,7 +201,7 @@ struct lbrpmu_cpu {
 	struct list_head active;	/* started calls and misses events */
 	struct kcc_lbr_ring ring;
 	struct perf_branch_stack bs;
-	struct perf_branch_entry e[KCC_LBR_RECS + 1];
+	struct perf_branch_entry e[KCC_LBR_RECS + 2];	/* + stray, wrong path */
 };
 
 static DEFINE_PER_CPU(struct lbrpmu_cpu, lbrpmu_cpu);
@@ -548,7 +563,7 @@ lbrpmu_brstack(struct perf_event *event, u64 uaddr, u64 pos_in)
 	u64 bst = event->attr.branch_sample_type;
 	bool save_type = bst & PERF_SAMPLE_BRANCH_TYPE_SAVE;
 	struct kcc_lbr_ring *r = &c->ring;
-	u64 seq, first, i, n = 0;
+	u64 seq, first, i, n = 0, nr;
 
 	c->bs.nr = 0;
 	c->bs.hw_idx = -1ULL;
@@ -580,7 +595,8 @@ lbrpmu_brstack(struct perf_event *event, u64 uaddr, u64 pos_in)
 				     PERF_BR_IND_CALL : PERF_BR_CALL, save_type);
 		}
 	}
-	if (stray && uaddr && !(lbrpmu_task_samples() % stray)) {
+	nr = (stray || wrong_path) && uaddr ? lbrpmu_task_samples() : 0;
+	if (stray && nr && !(nr % stray)) {
 		/* Room: at most KCC_LBR_RECS records came from the ring. */
 		memmove(&c->e[1], &c->e[0], n * sizeof(c->e[0]));
 		lbrpmu_entry(&c->e[0], (u64)(unsigned long)lbrpmu_hrtimer,
@@ -588,6 +604,18 @@ lbrpmu_brstack(struct perf_event *event, u64 uaddr, u64 pos_in)
 			     save_type);
 		n++;
 	}
+#ifdef LBRPMU_HAVE_BR_SPEC
+	/* Room: c->e has one more beyond the stray's. */
+	if (wrong_path && nr && !(nr % wrong_path) &&
+	    !(bst & PERF_SAMPLE_BRANCH_NO_FLAGS)) {
+		memmove(&c->e[1], &c->e[0], n * sizeof(c->e[0]));
+		lbrpmu_entry(&c->e[0], task_pt_regs(current)->ip,
+			     KCC_LBR_WRONG_TO, PERF_BR_CALL, save_type);
+		c->e[0].spec = PERF_BR_SPEC_WRONG_PATH;
+		atomic_long_inc(&lbrpmu_wrong_paths);
+		n++;
+	}
+#endif
 	c->bs.nr = n;
 	return &c->bs;
 }

@@ -23,6 +23,8 @@
 #define KCC_LBR_MAGIC		0x4b4c4252u	/* "KLBR" */
 #define KCC_LBR_VERSION		3
 #define KCC_LBR_RECS		32		/* like Skylake's LBR depth */
+/* Where the wrong-path calls of wrong_path=N go: under mmap_min_addr. */
+#define KCC_LBR_WRONG_TO	0x1000ull
 
 /* kcc_lbr_rec.flags */
 #define KCC_LBR_F_RET		0x1	/* a return; else a call */

@@ -815,6 +815,7 @@ int report__build(struct report *r, struct profile *p,
 		r->st_calls_bursts_scaled += s->hdr.status.calls_bursts_scaled;
 		r->st_calls_after_last += s->hdr.status.calls_after_last;
 		r->st_calls_unread += s->hdr.status.calls_unread;
+		r->st_br_wrong_path += s->hdr.status.br_wrong_path;
 		if (s->hdr.flags & KCC_HDR_CALLS_COUNTER)
 			r->calls_counter = true;
 		if (s->hdr.flags & KCC_HDR_CALLS_HYBRID)
@@ -1175,6 +1176,9 @@ static void print_header(struct report *r, FILE *out)
 		fprintf(out, "\n# calls: the calls event asked for could not be opened: bursts at the samples of the event above");
 	if (s->hdr.flags & KCC_HDR_BR_FLAGS)
 		fprintf(out, "\n# branch records: with flags and cycles (the PMU refused NO_FLAGS and NO_CYCLES)");
+	if (r->st_br_wrong_path)
+		fprintf(out, "\n# branch records: %" PRIu64 " on a wrong path left out (speculative, never retired)",
+			r->st_br_wrong_path);
 	if (r->calls_valid && !r->st_calls_samples)
 		fprintf(out, "\n# calls counted: none (no calls counter); calls: seen in bursts, not scaled");
 	else if (r->calls_valid)

@@ -177,6 +177,7 @@ struct report {
 	uint64_t st_calls_bursts_exact, st_calls_bursts_scaled;
 	/* ABI 1.3, a calls counter beside the event (KCC_HDR_CALLS_COUNTER) */
 	uint64_t st_calls_after_last, st_calls_unread;
+	uint64_t st_br_wrong_path;	/* records a PMU tagged wrong-path */
 	bool calls_counter;
 	bool calls_hybrid;	/* ABI 1.5, KCC_HDR_CALLS_HYBRID: read at every sample too */
 	bool after_last_unknown;	/* a run imported from perf.data */

@@ -18,7 +18,7 @@
 #include <linux/ioctl.h>
 
 #define KCC_ABI_MAJOR		1	/* incompatible changes */
-#define KCC_ABI_MINOR		5	/* compatible additions */
+#define KCC_ABI_MINOR		6	/* compatible additions */
 
 #define KCC_DEVICE		"/dev/kcc"
 /*
@@ -301,6 +301,12 @@ struct kcc_status {
 	 */
 	__u64 calls_after_last;		/* Out: counted after the last samples */
 	__u64 calls_unread;		/* Out: samples without a count: counter not running */
+	/*
+	 * ABI 1.6: branch records the PMU tagged as on a wrong path
+	 * (PERF_BR_SPEC_WRONG_PATH: AMD keeps speculative entries), left
+	 * out of the samples.
+	 */
+	__u64 br_wrong_path;		/* Out: records left out */
 };
 
 #define KCC_IOC_STATUS		_IOWR(KCC_IOC_MAGIC, 0x05, struct kcc_status)

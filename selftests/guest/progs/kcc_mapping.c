@@ -211,17 +211,23 @@ struct hook {
 	int attached;
 };
 
+/*
+ * No stdio: a malloc() that moves the break takes this process's mmap
+ * lock, which the fallback hook would count as the target's.
+ */
 static int hook_read(struct hook *h)
 {
-	FILE *f = fopen(MAPS_HOOK, "r");
-	int n = 0;
+	int fd = open(MAPS_HOOK, O_RDONLY);
+	char buf[160];
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
 
-	if (f) {
-		n = fscanf(f, "%63s %lld %d %lld %lld", h->name, &h->lost,
-			   &h->attached, &h->unrelated, &h->locked);
-		fclose(f);
-	}
-	return n == 5 ? 0 : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return sscanf(buf, "%63s %lld %d %lld %lld", h->name, &h->lost,
+		      &h->attached, &h->unrelated, &h->locked) == 5 ? 0 : -1;
 }
 
 /* MAPS_N executable mappings of this program, each unmapped again. */
@@ -243,16 +249,30 @@ static int map_exec_n(const char *self)
 }
 
 /*
- * A process that maps MAPS_N times, outside this one's tree (@orphan: a
- * grandchild that waits until its parent is gone) or inside it (a
- * child).  0 when it did all of them.
+ * A process that will map MAPS_N times, outside this one's tree
+ * (@orphan: a grandchild that waits until its parent is gone) or inside
+ * it (a child), made before the counts are read: this process's fork()
+ * takes its own mmap lock, which the fallback hook (mmap_lock_released)
+ * sees.  It maps when a byte comes on m->go, and writes one on m->done
+ * when it did all of them (its works run before each mmap() returns).
  */
-static int mapper(const char *self, int orphan)
-{
-	pid_t c = fork(), mid;
-	int st;
+struct mapper {
+	int go, done;
+	pid_t pid;		/* the child (the orphan's parent, gone) */
+};
 
-	if (c == 0) {
+static int mapper_make(struct mapper *m, const char *self, int orphan)
+{
+	int go[2], done[2], st;
+	pid_t mid;
+	char c;
+
+	if (pipe(go) || pipe(done))
+		return -1;
+	m->pid = fork();
+	if (m->pid == 0) {
+		close(go[1]);
+		close(done[0]);
 		if (orphan) {
 			mid = getpid();
 			if (fork() != 0)
@@ -260,21 +280,42 @@ static int mapper(const char *self, int orphan)
 			while (getppid() == mid)
 				usleep(1000);
 		}
-		_exit(map_exec_n(self) ? 1 : 0);
+		if (write(done[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(1);
+		c = map_exec_n(self) ? 'f' : 'd';
+		_exit(write(done[1], &c, 1) == 1 ? 0 : 1);
 	}
-	if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st))
+	close(go[0]);
+	close(done[1]);
+	m->go = go[1];
+	m->done = done[0];
+	if (m->pid < 0 || read(m->done, &c, 1) != 1 || c != 'r')
 		return -1;
-	if (!orphan)
-		return WEXITSTATUS(st);
-	/* The grandchild is init's now: wait for its work to be counted. */
+	if (orphan && (waitpid(m->pid, &st, 0) != m->pid || !WIFEXITED(st)))
+		return -1;
 	return 0;
+}
+
+/* Let it map; 0 when it did. */
+static int mapper_run(struct mapper *m, int orphan)
+{
+	char c = 0;
+	int ok = write(m->go, "g", 1) == 1 && read(m->done, &c, 1) == 1 &&
+		 c == 'd';
+
+	close(m->go);
+	close(m->done);
+	if (!orphan)
+		waitpid(m->pid, NULL, 0);
+	return ok ? 0 : -1;
 }
 
 static void test_hook(const char *self)
 {
+	struct mapper orphan, child;
 	struct kcc_config c;
 	struct hook h0, h1, h2;
-	int fd, i, ok;
+	int fd, ok;
 
 	if (hook_read(&h0)) {
 		tap_result(0, "maps_hook: five fields (tracepoint lost attached unrelated locked)");
@@ -295,6 +336,11 @@ static void test_hook(const char *self)
 	}
 	ok = !hook_read(&h1) && !h1.attached;
 	tap_result(ok, "maps_hook: no probe attached while the session is only configured");
+	if (mapper_make(&orphan, self, 1) || mapper_make(&child, self, 0)) {
+		tap_result(0, "maps_hook: the mapping processes");
+		close(fd);
+		return;
+	}
 	if (kcc_ioc(fd, KCC_IOC_START, NULL) || hook_read(&h0) ||
 	    !h0.attached) {
 		tap_result(0, "maps_hook: the probe attached at START");
@@ -302,19 +348,13 @@ static void test_hook(const char *self)
 		return;
 	}
 	tap_result(1, "maps_hook: the probe attached at START");
-	ok = !mapper(self, 1);
-	/* Its last work runs before its exit, which init reaps. */
-	for (i = 0; ok && i < 5000; i++) {
-		if (hook_read(&h1) || h1.unrelated - h0.unrelated >= MAPS_N)
-			break;
-		usleep(1000);
-	}
-	tap_result(ok && !hook_read(&h1) &&
-		   h1.unrelated - h0.unrelated >= MAPS_N &&
+	ok = !mapper_run(&orphan, 1) && !hook_read(&h1);
+	tap_result(ok && h1.unrelated - h0.unrelated >= MAPS_N &&
 		   h1.locked == h0.locked,
 		   "maps_hook: %d executable mmap()s outside the target's tree: %lld without kcc's lock, %lld with it",
-		   MAPS_N, h1.unrelated - h0.unrelated, h1.locked - h0.locked);
-	ok = !mapper(self, 0) && !hook_read(&h2);
+		   MAPS_N, ok ? h1.unrelated - h0.unrelated : -1,
+		   ok ? h1.locked - h0.locked : -1);
+	ok = !mapper_run(&child, 0) && !hook_read(&h2);
 	tap_result(ok && h2.locked - h1.locked >= MAPS_N,
 		   "maps_hook: %d executable mmap()s of a child of the target: %lld with kcc's lock",
 		   MAPS_N, ok ? h2.locked - h1.locked : -1);
