@@ -285,6 +285,30 @@ void kcc_ksf_pin(struct kcc_ksf *s);
 /* Forget the pending activations; the forest is kept. */
 void kcc_ksf_clear_stack(struct kcc_ksf *s);
 /*
+ * Anchoring a stack again (kcc_stitch.c): kcc_ksf_clear_stack(), and how
+ * many of the frames that were pending, bottom first, kcc_ksf_keep() may
+ * take back instead of entering them.  Each pending frame was pushed on
+ * top of the frames below it as they are now, and a node's label and
+ * parent never change in a forest that does not prune, so entering its
+ * label again finds the same locations and keeps its caller's memo.
+ * None in a pruned forest (an entered frame pins its nodes, and a node
+ * may have been deleted) or with watched contexts (their stack is not
+ * kept).
+ */
+u32 kcc_ksf_rewind(struct kcc_ksf *s);
+
+/*
+ * Take back the frames from the current depth up, while the next of the
+ * @n labels (u64, the first at @label, the next ones @stride bytes apart) is
+ * the one the frame was pushed with: the frame is then what
+ * kcc_ksf_enter() would leave.  Only frames below @top, what
+ * kcc_ksf_rewind() returned, and only while the frames below were taken
+ * back too.  A frame whose push lost a location (a full pool) is not
+ * taken back: the pool may have grown since.  Returns how many.
+ */
+u32 kcc_ksf_keep(struct kcc_ksf *s, u32 top, const void *label, long stride,
+		 u32 n);
+/*
  * Add the variance of the activations gathered in s->acc since the last
  * fold, y^2 - y n for each location (for n activations of weight w:
  * (w^2 - w) n^2, the burst taken as one cluster), and empty it.

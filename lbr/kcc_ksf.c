@@ -53,6 +53,37 @@ void kcc_ksf_clear_stack(struct kcc_ksf *s)
 		kcc_ppp_clear_stack(s->ppp);
 }
 
+u32 kcc_ksf_rewind(struct kcc_ksf *s)
+{
+	u32 n = s->depth < s->stack_cap ? s->depth : s->stack_cap;
+
+	kcc_ksf_clear_stack(s);
+	return s->f->pr || s->ppp ? 0 : n;
+}
+
+u32 kcc_ksf_keep(struct kcc_ksf *s, u32 top, const void *label, long stride,
+		 u32 n)
+{
+	u32 d = s->depth, pos = s->slab_pos, k = s->k, i;
+	const struct kcc_forest *f = s->f;
+	const u8 *l = label;
+
+	for (i = 0; i < n && d < top; i++, d++) {
+		const struct kcc_frame *fr = &s->stack[d];
+
+		if (fr->t == KCC_NIL ||
+		    kcc_forest_node(f, fr->t)->label !=
+		    *(const u64 *)(l + (long)i * stride) ||
+		    (d >= k && fr->b == KCC_NIL))
+			break;
+		if (k != KCC_K_INF && ++pos == k)
+			pos = 0;
+	}
+	s->depth = d;
+	s->slab_pos = pos;
+	return i;
+}
+
 /*
  * What a call or a return changes besides the forest and the frames,
  * held in locals: kcc_ksf_replay() keeps them in registers for a whole

@@ -144,6 +144,31 @@ int kcc_sample_check(const struct kcc_sample *s, size_t len)
 }
 
 /*
+ * Step 2: clear the stack and enter @n labels, bottom first (u64, the
+ * first at @label, the next ones @stride bytes apart), below them
+ * [unknown] when @unknown.  Consecutive samples of a task share their
+ * outer frames, so the frames of the previous stack are taken back while
+ * they are the same (kcc_ksf_keep()), and entered from the first that
+ * differs.
+ */
+static void kcc_stitch_anchor(struct kcc_ksf *ksf, bool unknown,
+			      const void *label, long stride, u32 n)
+{
+	static const u64 unknown_label = KCC_LABEL_UNKNOWN;
+	u32 top = kcc_ksf_rewind(ksf), i = 0;
+	const u8 *l = label;
+
+	if (unknown && !kcc_ksf_keep(ksf, top, &unknown_label, 0, 1)) {
+		top = 0;
+		kcc_ksf_enter(ksf, KCC_LABEL_UNKNOWN);
+	}
+	if (top)
+		i = kcc_ksf_keep(ksf, top, label, stride, n);
+	for (; i < n; i++)
+		kcc_ksf_enter(ksf, *(const u64 *)(l + (long)i * stride));
+}
+
+/*
  * Anchor the sampled stack itself, bottom first, without the scratch
  * frames: used to charge a sample whose burst is not replayed.
  */
@@ -151,13 +176,10 @@ static void kcc_stitch_anchor_sample(struct kcc_stitch *st,
 				     const struct kcc_sample *s)
 {
 	const u64 *stack = kcc_sample_stack(s);
-	u32 i;
 
-	kcc_ksf_clear_stack(&st->ksf);
-	if (s->flags & KCC_SAMPLE_TRUNCATED)
-		kcc_ksf_enter(&st->ksf, KCC_LABEL_UNKNOWN);
-	for (i = s->nr_stack; i > 0; i--)
-		kcc_ksf_enter(&st->ksf, stack[i - 1]);
+	kcc_stitch_anchor(&st->ksf, s->flags & KCC_SAMPLE_TRUNCATED,
+			  s->nr_stack ? &stack[s->nr_stack - 1] : stack,
+			  -(long)sizeof(*stack), s->nr_stack);
 }
 
 static void kcc_stitch_charge(struct kcc_stitch *st, const struct kcc_sample *s)
@@ -581,11 +603,8 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 	}
 
 	/* Step 2: anchor the stack at the oldest record, absolute depth. */
-	kcc_ksf_clear_stack(ksf);
-	if ((s->flags & KCC_SAMPLE_TRUNCATED) || st->cut)
-		kcc_ksf_enter(ksf, KCC_LABEL_UNKNOWN);
-	for (i = 0; i < (u32)n; i++)
-		kcc_ksf_enter(ksf, st->frames[i].label);
+	kcc_stitch_anchor(ksf, (s->flags & KCC_SAMPLE_TRUNCATED) || st->cut,
+			  &st->frames[0].label, sizeof(*st->frames), n);
 	start = ksf->depth;
 
 	/* A repaired burst is not the previous one's continuation. */
