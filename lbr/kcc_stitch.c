@@ -544,6 +544,29 @@ static void kcc_stitch_counted(struct kcc_ksf *ksf, u64 to, u32 w, u32 exact,
 	ksf->acc_exact = 0;
 }
 
+/*
+ * Step 3 when every record replayed is a call of weight 1 or a return:
+ * one kcc_ksf_replay() of the records, oldest first, gathered in the
+ * frames' scratch (free since the anchoring), which is what the
+ * per-record kcc_ksf_call() and kcc_ksf_return() would do.
+ */
+static void kcc_stitch_replay(struct kcc_stitch *st,
+			      const struct kcc_branch *br, u32 r)
+{
+	u64 *ev = (u64 *)st->frames;
+	u32 n = 0, i;
+
+	for (i = r; i > 0; i--) {
+		if (st->skip & (1ull << (i - 1)))
+			continue;
+		/* A usable call's target is a user address: never KCC_EV_RET. */
+		ev[n++] = br[i - 1].kind == KCC_BR_RET ? KCC_EV_RET :
+			  br[i - 1].to;
+	}
+	kcc_ksf_replay(&st->ksf, ev, n);
+	st->branches += n;
+}
+
 /**
  * kcc_stitch_sample() - apply one sample to the task's forest
  * @st:	the task's stitcher
@@ -653,25 +676,30 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 		kcc_ksf_acc_start(ksf->acc, KCC_ACC_MAX);
 	}
 	/* Step 3: replay, oldest first; the overlap was counted before. */
-	for (i = r; i > 0; i--) {
-		const struct kcc_branch *b = &br[i - 1];
-		u32 j;
+	if (!counted && w == 1 && !overlap && !st->nr_reenter && !ksf->acc &&
+	    r * sizeof(u64) <= st->frames_cap * sizeof(*st->frames)) {
+		kcc_stitch_replay(st, br, r);
+	} else {
+		for (i = r; i > 0; i--) {
+			const struct kcc_branch *b = &br[i - 1];
+			u32 j;
 
-		for (j = 0; j < st->nr_reenter; j++)
-			if (st->reenter_at[j] == i - 1)
-				kcc_ksf_enter(ksf, st->reenter_label[j]);
-		if (st->skip & (1ull << (i - 1)))
-			continue;
-		if (b->kind == KCC_BR_RET)
-			kcc_ksf_return(ksf);
-		else if (i > r - overlap)
-			kcc_ksf_enter(ksf, b->to);
-		else if (!counted)
-			kcc_ksf_call_w(ksf, b->to, w);
-		else if (++seen)	/* always: 1 is the oldest call record */
-			kcc_stitch_counted(ksf, b->to, w, seen > drop,
-					   (u32)base + (seen > ccalls - extra));
-		st->branches++;
+			for (j = 0; j < st->nr_reenter; j++)
+				if (st->reenter_at[j] == i - 1)
+					kcc_ksf_enter(ksf, st->reenter_label[j]);
+			if (st->skip & (1ull << (i - 1)))
+				continue;
+			if (b->kind == KCC_BR_RET)
+				kcc_ksf_return(ksf);
+			else if (i > r - overlap)
+				kcc_ksf_enter(ksf, b->to);
+			else if (!counted)
+				kcc_ksf_call_w(ksf, b->to, w);
+			else if (++seen)	/* always: 1 is the oldest call record */
+				kcc_stitch_counted(ksf, b->to, w, seen > drop,
+						   (u32)base + (seen > ccalls - extra));
+			st->branches++;
+		}
 	}
 	for (i = 0; i < st->nr_reenter; i++)
 		if (st->reenter_at[i] == KCC_STITCH_AT_END)
