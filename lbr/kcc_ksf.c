@@ -65,15 +65,21 @@ u32 kcc_ksf_keep(struct kcc_ksf *s, u32 top, const void *label, long stride,
 		 u32 n)
 {
 	u32 d = s->depth, pos = s->slab_pos, k = s->k, i;
-	const struct kcc_forest *f = s->f;
-	const u8 *l = label;
+	u32 room = d < top ? top - d : 0;
+	const u8 *nodes = s->f->nodes, *l = label;
+	size_t node_stride = s->f->stride;
+	long off = 0;
 
-	for (i = 0; i < n && d < top; i++, d++) {
+	if (n > room)
+		n = room;
+	for (i = 0; i < n; i++, d++, off += stride) {
 		const struct kcc_frame *fr = &s->stack[d];
+		const struct kcc_node *t;
 
-		if (fr->t == KCC_NIL ||
-		    kcc_forest_node(f, fr->t)->label !=
-		    *(const u64 *)(l + (long)i * stride) ||
+		if (fr->t == KCC_NIL)
+			break;
+		t = (const struct kcc_node *)(nodes + fr->t * node_stride);
+		if (t->label != *(const u64 *)(l + off) ||
 		    (d >= k && fr->b == KCC_NIL))
 			break;
 		if (k != KCC_K_INF && ++pos == k)

@@ -378,13 +378,13 @@ static int kcc_stitch_undo(struct kcc_stitch *st, const struct kcc_sample *s,
 	 * is the entry below it, unknown for the bottom of the walk.
 	 */
 	for (i = 0; i < n; i++) {
-		u32 e = n - 1 - i;
-
-		fr[i].label = stack[e];
-		fr[i].ret = e + 1 < n ? stack[e + 1] : 0;
-		fr[i].flags = e ? 0 : KCC_SF_IP;
+		fr[i].label = stack[n - 1 - i];
+		fr[i].ret = i ? stack[n - i] : 0;
+		fr[i].flags = 0;
 		fr[i].rec = 0;
 	}
+	if (n)
+		fr[n - 1].flags = KCC_SF_IP;
 	/*
 	 * Skid: the newest record returns from the sampled routine itself,
 	 * so the LBR froze after the registers were read.  The frame is
