@@ -32,6 +32,8 @@
  *      KCC_SAMPLE_TRUNCATED) gets one KCC_LABEL_UNKNOWN frame at the
  *      bottom instead of the frames it missed: depths are then relative,
  *      and contexts that reach past the truncation show [unknown].
+ *      The frames of the task's previous stack are taken back while they
+ *      are the same (kcc_ksf_keep()): it leaves what entering them would.
  *   3. replay: the records from the oldest to the newest; a call is
  *      kcc_ksf_call_w() with the burst's weight, a return kcc_ksf_return().
  *      Records already replayed by the previous burst of the same task
