@@ -20,7 +20,8 @@
  * memos), statistics and repairs, with pools that grow, pools that fill
  * (lost locations) and then grow, and pools that fill and are pruned
  * (nodes deleted and their indices reused between samples), as kcc.ko
- * does.
+ * does, and with the samples dealt to two tasks in turn (a task's
+ * previous sample is then far from the current one).
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -159,11 +160,14 @@ static void test_builder(void)
 
 /* ---- the stitcher, with and without frames taken back ------------------ */
 
-enum pool_mode { POOL_GROW, POOL_FULL_GROW, POOL_FULL_PRUNE, NR_MODES };
+enum pool_mode {
+	POOL_GROW, POOL_FULL_GROW, POOL_FULL_PRUNE, TWO_TASKS, NR_MODES
+};
 
 struct twin {
-	struct stitcher sr[2];	/* [1]: stack cleared before every sample */
-	void *pmem[2];
+	/* Per task: [2t + 1] has its stack cleared before every sample. */
+	struct stitcher sr[4];
+	void *pmem[4];
 	enum pool_mode mode;
 	u64 samples;
 	u64 grow_at;
@@ -173,6 +177,7 @@ struct twin {
 static const char *const mode_name[NR_MODES] = {
 	"pools that grow", "pools that fill, then grow",
 	"pools that fill and are pruned",
+	"two tasks' samples in turn, each its own forest",
 };
 
 /* As kcc.ko's kcc_task_prune_start(): prune from now on. */
@@ -197,9 +202,10 @@ static int twin_emit(void *arg, const struct kcc_sample *s)
 {
 	struct twin *tw = arg;
 	u32 need = 2 * (s->nr_stack + s->nr_branches) + 2, i;
+	u32 task = tw->mode == TWO_TASKS ? 2 * (tw->samples & 1) : 0;
 
 	tw->samples++;
-	for (i = 0; i < 2 && !tw->err; i++) {
+	for (i = task; i < task + 2 && !tw->err; i++) {
 		struct stitcher *sr = &tw->sr[i];
 		struct kcc_forest *f = &sr->pool.f;
 
@@ -213,7 +219,7 @@ static int twin_emit(void *arg, const struct kcc_sample *s)
 			kcc_fprune_begin(f);
 			kcc_ksf_pin(&sr->st.ksf);
 		}
-		if (i)
+		if (i & 1)
 			kcc_ksf_clear_stack(&sr->st.ksf);
 		if (!tw->err)
 			tw->err = stitcher__sample(sr, s);
@@ -223,9 +229,10 @@ static int twin_emit(void *arg, const struct kcc_sample *s)
 
 #define EQ(field) (a->field == b->field)
 
-static bool twin_equal(const struct twin *tw, char *why, size_t len)
+static bool twin_equal(const struct twin *tw, u32 task, char *why, size_t len)
 {
-	const struct kcc_stitch *a = &tw->sr[0].st, *b = &tw->sr[1].st;
+	const struct kcc_stitch *a = &tw->sr[2 * task].st;
+	const struct kcc_stitch *b = &tw->sr[2 * task + 1].st;
 	const struct kcc_forest *fa = a->ksf.f, *fb = b->ksf.f;
 	const struct kcc_ksf *sa = &a->ksf, *sb = &b->ksf;
 
@@ -285,7 +292,8 @@ static bool twin_run(const struct ref_trace *t, enum pool_mode mode,
 		.rr_inv = ref_below(rng, 3) ? 0 : 2 + ref_below(rng, 4),
 		.table = 64, .sig_depth = 4, .seed = 1 + ref_rand(rng),
 		.no_join = ref_below(rng, 4) == 0,
-		.max_nodes = mode == POOL_GROW ? 0 : 8 + ref_below(rng, 200),
+		.max_nodes = mode == POOL_FULL_GROW || mode == POOL_FULL_PRUNE ?
+			     8 + ref_below(rng, 200) : 0,
 	};
 	struct twin tw = { .mode = mode };
 	struct lbrsim sim;
@@ -294,7 +302,7 @@ static bool twin_run(const struct ref_trace *t, enum pool_mode mode,
 	int ret;
 
 	tw.grow_at = 1 + ref_below(rng, t->calls / so.period + 2);
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < 4; i++)
 		if (stitcher__init(&tw.sr[i], &o))
 			ksft_exit_fail_msg("out of memory\n");
 	if (lbrsim__init(&sim, t->nr, &so, twin_emit, &tw))
@@ -306,7 +314,8 @@ static bool twin_run(const struct ref_trace *t, enum pool_mode mode,
 		snprintf(why, len, "simulation failed: %d %d", ret, tw.err);
 		ok = false;
 	} else {
-		ok = twin_equal(&tw, why, len);
+		ok = twin_equal(&tw, 0, why, len) &&
+		     (mode != TWO_TASKS || twin_equal(&tw, 1, why, len));
 	}
 	if (!ok)
 		snprintf(why + strlen(why), len - strlen(why),
@@ -314,7 +323,7 @@ static bool twin_run(const struct ref_trace *t, enum pool_mode mode,
 			 o.k, so.period, so.lbr_depth, so.stack_depth,
 			 so.effects, so.count_calls, o.rr_inv, o.max_nodes);
 	lbrsim__exit(&sim);
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 4; i++) {
 		stitcher__exit(&tw.sr[i]);
 		free(tw.pmem[i]);
 	}
