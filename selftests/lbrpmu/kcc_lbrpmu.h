@@ -38,9 +38,15 @@
 /*
  * The synthetic misses of one call of the routine at @fn: 0..7, fixed per
  * routine, so the misses event samples some routines more than others.
+ * Fixed whatever the load address too: a routine of an executable linked
+ * at a fixed address (below 4 GiB: static, not PIE) by its address, one
+ * of a PIE or a library, which address randomisation moves by whole
+ * pages, by its offset in its page.  Hashing the whole address of those
+ * gave lbr_workload 16,003 to 256,130 misses for the same 52,752 calls.
  */
 #define KCC_LBR_MISSES(fn) \
-	((__u64)(fn) * 0x9e3779b97f4a7c15ull >> 61)
+	((((__u64)(fn) >> 32 ? (__u64)(fn) & 0xfff : (__u64)(fn)) * \
+	  0x9e3779b97f4a7c15ull) >> 61)
 
 struct kcc_lbr_rec {
 	__u64 from;	/* call: the call instruction; return: in the callee */
