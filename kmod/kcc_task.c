@@ -247,16 +247,35 @@ static bool kcc_map_known(const struct kcc_proc *pr,
 	return false;
 }
 
+/*
+ * The vDSO: a special mapping without a file, named as /proc/PID/maps
+ * names it.  Recorded under that name (pgoff and ino 0); user space
+ * reads its symbols from its own vDSO, the kernel's same image.
+ */
+static bool kcc_vma_vdso(struct vm_area_struct *vma)
+{
+	const char *name;
+
+	if (vma->vm_file || !vma->vm_ops || !vma->vm_ops->name)
+		return false;
+	name = vma->vm_ops->name(vma);
+	return name && !strcmp(name, KCC_MAP_VDSO);
+}
+
 static int kcc_map_add(struct kcc_session *s, struct kcc_proc *pr,
 		       struct vm_area_struct *vma, char *buf)
 {
 	struct kcc_rec_map m = { .hdr.type = KCC_REC_MAP };
-	const char *path;
+	const char *path = KCC_MAP_VDSO;
 	u32 plen, size;
 
-	path = d_path(&vma->vm_file->f_path, buf, PATH_MAX);
-	if (IS_ERR(path))
-		path = "[unknown]";
+	if (vma->vm_file) {
+		path = d_path(&vma->vm_file->f_path, buf, PATH_MAX);
+		if (IS_ERR(path))
+			path = "[unknown]";
+		m.pgoff = (u64)vma->vm_pgoff << PAGE_SHIFT;
+		m.ino = file_inode(vma->vm_file)->i_ino;
+	}
 	plen = strlen(path) + 1;
 	size = ALIGN(sizeof(m) + plen, 8);
 
@@ -264,8 +283,6 @@ static int kcc_map_add(struct kcc_session *s, struct kcc_proc *pr,
 	m.image = pr->image;
 	m.start = vma->vm_start;
 	m.end = vma->vm_end;
-	m.pgoff = (u64)vma->vm_pgoff << PAGE_SHIFT;
-	m.ino = file_inode(vma->vm_file)->i_ino;
 	m.hdr.size = size;
 	if (kcc_map_known(pr, &m))
 		return 0;
@@ -318,7 +335,8 @@ void kcc_maps_capture(struct kcc_session *s, struct kcc_proc *pr,
 	mmap_read_lock(mm);
 	while ((vma = find_vma(mm, addr))) {
 		addr = vma->vm_end;
-		if (!(vma->vm_flags & VM_EXEC) || !vma->vm_file)
+		if (!(vma->vm_flags & VM_EXEC) ||
+		    (!vma->vm_file && !kcc_vma_vdso(vma)))
 			continue;
 		if (kcc_map_add(s, pr, vma, buf)) {
 			s->map_drops++;

@@ -626,13 +626,101 @@ static void test_plt(const char *name, const char *cflags)
 			 name, named, stubs);
 }
 
+/*
+ * The vDSO (ABI 1.6: kcc.ko records its mapping as KCC_MAP_VDSO): its
+ * image is copied out of this process into a file for nm, which gives
+ * __vdso_clock_gettime's address; a stream whose label is inside it,
+ * with a [vdso] map at the real address, must name it, and the profile
+ * must keep the name once written.
+ */
+static void test_vdso(void)
+{
+	unsigned long long lo = 0, hi = 0, a, b;
+	struct kcc_stream_header h;
+	struct kcc_metric_desc d[KCC_NR_CTRS];
+	struct report_opts o = { .name = "vdso", .sort = KCC_CTR_CALLS,
+				 .group = GROUP_ALL };
+	struct stream_task t;
+	struct stream_map m;
+	struct sbuf sb = { 0 };
+	struct profile p, q;
+	struct report r;
+	char line[512], path[256], *mem = NULL;
+	uint64_t fn_off;
+	uint32_t sid;
+	size_t len = 0;
+	FILE *f;
+	int ok;
+
+	f = fopen("/proc/self/maps", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]") &&
+		    sscanf(line, "%llx-%llx", &a, &b) == 2) {
+			lo = a;
+			hi = b;
+		}
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "%s/vdso.so", dir);
+	f = lo ? fopen(path, "w") : NULL;
+	ok = f && fwrite((void *)(uintptr_t)lo, 1, hi - lo, f) == hi - lo;
+	if (f)
+		fclose(f);
+	/* Its symbols are dynamic ones only: nm -D. */
+	snprintf(line, sizeof(line), "-D --without-symbol-versions %s", path);
+	fn_off = ok ? nm_addr(line, "__vdso_clock_gettime") : 0;
+	if (!fn_off || fn_off >= hi - lo) {
+		ksft_test_result_skip("vdso: no [vdso] with __vdso_clock_gettime here\n");
+		return;
+	}
+	stream__default_header(&h, d, 1, KCC_SOURCE_INJECT, KCC_HDR_CALLS_VALID);
+	stream__write_header(&sb, &h, d);
+	memset(&t, 0, sizeof(t));
+	t.pid = t.tgid = 78;
+	strcpy(t.comm, "vdso");
+	pool__alloc(&t.ksf, 8, 1);
+	kcc_forest_ctr(&t.ksf.f, kcc_forest_get(&t.ksf.f, KCC_ROOT_TOP,
+						lo + fn_off + 3))[0] = 5;
+	stream__write_task(&sb, &t, KCC_NR_CTRS);
+	pool__exit(&t.ksf);
+	memset(&m, 0, sizeof(m));
+	m.tgid = 78;
+	m.start = lo;
+	m.end = hi;
+	m.path = (char *)KCC_MAP_VDSO;
+	stream__write_map(&sb, &m);
+	stream__write_end(&sb);
+
+	profile__init(&p);
+	ok = !profile__add_stream(&p, sb.p, sb.len, "vdso");
+	ok = ok && profile__add_objects(&p, 0) == 0;
+	f = open_memstream(&mem, &len);
+	profile__write(&p, f);
+	fclose(f);
+	profile__exit(&p);
+	if (ok && !profile__parse(&q, mem, len, "vdso")) {
+		ok = !report__build(&r, &q, &o);
+		if (ok) {
+			ok = !report__find(&r, "__vdso_clock_gettime", &sid) &&
+			     !r.unsymbolized;
+			report__exit(&r);
+		}
+		profile__exit(&q);
+	} else {
+		ok = 0;
+	}
+	ksft_test_result(ok, "vdso: a label %#llx into [vdso] names __vdso_clock_gettime (nm of the image)\n",
+			 (unsigned long long)fn_off + 3);
+	free(mem);
+}
+
 int main(void)
 {
 	ksft_print_header();
 	if (sh("command -v gcc >/dev/null && command -v objcopy >/dev/null && command -v nm >/dev/null && command -v readelf >/dev/null && command -v strip >/dev/null") ||
 	    !mkdtemp(dir))
 		ksft_exit_skip("needs gcc and binutils\n");
-	ksft_set_plan(18);
+	ksft_set_plan(19);
 	if (write_file("prog.c", src) || write_file("plt.c", plt_src))
 		ksft_exit_fail_msg("cannot write the sources in %s\n", dir);
 	variant("pie", "-fPIE -pie", 0x555555554000ull);
@@ -640,6 +728,7 @@ int main(void)
 	cxx_objects();
 	test_plt("plt", "-fcf-protection=none");
 	test_plt("plt-ibt", "-fcf-protection=full -Wl,-z,ibtplt");
+	test_vdso();
 	sh("rm -rf %s", dir);
 	ksft_finished();
 }

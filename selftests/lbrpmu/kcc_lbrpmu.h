@@ -44,9 +44,14 @@
  * pages, by its offset in its page.  Hashing the whole address of those
  * gave lbr_workload 16,003 to 256,130 misses for the same 52,752 calls.
  */
-#define KCC_LBR_MISSES(fn) \
-	((((__u64)(fn) >> 32 ? (__u64)(fn) & 0xfff : (__u64)(fn)) * \
-	  0x9e3779b97f4a7c15ull) >> 61)
+static inline __u64 kcc_lbr_misses(__u64 fn)
+{
+	if (fn >> 32)
+		fn &= 0xfff;
+	return fn * 0x9e3779b97f4a7c15ull >> 61;
+}
+
+#define KCC_LBR_MISSES(fn)	kcc_lbr_misses((__u64)(fn))
 
 struct kcc_lbr_rec {
 	__u64 from;	/* call: the call instruction; return: in the callee */

@@ -588,22 +588,21 @@ int profile__add_objects(struct profile *p, uint32_t run)
 		if (profile__obj(p, run, m))
 			continue;
 		memset(&so, 0, sizeof(so));
-		if (stat(m->path, &st) || symobj__load(&so, m->path)) {
-			symobj__exit(&so);
-			memset(&so, 0, sizeof(so));
-			so.path = strdup(m->path);
-			if (!so.path)
-				return -ENOMEM;
+		/* No file: the vDSO of this machine's kernel is this one's. */
+		if (!strcmp(m->path, KCC_MAP_VDSO))
+			flags = symobj__load_vdso(&so, m->path) ?
+				PROF_OBJ_MISSING : 0;
+		else if (stat(m->path, &st) || symobj__load(&so, m->path))
 			flags = PROF_OBJ_MISSING;
-			missing++;
-		} else if (m->ino && (uint64_t)st.st_ino != m->ino) {
+		else if (m->ino && (uint64_t)st.st_ino != m->ino)
 			/* Replaced since it was mapped: its symbols would lie. */
+			flags = PROF_OBJ_STALE;
+		if (flags) {
 			symobj__exit(&so);
 			memset(&so, 0, sizeof(so));
 			so.path = strdup(m->path);
 			if (!so.path)
 				return -ENOMEM;
-			flags = PROF_OBJ_STALE;
 			missing++;
 		}
 		ret = profile__add_object(p, run, m->ino, flags, &so);

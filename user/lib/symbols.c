@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/auxv.h>
 
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
@@ -429,22 +430,13 @@ static int find_debug_syms(struct symobj *o, Elf *e)
 	return n;
 }
 
-int symobj__load(struct symobj *o, const char *path)
+/* The build-id, loads and symbols of @o from its open ELF @e. */
+static int symobj__read(struct symobj *o, Elf *e)
 {
 	const void *id;
 	ssize_t idlen;
-	Elf *e;
-	int fd, n, ret = 0;
+	int n, ret = 0;
 
-	memset(o, 0, sizeof(*o));
-	o->path = strdup(path);
-	if (!o->path)
-		return -ENOMEM;
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EINVAL;
-	e = elf_open(path, &fd);
-	if (!e)
-		return -errno;
 	o->elf_ok = true;
 	idlen = dwelf_elf_gnu_build_id(e, &id);
 	if (idlen > 0 && idlen <= SYM_BUILD_ID_MAX) {
@@ -464,8 +456,71 @@ int symobj__load(struct symobj *o, const char *path)
 		n = -ENOMEM;
 	if (n < 0)
 		ret = n;
-	elf_close(e, fd);
 	symobj__finish(o);
+	return ret;
+}
+
+int symobj__load(struct symobj *o, const char *path)
+{
+	Elf *e;
+	int fd, ret;
+
+	memset(o, 0, sizeof(*o));
+	o->path = strdup(path);
+	if (!o->path)
+		return -ENOMEM;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	e = elf_open(path, &fd);
+	if (!e)
+		return -errno;
+	ret = symobj__read(o, e);
+	elf_close(e, fd);
+	return ret;
+}
+
+/*
+ * The kernel maps one vDSO image into every 64-bit process, so this
+ * process's is the one a sampled process of the same machine ran.  It is
+ * an ELF object in memory (AT_SYSINFO_EHDR), whole up to its section
+ * headers; libelf reads a copy of it.
+ */
+int symobj__load_vdso(struct symobj *o, const char *name)
+{
+	const unsigned char *img = (const void *)getauxval(AT_SYSINFO_EHDR);
+	const Elf64_Ehdr *eh = (const void *)img;
+	size_t len;
+	char *copy;
+	Elf *e;
+	int ret;
+
+	memset(o, 0, sizeof(*o));
+	o->path = strdup(name);
+	if (!o->path)
+		return -ENOMEM;
+	if (!img)
+		return -ENOENT;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 || !eh->e_shnum ||
+	    eh->e_shentsize != sizeof(Elf64_Shdr))
+		return -ENOEXEC;
+	len = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	if (len > (1u << 20) || elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+	copy = malloc(len);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, img, len);
+	e = elf_memory(copy, len);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		if (e)
+			elf_end(e);
+		free(copy);
+		return -ENOEXEC;
+	}
+	ret = symobj__read(o, e);
+	elf_end(e);
+	free(copy);
 	return ret;
 }
 

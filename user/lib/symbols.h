@@ -60,6 +60,8 @@ struct symobj {
  * symobj__exit().
  */
 int symobj__load(struct symobj *o, const char *path);
+/* This process's vDSO, named @name (KCC_MAP_VDSO), as symobj__load(). */
+int symobj__load_vdso(struct symobj *o, const char *name);
 void symobj__exit(struct symobj *o);
 /* Read the build-id of @path alone; returns its length or -errno. */
 int elf__build_id(const char *path, uint8_t *id, size_t cap);

@@ -526,8 +526,11 @@ struct kcc_rec_node {
 
 /*
  * An executable file mapping of a process (tgid), captured while the
- * process ran so exited processes can still be symbolized.
+ * process ran so exited processes can still be symbolized.  ABI 1.6:
+ * the vDSO too, whose path is KCC_MAP_VDSO (pgoff and ino 0).
  */
+#define KCC_MAP_VDSO		"[vdso]"
+
 struct kcc_rec_map {
 	struct kcc_rec hdr;
 	__u32 tgid;

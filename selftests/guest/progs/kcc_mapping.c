@@ -15,6 +15,7 @@
  *     holding the second; and the second's image must have the map of
  *     this program that covers the routine, although the process was
  *     gone before the worker could have read its mappings;
+ *   - the vDSO: its mapping is recorded as [vdso] (KCC_MAP_VDSO);
  *   - the hook's reach (sysfs maps_hook: tracepoint, lost, attached,
  *     unrelated, locked): its probe is attached from START to STOP, not
  *     while a session is only configured; and with a per-task session
@@ -34,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 
@@ -147,6 +149,31 @@ static void test_dlopen(int fd, const char *lib)
 	tap_result(l.nr_maps == 1 && ends_with(l.cover[0]->path, "/libkccdl.so") &&
 		   l.nr_tasks == 1 && l.t[0]->samples == 2,
 		   "dlopen: dl_work's address maps to %s (%d maps) after dlclose()",
+		   l.nr_maps ? l.cover[0]->path : "nothing", l.nr_maps);
+	free(buf);
+}
+
+/*
+ * The vDSO's mapping (ABI 1.6) is recorded with the others, named
+ * [vdso], so that samples in it (clock_gettime()) can be named.
+ */
+static void test_vdso(int fd)
+{
+	struct look l = { .tgid = getpid(),
+			  .addr = getauxval(AT_SYSINFO_EHDR) + 1 };
+	char *buf = NULL;
+
+	if (l.addr == 1) {
+		tap_skip("vdso: no AT_SYSINFO_EHDR");
+		return;
+	}
+	if (snapshot(fd, &buf, &l) < 0) {
+		tap_result(0, "vdso: a snapshot");
+		return;
+	}
+	tap_result(l.nr_maps == 1 && !strcmp(l.cover[0]->path, KCC_MAP_VDSO) &&
+		   !l.cover[0]->pgoff && !l.cover[0]->ino,
+		   "vdso: its mapping is recorded as %s (%d maps cover it)",
 		   l.nr_maps ? l.cover[0]->path : "nothing", l.nr_maps);
 	free(buf);
 }
@@ -388,6 +415,7 @@ int main(int argc, char **argv)
 		return tap_exit();
 	}
 	test_dlopen(fd, lib);
+	test_vdso(fd);
 	test_exec(fd, argv[0][0] == '/' ? argv[0] : "/t/kcc_mapping");
 	kcc_check_accounting(fd, "kcc_mapping");
 	close(fd);
