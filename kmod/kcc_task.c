@@ -854,6 +854,7 @@ static int kcc_task_fold(struct kcc_session *s, struct kcc_task *t)
 	f = kcc_fold_get(s, t->proc, t);
 	if (!f)
 		return -ENOMEM;
+	kcc_stitch_finish(&t->st);
 	dst = &f->forest;
 	dmap = kvmalloc_array(max(src->count, 1u), sizeof(u32), GFP_KERNEL);
 	if (!dmap)
@@ -925,6 +926,20 @@ static void kcc_task_fold_exited(struct kcc_session *s,
 		any = true;
 	}
 	s->fold_idle = !any;
+}
+
+/*
+ * The tasks whose samples are over (@exited: those that exited or ended
+ * their image; else all, the session having stopped) spread what their
+ * hybrid pools hold (kcc_stitch_finish()) before a reader sees them.
+ */
+void kcc_tasks_finish(struct kcc_session *s, bool exited)
+{
+	struct kcc_task *t;
+
+	list_for_each_entry(t, &s->task_list, node)
+		if (!exited || (t->flags & KCC_TASK_EXITED))
+			kcc_stitch_finish(&t->st);
 }
 
 void kcc_tasks_free_all(struct kcc_session *s)

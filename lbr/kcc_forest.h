@@ -316,6 +316,12 @@ u32 kcc_ksf_keep(struct kcc_ksf *s, u32 top, const void *label, long stride,
 void kcc_ksf_acc_fold(const struct kcc_ksf *s);
 /* An empty table in @acc of @cap entries, for a new burst. */
 void kcc_ksf_acc_start(struct kcc_ksf_acc *acc, u32 cap);
+/*
+ * Count @w more activations at locations @t and @b (either KCC_NIL),
+ * where an earlier push put one: no move, no new node.  Gathered in
+ * s->acc when it is set, as a push is.
+ */
+void kcc_ksf_add_at(struct kcc_ksf *s, u32 t, u32 b, u64 w);
 /* A call event: move to @label's node and count one activation. */
 void kcc_ksf_call(struct kcc_ksf *s, u64 label);
 /*

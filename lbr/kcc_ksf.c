@@ -348,6 +348,16 @@ static __always_inline void kcc_ksf_push1(struct kcc_ksf *s, u64 label,
 	kcc_ksf_store(s, &r);
 }
 
+void kcc_ksf_add_at(struct kcc_ksf *s, u32 t, u32 b, u64 w)
+{
+	if (t != KCC_NIL)
+		kcc_forest_bump(s->f, t, KCC_CTR_CALLS, w);
+	if (b != KCC_NIL)
+		kcc_forest_bump(s->f, b, KCC_CTR_CALLS, w);
+	if (unlikely(s->acc) && w)
+		kcc_ksf_acc_call(s, t, b, w);
+}
+
 void kcc_ksf_call(struct kcc_ksf *s, u64 label)
 {
 	s->calls++;

@@ -9,6 +9,7 @@
  * memory is the caller's and every write is bounded by frames_cap,
  * stack_cap or KCC_STITCH_JOIN_MAX.
  */
+#include "kcc_hcct.h"
 #include "kcc_stitch.h"
 
 /* A call instruction is 1..15 bytes long (SDM Vol. 2, 2.3.11). */
@@ -38,6 +39,12 @@ int kcc_stitch_init(struct kcc_stitch *st, struct kcc_forest *f, u32 k,
 void kcc_stitch_break(struct kcc_stitch *st)
 {
 	st->nr_last = 0;
+}
+
+/* Nodes the forest has deleted so far: the tail is void once it grows. */
+static u64 kcc_stitch_evicted(const struct kcc_forest *f)
+{
+	return f->pr ? f->pr->evicted + 1 : 0;
 }
 
 void kcc_stitch_counts_add(struct kcc_stitch_counts *dst,
@@ -567,6 +574,51 @@ static void kcc_stitch_replay(struct kcc_stitch *st,
 	st->branches += n;
 }
 
+/* The call record just counted: where its activation went. */
+static void kcc_stitch_tail_add(struct kcc_stitch *st)
+{
+	const struct kcc_ksf *ksf = &st->ksf;
+	const struct kcc_frame *fr;
+	u32 d = ksf->depth;
+
+	/* Deeper than the stack remembers, or lost: nothing to add to. */
+	if (!d || d > ksf->stack_cap ||
+	    st->nr_tail >= KCC_INJECT_MAX_BRANCHES)
+		return;
+	fr = &ksf->stack[d - 1];
+	if ((d <= ksf->k ? fr->t : fr->b) == KCC_NIL)
+		return;
+	st->tail_t[st->nr_tail] = fr->t;
+	st->tail_b[st->nr_tail] = fr->b;
+	st->nr_tail++;
+}
+
+void kcc_stitch_finish(struct kcc_stitch *st)
+{
+	struct kcc_ksf *ksf = &st->ksf;
+	u64 pool = st->calls.pool, base;
+	u32 n = st->nr_tail, extra, i;
+
+	if (!pool || !n || st->tail_evicted != kcc_stitch_evicted(ksf->f))
+		return;
+	kcc_stitch_spread(st, pool, 1, n, &base, &extra);
+	if (ksf->var_ctr &&
+	    st->frames_cap * sizeof(*st->frames) >= KCC_ACC_BYTES) {
+		ksf->acc = (struct kcc_ksf_acc *)st->frames;
+		kcc_ksf_acc_start(ksf->acc, KCC_ACC_MAX);
+	}
+	/* Oldest first: the newest @extra take one more, as in a draw. */
+	for (i = 0; i < n; i++)
+		kcc_ksf_add_at(ksf, st->tail_t[i], st->tail_b[i],
+			       base + (i >= n - extra));
+	if (ksf->acc) {
+		kcc_ksf_acc_fold(ksf);
+		ksf->acc = NULL;
+	}
+	st->calls.pool = 0;
+	st->nr_tail = 0;
+}
+
 /**
  * kcc_stitch_sample() - apply one sample to the task's forest
  * @st:	the task's stitcher
@@ -586,6 +638,7 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 	bool draw = counted && (s->flags & KCC_SAMPLE_CALLS_DRAW);
 	u64 ncalls = counted ? s->calls : 0, base = 0;
 	u32 ccalls = 0, drop = 0, extra = 0, seen = 0;
+	bool tail = false;
 
 	if (s->nr_stack > KCC_INJECT_MAX_STACK ||
 	    r > KCC_INJECT_MAX_BRANCHES)
@@ -663,6 +716,12 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 					  &extra);
 			st->calls.pool = 0;
 		}
+		/* A pool left at the end goes where these records went. */
+		tail = (pool || draw) && ccalls;
+		if (tail) {
+			st->nr_tail = 0;
+			st->tail_evicted = kcc_stitch_evicted(ksf->f);
+		}
 	}
 
 	/*
@@ -689,15 +748,19 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 					kcc_ksf_enter(ksf, st->reenter_label[j]);
 			if (st->skip & (1ull << (i - 1)))
 				continue;
-			if (b->kind == KCC_BR_RET)
+			if (b->kind == KCC_BR_RET) {
 				kcc_ksf_return(ksf);
-			else if (i > r - overlap)
+			} else if (i > r - overlap) {
 				kcc_ksf_enter(ksf, b->to);
-			else if (!counted)
+			} else if (!counted) {
 				kcc_ksf_call_w(ksf, b->to, w);
-			else if (++seen)	/* always: 1 is the oldest call record */
+			} else {
+				seen++;		/* 1 is the oldest call record */
 				kcc_stitch_counted(ksf, b->to, w, seen > drop,
 						   (u32)base + (seen > ccalls - extra));
+				if (tail)
+					kcc_stitch_tail_add(st);
+			}
 			st->branches++;
 		}
 	}

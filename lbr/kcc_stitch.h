@@ -230,6 +230,17 @@ struct kcc_stitch {
 	u64 reenter_label[KCC_STITCH_REENTER_MAX]; /* ... enter this frame */
 	/* Frames before the undo of record i when it popped a walk frame. */
 	u16 popped_at[KCC_INJECT_MAX_BRANCHES];
+	/*
+	 * Hybrid estimate: where the call records of the last burst that
+	 * pooled or drew were counted (top and bottom locations, oldest
+	 * first), for kcc_stitch_finish(); taken when the forest had
+	 * deleted tail_evicted nodes (pruning), and void once it deletes
+	 * more.
+	 */
+	u32 nr_tail;
+	u32 tail_t[KCC_INJECT_MAX_BRANCHES];
+	u32 tail_b[KCC_INJECT_MAX_BRANCHES];
+	u64 tail_evicted;
 };
 
 /*
@@ -288,6 +299,16 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s);
 
 /* Forget the previous burst (a sample of the task was lost in between). */
 void kcc_stitch_break(struct kcc_stitch *st);
+
+/*
+ * The task's samples are over (it exited, its image ended, or the
+ * session stopped): a hybrid pool that no burst of the calls event drew
+ * is spread over the call records of the task's last pooling or drawing
+ * burst, as a draw would (one cluster of the error bar), so that its
+ * contexts sum to the counter.  Without such a burst, or once pruning
+ * deleted nodes since, the pool stays unplaced.  Idempotent.
+ */
+void kcc_stitch_finish(struct kcc_stitch *st);
 
 /* @dst += @src, field by field. */
 void kcc_stitch_counts_add(struct kcc_stitch_counts *dst,

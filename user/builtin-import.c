@@ -426,6 +426,7 @@ static int import_stream(struct import *im, struct sbuf *b)
 	for (i = 0; i < im->nr_tasks; i++) {
 		const struct kcc_stitch *st = &im->tasks[i].sr.st;
 
+		stitcher__finish(&im->tasks[i].sr);
 		kcc_stitch_calls_add(&calls, &st->calls);
 		h.status.bursts_replayed += st->bursts_replayed;
 		h.status.branches += st->branches;

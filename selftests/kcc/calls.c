@@ -73,21 +73,37 @@ static bool var_is(struct stitcher *sr, u64 want)
  * sample is in the third f.  Records newest first: call, ret, call,
  * ret, call.
  */
-static const struct kcc_sample *three_calls(u32 flags, u32 calls)
+static const struct kcc_sample *three_calls_of(u64 callee, u32 flags,
+					       u32 calls)
 {
 	u32 i;
 
 	sample_buf__init(&sb, flags, 1);
 	sb.hdr.calls = calls;
-	sample_buf__push_stack(&sb, 0x2010);
+	sample_buf__push_stack(&sb, callee + 0x10);
 	sample_buf__push_stack(&sb, 0x1105);
 	for (i = 0; i < 3; i++) {
 		if (i)
-			sample_buf__push_branch(&sb, 0x2fff, 0x1105,
+			sample_buf__push_branch(&sb, callee + 0xfff, 0x1105,
 						KCC_BR_RET);
-		sample_buf__push_branch(&sb, 0x1100, 0x2000, KCC_BR_CALL);
+		sample_buf__push_branch(&sb, 0x1100, callee, KCC_BR_CALL);
 	}
 	return &sb.hdr;
+}
+
+/* A sample in g called from main, without records. */
+static const struct kcc_sample *no_records(u32 flags, u32 calls)
+{
+	sample_buf__init(&sb, flags, 1);
+	sb.hdr.calls = calls;
+	sample_buf__push_stack(&sb, 0x3010);
+	sample_buf__push_stack(&sb, 0x1105);
+	return &sb.hdr;
+}
+
+static const struct kcc_sample *three_calls(u32 flags, u32 calls)
+{
+	return three_calls_of(0x2000, flags, calls);
 }
 
 static void apply(struct stitcher *sr, const struct kcc_sample *s)
@@ -488,13 +504,68 @@ static void test_hybrid(void)
 	ksft_test_result(ok, "hybrid: POOL or DRAW without KCC_SAMPLE_CALLS is refused\n");
 }
 
+/*
+ * The end of a task's samples (kcc_stitch_finish()): a pool that no
+ * burst of the calls event drew goes to the call records of the last
+ * burst that pooled or drew, as a draw would, once.
+ */
+static void test_hybrid_finish(void)
+{
+	const u32 pool = KCC_SAMPLE_CALLS | KCC_SAMPLE_CALLS_POOL;
+	struct kcc_status status;
+	struct stitcher sr;
+	bool ok;
+
+	/*
+	 * f's burst: 3 of 11 exact, 8 pooled; g's: 3 of 10 exact, 7 more;
+	 * a sample without records: 5 more.  The end: 20 over g's three
+	 * records, 6, 7, 7 oldest first; f keeps its 3.
+	 */
+	start(&sr, KCC_K_INF);
+	apply(&sr, three_calls(pool, 11));
+	apply(&sr, three_calls_of(0x3000, pool, 10));
+	apply(&sr, no_records(pool, 5));
+	ok = sr.st.calls.pool == 20 &&
+	     dump_is(&sr, "top 1105;2000 3 1 1\ntop 1105;3000 3 1 1\ntop 1105;3010 0 1 1\n");
+	stitcher__finish(&sr);
+	memset(&status, 0, sizeof(status));
+	kcc_stitch_calls_export(&status, &sr.st.calls);
+	/* Variance: 20 over 3 activations, one cluster: 20 * (20 - 3). */
+	ok = ok && dump_is(&sr, "top 1105;2000 3 1 1\ntop 1105;3000 23 1 1\ntop 1105;3010 0 1 1\n") &&
+	     var_is(&sr, 340) && !sr.st.calls.pool &&
+	     sr.st.calls.scaled == 20 && sr.st.calls.counter == 26 &&
+	     !status.calls_unplaced &&
+	     status.calls_exact + status.calls_scaled == status.calls_counter;
+	stitcher__finish(&sr);
+	ok = ok && dump_is(&sr, "top 1105;2000 3 1 1\ntop 1105;3000 23 1 1\ntop 1105;3010 0 1 1\n") &&
+	     sr.st.calls.scaled == 20;
+	ksft_test_result(ok, "hybrid end: a pool never drawn (20) goes to the last burst's records, once: 26 of 26 calls\n");
+	stitcher__exit(&sr);
+
+	/* Counted bursts without the hybrid keep no tail: nothing moves. */
+	start(&sr, KCC_K_INF);
+	apply(&sr, three_calls(KCC_SAMPLE_CALLS, 11));
+	stitcher__finish(&sr);
+	ok = dump_is(&sr, "top 1105;2000 11 1 1\n") && !sr.st.nr_tail &&
+	     sr.st.calls.scaled == 11;
+	/* A pool with no burst of records at all stays unplaced. */
+	stitcher__exit(&sr);
+	start(&sr, KCC_K_INF);
+	apply(&sr, no_records(pool, 5));
+	stitcher__finish(&sr);
+	ok = ok && sr.st.calls.pool == 5 && !sr.st.calls.scaled;
+	ksft_test_result(ok, "hybrid end: the counter alone, or a pool without a burst: nothing spread\n");
+	stitcher__exit(&sr);
+}
+
 int main(void)
 {
 	ksft_print_header();
-	ksft_set_plan(16);
+	ksft_set_plan(18);
 	test_hand();
 	test_dense();
 	test_scaled();
 	test_hybrid();
+	test_hybrid_finish();
 	ksft_finished();
 }

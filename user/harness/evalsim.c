@@ -355,6 +355,8 @@ static int lbr_run(const struct trace *t, enum evalsim_method m,
 		ret = lbrsim__finish(&lr->sim);
 	if (ret)
 		goto exit_sim;
+	/* The thread exits: kcc.ko's kcc_task_fold() or last snapshot. */
+	stitcher__finish(&lr->sr);
 
 	r->samples = lr->sim.samples;
 	r->calls = lr->sim.calls;

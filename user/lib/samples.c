@@ -298,6 +298,12 @@ int stitcher__sample(struct stitcher *sr, const struct kcc_sample *s)
 	return kcc_stitch_sample(&sr->st, s);
 }
 
+void stitcher__finish(struct stitcher *sr)
+{
+	kcc_stitch_finish(&sr->st);
+}
+
+/* Every sample of one task's run, then its end. */
 int stitcher__samples(struct stitcher *sr, const struct samples *ss)
 {
 	size_t off;
@@ -308,5 +314,6 @@ int stitcher__samples(struct stitcher *sr, const struct samples *ss)
 		if (ret)
 			return ret;
 	}
+	stitcher__finish(sr);
 	return 0;
 }

@@ -120,5 +120,7 @@ void stitcher__exit(struct stitcher *sr);
 int stitcher__sample(struct stitcher *sr, const struct kcc_sample *s);
 /* Every sample of @ss in order. */
 int stitcher__samples(struct stitcher *sr, const struct samples *ss);
+/* The samples are over: a hybrid pool goes to the last burst (kcc_stitch_finish()). */
+void stitcher__finish(struct stitcher *sr);
 
 #endif /* KCC_SAMPLES_H */
