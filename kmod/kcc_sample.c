@@ -571,8 +571,10 @@ static void __kcc_overflow(struct perf_event *event,
 	if (calls) {
 		rec->s.flags |= KCC_SAMPLE_CALLS;
 		if (s->calls_hybrid)
-			rec->s.flags |= KCC_SAMPLE_CALLS_POOL |
-					(draw ? KCC_SAMPLE_CALLS_DRAW : 0);
+			rec->s.flags |= KCC_SAMPLE_CALLS_POOL;
+		/* A burst at a retired call (two events, hybrid). */
+		if (draw)
+			rec->s.flags |= KCC_SAMPLE_CALLS_DRAW;
 		if (ncalls > U32_MAX) {
 			rec->s.flags |= KCC_SAMPLE_CALLS_SAT;
 			rec->s.calls = U32_MAX;

@@ -521,6 +521,17 @@ static u32 kcc_stitch_overlap(struct kcc_stitch *st, const struct kcc_sample *s,
 }
 
 /*
+ * The oldest call records of a burst that take no share of its weighted
+ * calls: those beyond the newest KCC_STITCH_DRAW_NEWEST when the burst
+ * was taken at a retired call (@draw), none otherwise.
+ */
+static u32 kcc_stitch_cut(u32 ccalls, bool draw)
+{
+	return draw && ccalls > KCC_STITCH_DRAW_NEWEST ?
+	       ccalls - KCC_STITCH_DRAW_NEWEST : 0;
+}
+
+/*
  * @n calls over @ccalls records: floor(n / ccalls) each (@base), one
  * more for the newest @extra; counted as scaled, @w times.
  */
@@ -637,7 +648,7 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 	bool pool = counted && (s->flags & KCC_SAMPLE_CALLS_POOL);
 	bool draw = counted && (s->flags & KCC_SAMPLE_CALLS_DRAW);
 	u64 ncalls = counted ? s->calls : 0, base = 0;
-	u32 ccalls = 0, drop = 0, extra = 0, seen = 0;
+	u32 ccalls = 0, drop = 0, extra = 0, seen = 0, cut = 0;
 	bool tail = false;
 
 	if (s->nr_stack > KCC_INJECT_MAX_STACK ||
@@ -668,7 +679,7 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 	 * A skipped burst's calls wait in the pool: none to make up for;
 	 * and the pool a burst draws is every call it holds, unweighted.
 	 */
-	if (pool || draw)
+	if (pool || (draw && st->calls.pool))
 		w = 1;
 	n = kcc_stitch_undo_best(st, s);
 	kcc_stitch_counts_add(&st->cnt, &st->undo_cnt);
@@ -709,11 +720,14 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 		} else {
 			/* Every record weighted: none of them is exact. */
 			drop = ccalls;
-			kcc_stitch_spread(st, ncalls, w, ccalls, &base, &extra);
+			cut = kcc_stitch_cut(ccalls, draw);
+			kcc_stitch_spread(st, ncalls, w, ccalls - cut, &base,
+					  &extra);
 		}
 		if (draw && ccalls && st->calls.pool) {
-			kcc_stitch_spread(st, st->calls.pool, w, ccalls, &base,
-					  &extra);
+			cut = kcc_stitch_cut(ccalls, draw);
+			kcc_stitch_spread(st, st->calls.pool, w, ccalls - cut,
+					  &base, &extra);
 			st->calls.pool = 0;
 		}
 		/* A pool left at the end goes where these records went. */
@@ -757,7 +771,8 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 			} else {
 				seen++;		/* 1 is the oldest call record */
 				kcc_stitch_counted(ksf, b->to, w, seen > drop,
-						   (u32)base + (seen > ccalls - extra));
+						   seen <= cut ? 0 : (u32)base +
+						   (seen > ccalls - extra));
 				if (tail)
 					kcc_stitch_tail_add(st);
 			}

@@ -64,6 +64,18 @@
  *      calls: each call record counts N / C, in integers, floor(N / C)
  *      each and one more for the newest N mod C, so the burst adds
  *      exactly N.  Both are multiplied by the adaptive bursting weight.
+ *      A burst taken at a retired call (KCC_SAMPLE_CALLS_DRAW: a sample
+ *      of the calls event) spreads N, and a hybrid pool, over its newest
+ *      KCC_STITCH_DRAW_NEWEST call records only.  A call is among the
+ *      newest M calls of exactly the M call positions from it on, so
+ *      each is counted with the same chance, M in N: N / M each is
+ *      unbiased while the burst holds M calls.  N / C over the whole
+ *      window is not: C swings where calls and returns do (32 calls on
+ *      a way down a recursion, one among 31 returns on the way back),
+ *      and a call in a window of few calls is counted high
+ *      (Documentation/fidelity.rst, "The newest calls of a burst").
+ *      A burst at another event's sample lands where that event goes
+ *      (time, misses): there the whole window is spread.
  *      A burst with no call record, not replayed or not fitting its
  *      stack counts its N in calls_unplaced.
  *      Error bars: a weighted burst (scaled, or weighted by adaptive
@@ -97,6 +109,14 @@
 #include "kcc_forest.h"
 #include <linux/kcc.h>
 #include <linux/perf_event.h>
+
+/*
+ * Call records of a burst taken at a retired call that share its
+ * weighted calls (the newest; step 3 above).  4 of the burst's 16 or so:
+ * the fewest a recursion's way back leaves in a window while the
+ * estimate's variance stays near the whole window's (fidelity.rst).
+ */
+#define KCC_STITCH_DRAW_NEWEST	4
 
 /* Label of the frame standing for the part of a truncated stack walk. */
 #define KCC_LABEL_UNKNOWN	0

@@ -274,6 +274,10 @@ static int import_sample(struct import *im, const struct perfdata_rec *r)
 			 0 : r->s.period);
 	if (im->counter_ev >= 0)
 		import_counted(im, t, r);
+	/* A counted burst of the calls event: at a retired call, as kcc.ko flags it. */
+	if (calls && im->calls_ev != im->main_ev &&
+	    (im->sb.hdr.flags & KCC_SAMPLE_CALLS))
+		im->sb.hdr.flags |= KCC_SAMPLE_CALLS_DRAW;
 	for (i = 0; i < n; i++)
 		sample_buf__push_stack(&im->sb, r->s.chain[start + i]);
 	if (calls) {

@@ -505,6 +505,76 @@ static void test_hybrid(void)
 }
 
 /*
+ * main called r0 .. r@n-1 (at 0x2000, 0x3000, ...) in turn, each
+ * returning; the sample is in the last.  Records newest first.
+ */
+static const struct kcc_sample *calls_in_turn(u32 n, u32 flags, u32 calls)
+{
+	u32 i;
+
+	sample_buf__init(&sb, flags, 1);
+	sb.hdr.calls = calls;
+	sample_buf__push_stack(&sb, 0x2010 + (u64)(n - 1) * 0x1000);
+	sample_buf__push_stack(&sb, 0x1105);
+	for (i = n; i > 0; i--) {
+		u64 r = 0x2000 + (u64)(i - 1) * 0x1000;
+
+		if (i < n)
+			sample_buf__push_branch(&sb, r + 0xfff, 0x1105,
+						KCC_BR_RET);
+		sample_buf__push_branch(&sb, 0x1100, r, KCC_BR_CALL);
+	}
+	return &sb.hdr;
+}
+
+/*
+ * A burst taken at a retired call (KCC_SAMPLE_CALLS_DRAW) spreads its
+ * weighted calls over its newest KCC_STITCH_DRAW_NEWEST call records;
+ * one at another event's sample over all of them.
+ */
+static void test_draw_newest(void)
+{
+	const char *all = "top 1105;2000 10 0 0\ntop 1105;3000 10 0 0\n"
+			  "top 1105;4000 10 0 0\ntop 1105;5000 10 0 0\n"
+			  "top 1105;6000 10 0 0\ntop 1105;7000 10 0 0\n"
+			  "top 1105;8000 10 0 0\ntop 1105;9000 10 1 1\n";
+	/* The older four are entered, uncounted: not in the dump. */
+	const char *newest = "top 1105;6000 20 0 0\ntop 1105;7000 20 0 0\n"
+			     "top 1105;8000 20 0 0\ntop 1105;9000 20 1 1\n";
+	struct stitcher sr;
+	bool ok;
+
+	start(&sr, KCC_K_INF);
+	apply(&sr, calls_in_turn(8, KCC_SAMPLE_CALLS, 80));
+	ok = dump_is(&sr, all) && sr.st.calls.scaled == 80;
+	stitcher__exit(&sr);
+	start(&sr, KCC_K_INF);
+	apply(&sr, calls_in_turn(8, KCC_SAMPLE_CALLS | KCC_SAMPLE_CALLS_DRAW, 80));
+	/* Variance: 4 locations, 20 each over one activation: 20 * 19. */
+	ok = ok && dump_is(&sr, newest) && sr.st.calls.scaled == 80 &&
+	     var_is(&sr, 4 * 20 * 19);
+	ksft_test_result(ok, "80 calls over 8 records: 10 each at another event's sample, 20 on the newest %d at a retired call's\n",
+			 KCC_STITCH_DRAW_NEWEST);
+	stitcher__exit(&sr);
+
+	/* A hybrid pool goes to the same newest records. */
+	start(&sr, KCC_K_INF);
+	apply(&sr, calls_in_turn(8, KCC_SAMPLE_CALLS | KCC_SAMPLE_CALLS_POOL, 88));
+	apply(&sr, calls_in_turn(8, KCC_SAMPLE_CALLS | KCC_SAMPLE_CALLS_POOL |
+				 KCC_SAMPLE_CALLS_DRAW, 8));
+	/* 8 exact each time, then the pool's 80 on the newest four. */
+	ok = dump_is(&sr, "top 1105;2000 2 0 0\ntop 1105;3000 2 0 0\n"
+			  "top 1105;4000 2 0 0\ntop 1105;5000 2 0 0\n"
+			  "top 1105;6000 22 0 0\ntop 1105;7000 22 0 0\n"
+			  "top 1105;8000 22 0 0\ntop 1105;9000 22 2 2\n") &&
+	     sr.st.calls.exact == 16 && sr.st.calls.scaled == 80 &&
+	     !sr.st.calls.pool;
+	ksft_test_result(ok, "hybrid: the pool (80) drawn by a burst of 8 records goes to its newest %d\n",
+			 KCC_STITCH_DRAW_NEWEST);
+	stitcher__exit(&sr);
+}
+
+/*
  * The end of a task's samples (kcc_stitch_finish()): a pool that no
  * burst of the calls event drew goes to the call records of the last
  * burst that pooled or drew, as a draw would, once.
@@ -561,11 +631,12 @@ static void test_hybrid_finish(void)
 int main(void)
 {
 	ksft_print_header();
-	ksft_set_plan(18);
+	ksft_set_plan(20);
 	test_hand();
 	test_dense();
 	test_scaled();
 	test_hybrid();
 	test_hybrid_finish();
+	test_draw_newest();
 	ksft_finished();
 }

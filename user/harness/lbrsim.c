@@ -328,8 +328,10 @@ static int lbrsim__sample(struct lbrsim *sim, bool calls)
 	if (sim->o.count_calls && (!two || calls || sim->o.hybrid)) {
 		sb->hdr.flags |= KCC_SAMPLE_CALLS;
 		if (two && sim->o.hybrid)
-			sb->hdr.flags |= KCC_SAMPLE_CALLS_POOL |
-					 (calls ? KCC_SAMPLE_CALLS_DRAW : 0);
+			sb->hdr.flags |= KCC_SAMPLE_CALLS_POOL;
+		/* A burst at a retired call: kcc.ko flags it so. */
+		if (two && calls)
+			sb->hdr.flags |= KCC_SAMPLE_CALLS_DRAW;
 		if (sim->calls_since > 0xffffffffull) {
 			sb->hdr.flags |= KCC_SAMPLE_CALLS_SAT;
 			sb->hdr.calls = 0xffffffffu;

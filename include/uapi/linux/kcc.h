@@ -357,9 +357,12 @@ struct kcc_branch {
  * the burst's call records are not weighted into this burst but kept in
  * the task's pool (CALLS_POOL), and a sample of the calls event, taken
  * every so many calls whatever the code does, spreads the pool over its
- * own call records (CALLS_DRAW).  A burst that fits counts exactly as
- * without them; the pool's calls go where the calls event's samples
- * fall, not where the sampled event's do.
+ * own call records (CALLS_DRAW).  CALLS_DRAW marks every counted
+ * sample of the calls event (two events as well): a burst taken at a
+ * retired call, whose weighted calls go to its newest call records.
+ * A burst that fits counts exactly as without them; the pool's calls
+ * go where the calls event's samples fall, not where the sampled
+ * event's do.
  */
 #define KCC_SAMPLE_CALLS_POOL	(1u << 3)
 #define KCC_SAMPLE_CALLS_DRAW	(1u << 4)
