@@ -23,7 +23,9 @@
 #   -s           the whole guest suite as make check runs it
 #                (selftests/kcc/guest.sh, one flavour a run: kcc record's
 #                runs judged on the host against their traces too); needs
-#                KCC and KCC_STATIC (make flaky sets them); -a is ignored
+#                KCC and KCC_STATIC (make flaky sets them); -a is ignored;
+#                the checker kernels (debug*, kcsan) as CI runs them,
+#                without kcc record's runs
 #
 # Output: one line per run ("run FLAVOUR KIND I: pass|FAIL, S s"), then
 # the table: flavour, kind, failures/runs, test.  A run that failed as a
@@ -50,7 +52,7 @@ while getopts n:k:w:a:j:o:sh opt; do
 	j) jobs=$OPTARG ;;
 	o) keep=$OPTARG ;;
 	s) suite=1 ;;
-	h) sed -n '4,32s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	h) sed -n '4,34s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "usage: $0 [-n RUNS] [-k FLAVOURS] [-w plain|loaded|both] [-a APPEND] [-j JOBS] [-o DIR] [-s]" >&2
 	   exit 2 ;;
 	esac
@@ -93,8 +95,12 @@ one() {
 	[ "$2" = loaded ] &&
 		load="env KCC_LOAD_PROCS=$per_run sh $top/scripts/loaded.sh"
 	t0=$(date +%s)
+	# The checker kernels run the suite as CI's guest-debug stage does:
+	# without kcc record's runs (no KCC_STATIC).
+	nostatic=
+	case $1 in debug* | kcsan) nostatic="-u KCC_STATIC" ;; esac
 	if [ -n "$suite" ]; then
-		KCC_GUEST_KERNELS=$1 KCC_GUEST_JOBS=1 \
+		env $nostatic KCC_GUEST_KERNELS=$1 KCC_GUEST_JOBS=1 \
 			$load sh "$top/selftests/kcc/guest.sh" >"$f" 2>&1
 	else
 		$load sh "$top/selftests/guest/run.sh" -K "$5" -k "$4" \

@@ -594,6 +594,9 @@ while read -r name vmlinuz kdir; do
 		prof=$tmp/blobs/serve.stream
 		if [ $rc -eq 4 ]; then
 			echo "ok $i $what # SKIP guest not booted"
+		elif [ ! -s "$prof" ] &&
+		     grep -q '# SKIP no sockets' "$tmp/out"; then
+			echo "ok $i $what # SKIP no sockets in the guest kernel"
 		elif ! command -v go >/dev/null 2>&1; then
 			echo "ok $i $what # SKIP no go tool pprof (golang-go)"
 		elif [ -s "$prof" ] &&

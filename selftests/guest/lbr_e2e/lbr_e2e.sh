@@ -335,9 +335,18 @@ lbr_amd() {
 	dmesg_clean "lbr-amd"
 }
 
+# kcc_lbrpmu finds perf_event_overflow with a kprobe; a kernel without
+# kprobes (the debug kernels) gives it the address from /proc/kallsyms,
+# which it checks.
+lbrpmu_load() {
+	insmod /lbr/kcc_lbrpmu.ko "$@" 2>/dev/null && return 0
+	ovf=$(sed -n 's/^\([0-9a-f]*\) [Tt] perf_event_overflow$/\1/p' /proc/kallsyms)
+	[ -n "$ovf" ] && insmod /lbr/kcc_lbrpmu.ko "$@" overflow_addr=0x$ovf
+}
+
 if [ ! -f /lbr/kcc_lbrpmu.ko ]; then
 	not_ok "lbr end to end: kcc_lbrpmu.ko not packed in /lbr"
-elif insmod /lbr/kcc_lbrpmu.ko poll_us=250; then
+elif lbrpmu_load poll_us=250; then
 	# Polled 4 times a millisecond: more samples of the short runs.
 	ok "insmod kcc_lbrpmu.ko poll_us=250 (software LBR PMU kcc_lbr)"
 	lbr_run lbr-wf-calls calls /demo/wordfreq 24
