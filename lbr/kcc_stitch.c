@@ -720,14 +720,15 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 		} else if (draw) {
 			/*
 			 * At a retired call: the window's calls all came since
-			 * the previous sample, once each; the N - C before it
-			 * go to the newest records.
+			 * the previous sample, once each; the N - C before it,
+			 * and a pool, go to the newest records in one spread.
 			 */
 			drop = 0;
 			st->calls.exact += ccalls * w;
 			cut = kcc_stitch_cut(ccalls, draw);
-			kcc_stitch_spread(st, ncalls - ccalls, w, ccalls - cut,
-					  &base, &extra);
+			kcc_stitch_spread(st, ncalls - ccalls + st->calls.pool,
+					  w, ccalls - cut, &base, &extra);
+			st->calls.pool = 0;
 		} else {
 			/* Every record weighted: none of them is exact. */
 			drop = ccalls;

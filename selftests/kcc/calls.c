@@ -557,6 +557,8 @@ static void test_draw_newest(void)
 	static const u32 newest[12] = { 1, 1, 1, 1, 1, 1, 19, 19, 19, 19, 19, 19 };
 	/* Twice 12 exact, then a pool of 120 over the newest 6: 20 each. */
 	static const u32 pooled[12] = { 2, 2, 2, 2, 2, 2, 22, 22, 22, 22, 22, 22 };
+	/* The same with 12 more before the draw's window: 22 each. */
+	static const u32 mixed[12] = { 2, 2, 2, 2, 2, 2, 24, 24, 24, 24, 24, 24 };
 	struct stitcher sr;
 	bool ok;
 
@@ -580,7 +582,19 @@ static void test_draw_newest(void)
 				 KCC_SAMPLE_CALLS_DRAW, 12));
 	ok = dump_is(&sr, twelve(pooled, 2)) && sr.st.calls.exact == 24 &&
 	     sr.st.calls.scaled == 120 && !sr.st.calls.pool;
-	ksft_test_result(ok, "hybrid: the pool (120) drawn by a burst of 12 records goes to its newest %d\n",
+	stitcher__exit(&sr);
+
+	/*
+	 * A draw with more calls than records (24) and a pool (120): the
+	 * 12 before its window and the pool in one spread, 22 each.
+	 */
+	start(&sr, KCC_K_INF);
+	apply(&sr, calls_in_turn(12, KCC_SAMPLE_CALLS | KCC_SAMPLE_CALLS_POOL, 132));
+	apply(&sr, calls_in_turn(12, KCC_SAMPLE_CALLS | KCC_SAMPLE_CALLS_DRAW, 24));
+	ok = ok && dump_is(&sr, twelve(mixed, 2)) && sr.st.calls.exact == 24 &&
+	     sr.st.calls.scaled == 132 && sr.st.calls.counter == 156 &&
+	     !sr.st.calls.pool;
+	ksft_test_result(ok, "hybrid: the pool (120) drawn by a burst of 12 records goes to its newest %d, with the calls before a draw's window too\n",
 			 KCC_STITCH_DRAW_NEWEST);
 	stitcher__exit(&sr);
 }
