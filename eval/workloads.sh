@@ -180,8 +180,12 @@ build_tcc() {
 	set -- "$CACHE"/build/bzip2/blocksort.c "$CACHE"/build/bzip2/compress.c \
 		"$CACHE"/build/bzip2/bzlib.c "$CACHE"/build/lua/src/lparser.c \
 		"$CACHE"/build/lua/src/lvm.c "$CACHE"/build/lua/src/lcode.c
+	# Into a file of the cache, never /dev/null: tcc unlinks its output
+	# before it writes it, and as root that removes the device node
+	# (every later write to /dev/null then fills a regular file, and
+	# compilers' probes that read it, kbuild's cc-option, fail).
 	record tcc sh -c "for f in $*; do '$b/tcc' -B'$b' -I'$b/include' \
-		-I'$CACHE/build/lua/src' -c -o /dev/null \$f || exit 1; done"
+		-I'$CACHE/build/lua/src' -c -o '$b/eval-out.o' \$f || exit 1; done"
 }
 
 build_lz4() {
@@ -209,4 +213,9 @@ for w in "$@"; do
 	lz4) build_lz4 ;;
 	*) log "unknown workload '$w' (bzip2, lua, sqlite, tcc, lz4)"; exit 2 ;;
 	esac
+	# A recorded program must leave the machine as it found it.
+	if [ ! -c /dev/null ]; then
+		log "after $w, /dev/null is no longer a device (restore it: rm /dev/null; mknod -m 666 /dev/null c 1 3)"
+		exit 1
+	fi
 done
