@@ -29,6 +29,13 @@ if [ -z "$kdir" ] || [ ! -f "$kdir/Makefile" ]; then
 	echo "build_module.sh: no kernel build tree at '${kdir}'" >&2
 	exit 4
 fi
+# kbuild's compiler probes compile /dev/null: as a regular file (a
+# program run as root unlinked it) they fail, and flags go missing
+# without a word (-mfentry, KASAN's shadow offset).
+if [ ! -c /dev/null ]; then
+	echo "build_module.sh: /dev/null is not a character device; make it again: rm /dev/null; mknod -m 666 /dev/null c 1 3" >&2
+	exit 1
+fi
 mkdir -p "$dir" || exit 1
 case $what in
 kcc)
