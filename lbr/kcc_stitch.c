@@ -521,17 +521,6 @@ static u32 kcc_stitch_overlap(struct kcc_stitch *st, const struct kcc_sample *s,
 }
 
 /*
- * The oldest call records of a burst that take no share of its weighted
- * calls: those beyond the newest KCC_STITCH_DRAW_NEWEST when the burst
- * was taken at a retired call (@draw), none otherwise.
- */
-static u32 kcc_stitch_cut(u32 ccalls, bool draw)
-{
-	return draw && ccalls > KCC_STITCH_DRAW_NEWEST ?
-	       ccalls - KCC_STITCH_DRAW_NEWEST : 0;
-}
-
-/*
  * @n calls over @ccalls records: floor(n / ccalls) each (@base), one
  * more for the newest @extra; counted as scaled, @w times.
  */
@@ -705,6 +694,12 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 			if (br[i].kind == KCC_BR_CALL &&
 			    !(st->skip & (1ull << i)))
 				ccalls++;
+		/*
+		 * At a retired call, the oldest records beyond the newest
+		 * KCC_STITCH_DRAW_NEWEST take no share of weighted calls.
+		 */
+		if (draw && ccalls > KCC_STITCH_DRAW_NEWEST)
+			cut = ccalls - KCC_STITCH_DRAW_NEWEST;
 		if (pool && ncalls > ccalls) {
 			/* The newest ccalls are exact, the rest waits. */
 			st->calls.pool += ncalls - ccalls;
@@ -725,7 +720,6 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 			 */
 			drop = 0;
 			st->calls.exact += ccalls * w;
-			cut = kcc_stitch_cut(ccalls, draw);
 			kcc_stitch_spread(st, ncalls - ccalls + st->calls.pool,
 					  w, ccalls - cut, &base, &extra);
 			st->calls.pool = 0;
@@ -735,7 +729,6 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 			kcc_stitch_spread(st, ncalls, w, ccalls, &base, &extra);
 		}
 		if (draw && ccalls && st->calls.pool) {
-			cut = kcc_stitch_cut(ccalls, draw);
 			kcc_stitch_spread(st, st->calls.pool, w, ccalls - cut,
 					  &base, &extra);
 			st->calls.pool = 0;
