@@ -370,7 +370,7 @@ struct kcc_proc *kcc_proc_get(struct kcc_session *s, u32 tgid, u64 start,
 void kcc_proc_free(struct kcc_session *s, struct kcc_proc *pr);
 void kcc_maps_capture(struct kcc_session *s, struct kcc_proc *pr,
 		      struct task_struct *p);
-void kcc_tasks_finish(struct kcc_session *s, bool exited);
+void kcc_tasks_finish(struct kcc_session *s);
 void kcc_tasks_free_all(struct kcc_session *s);
 void kcc_tasks_check_alive(struct kcc_session *s);
 void kcc_tasks_reap_delivered(struct kcc_session *s);

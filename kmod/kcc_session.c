@@ -538,7 +538,7 @@ void kcc_stop(struct kcc_session *s)
 	s->state = KCC_STATE_STOPPED;
 	WRITE_ONCE(s->gen, s->gen + 1);
 	/* No sample follows: the hybrid's pools go to their last bursts. */
-	kcc_tasks_finish(s, false);
+	kcc_tasks_finish(s);
 }
 
 /* Frees every task, exited or not, whoever has read it. */
@@ -799,10 +799,13 @@ void *kcc_snapshot(struct kcc_reader *r, size_t *len)
 	s->snap_seq++;
 	list_for_each_entry(pr, &s->procs, node)
 		pr->ns_tgid = 0;
-	kcc_tasks_finish(s, true);
 	list_for_each_entry(t, &s->task_list, node) {
-		if ((t->flags & KCC_TASK_EXITED) && !t->exit_seq)
-			t->exit_seq = s->snap_seq;
+		if (t->flags & KCC_TASK_EXITED) {
+			/* Its samples are over: its pool goes (kcc_stop()). */
+			kcc_stitch_finish(&t->st);
+			if (!t->exit_seq)
+				t->exit_seq = s->snap_seq;
+		}
 		if (ns != &init_pid_ns && !t->proc->ns_tgid)
 			t->proc->ns_tgid = pid_nr_ns(t->tgid_ref, ns);
 	}

@@ -929,17 +929,16 @@ static void kcc_task_fold_exited(struct kcc_session *s,
 }
 
 /*
- * The tasks whose samples are over (@exited: those that exited or ended
- * their image; else all, the session having stopped) spread what their
- * hybrid pools hold (kcc_stitch_finish()) before a reader sees them.
+ * The session has stopped: every task spreads what its hybrid pool
+ * holds (kcc_stitch_finish()) before a reader sees it.  A snapshot does
+ * the same for each task that exited or ended its image.
  */
-void kcc_tasks_finish(struct kcc_session *s, bool exited)
+void kcc_tasks_finish(struct kcc_session *s)
 {
 	struct kcc_task *t;
 
 	list_for_each_entry(t, &s->task_list, node)
-		if (!exited || (t->flags & KCC_TASK_EXITED))
-			kcc_stitch_finish(&t->st);
+		kcc_stitch_finish(&t->st);
 }
 
 void kcc_tasks_free_all(struct kcc_session *s)
