@@ -436,6 +436,23 @@ static void test_scaled(void)
 			 ok, TRACES);
 }
 
+/* The calls counts of STATUS as kcc.ko would export @sr's. */
+static const struct kcc_status *exported(const struct stitcher *sr)
+{
+	static struct kcc_status status;
+
+	memset(&status, 0, sizeof(status));
+	kcc_stitch_calls_export(&status, &sr->st.calls);
+	return &status;
+}
+
+/* Every call placed: the exact and the scaled make the counter's. */
+static bool all_placed(const struct kcc_status *st)
+{
+	return !st->calls_unplaced &&
+	       st->calls_exact + st->calls_scaled == st->calls_counter;
+}
+
 /*
  * The hybrid estimate (KCC_SAMPLE_CALLS_POOL, _DRAW, ABI 1.5): a
  * sample of the sampled event counts its newest records exactly and
@@ -445,7 +462,6 @@ static void test_scaled(void)
 static void test_hybrid(void)
 {
 	const u32 pool = KCC_SAMPLE_CALLS | KCC_SAMPLE_CALLS_POOL;
-	struct kcc_status status;
 	struct stitcher sr;
 	bool ok;
 
@@ -456,22 +472,17 @@ static void test_hybrid(void)
 	 */
 	start(&sr, KCC_K_INF);
 	apply(&sr, three_calls(pool, 11));
-	memset(&status, 0, sizeof(status));
-	kcc_stitch_calls_export(&status, &sr.st.calls);
 	ok = dump_is(&sr, "top 1105;2000 3 1 1\n") && var_is(&sr, 0) &&
 	     sr.st.calls.exact == 3 && sr.st.calls.pool == 8 &&
 	     !sr.st.calls.scaled && sr.st.calls.counter == 11 &&
-	     status.calls_unplaced == 8;
+	     exported(&sr)->calls_unplaced == 8;
 	ksft_test_result(ok, "hybrid: count 11 over 3 records: 3 exact, 8 in the pool, unplaced until drawn\n");
 	apply(&sr, three_calls(pool | KCC_SAMPLE_CALLS_DRAW, 2));
-	memset(&status, 0, sizeof(status));
-	kcc_stitch_calls_export(&status, &sr.st.calls);
 	/* Variance: the pool's 8 alone, over 3 activations: 8 * (8 - 3). */
 	ok = dump_is(&sr, "top 1105;2000 13 2 2\n") && var_is(&sr, 40) &&
 	     sr.st.calls.exact == 5 && sr.st.calls.scaled == 8 &&
 	     !sr.st.calls.pool && sr.st.calls.counter == 13 &&
-	     !status.calls_unplaced &&
-	     status.calls_exact + status.calls_scaled == status.calls_counter;
+	     all_placed(exported(&sr));
 	ksft_test_result(ok, "hybrid: the calls event's burst draws the pool: 13 of 13 calls, 5 exact, 8 scaled, variance 40 of the pool's share only\n");
 	stitcher__exit(&sr);
 
@@ -607,7 +618,6 @@ static void test_draw_newest(void)
 static void test_hybrid_finish(void)
 {
 	const u32 pool = KCC_SAMPLE_CALLS | KCC_SAMPLE_CALLS_POOL;
-	struct kcc_status status;
 	struct stitcher sr;
 	bool ok;
 
@@ -623,14 +633,11 @@ static void test_hybrid_finish(void)
 	ok = sr.st.calls.pool == 20 &&
 	     dump_is(&sr, "top 1105;2000 3 1 1\ntop 1105;3000 3 1 1\ntop 1105;3010 0 1 1\n");
 	stitcher__finish(&sr);
-	memset(&status, 0, sizeof(status));
-	kcc_stitch_calls_export(&status, &sr.st.calls);
 	/* Variance: 20 over 3 activations, one cluster: 20 * (20 - 3). */
 	ok = ok && dump_is(&sr, "top 1105;2000 3 1 1\ntop 1105;3000 23 1 1\ntop 1105;3010 0 1 1\n") &&
 	     var_is(&sr, 340) && !sr.st.calls.pool &&
 	     sr.st.calls.scaled == 20 && sr.st.calls.counter == 26 &&
-	     !status.calls_unplaced &&
-	     status.calls_exact + status.calls_scaled == status.calls_counter;
+	     all_placed(exported(&sr));
 	stitcher__finish(&sr);
 	ok = ok && dump_is(&sr, "top 1105;2000 3 1 1\ntop 1105;3000 23 1 1\ntop 1105;3010 0 1 1\n") &&
 	     sr.st.calls.scaled == 20;
