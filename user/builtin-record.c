@@ -91,6 +91,10 @@ static void record_usage(void)
 "  --burst-rr N      adaptive bursting: replay 1 in N bursts of seen contexts\n"
 "  --device PATH     the device (default /dev/kcc)\n"
 "  -o FILE           output profile ('-': stdout, not a terminal)\n"
+"  --build-ids       objects by path and build-id, without their symbol\n"
+"                    tables (perf's way: a smaller profile; kcc report\n"
+"                    reads the symbols from the objects, a build-id cache\n"
+"                    or debuginfod); the vDSO keeps its table\n"
 "  --trace TRACE     no module: the stream of call trace TRACE\n"
 "  --threads N       with --trace: spread top-level calls over N threads\n"
 "  --stream          with --trace: write the bare stream /dev/kcc would give\n"
@@ -132,7 +136,7 @@ enum {
 	OPT_THREADS, OPT_STREAM, OPT_CALLS_EVENT, OPT_CALLS_PERIOD, OPT_WATCH,
 	OPT_CALLS_COUNTER, OPT_NO_CALLS_COUNTER, OPT_CALLS_HYBRID,
 	OPT_JOIN,
-	OPT_VALENCE_TABLE,
+	OPT_VALENCE_TABLE, OPT_BUILD_IDS,
 };
 
 struct record_opts {
@@ -143,6 +147,7 @@ struct record_opts {
 	uint32_t threads;
 	uint32_t duration;
 	bool stream;		/* --trace: the bare stream, as the device gives */
+	bool build_ids;		/* --build-ids: objects without symbol tables */
 	const char *watch_file;	/* --watch */
 	struct watch watch;
 	char **cmd;
@@ -425,6 +430,7 @@ static int record_trace(const struct record_opts *ro)
 	if (trace__init(&t))
 		return -ENOMEM;
 	profile__init(&p);
+	p.by_build_id = ro->build_ids;
 	memset(&so, 0, sizeof(so));
 	ret = trace__read(&t, ro->trace, false);
 	if (ret)
@@ -680,6 +686,7 @@ static int record_device(struct record_opts *ro)
 	bool traced = false;
 
 	profile__init(&p);
+	p.by_build_id = ro->build_ids;
 	ret = profile__info_begin(&p, "kcc", ro->argv, KCC_VERSION);
 	fd = ret ? ret : kccdev__open(ro->device, &v);
 	if (fd < 0) {
@@ -855,6 +862,7 @@ int cmd_record(int argc, char **argv)
 		{ "trace", required_argument, NULL, OPT_TRACE },
 		{ "threads", required_argument, NULL, OPT_THREADS },
 		{ "stream", no_argument, NULL, OPT_STREAM },
+		{ "build-ids", no_argument, NULL, OPT_BUILD_IDS },
 		{ "calls-event", required_argument, NULL, OPT_CALLS_EVENT },
 		{ "calls-period", required_argument, NULL, OPT_CALLS_PERIOD },
 		{ "calls-counter", required_argument, NULL, OPT_CALLS_COUNTER },
@@ -980,6 +988,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_STREAM:
 			ro.stream = true;
+			break;
+		case OPT_BUILD_IDS:
+			ro.build_ids = true;
 			break;
 		case OPT_VALENCE_TABLE:
 			ro.vtable = optarg;

@@ -43,6 +43,10 @@ static void report_usage(void)
 "                       '-' where calls are not an estimate\n"
 "  --srcline            file:line of each routine (needs the binaries\n"
 "                       or their debuginfo)\n"
+"  --buildid-dir DIR    the build-id cache for objects recorded without\n"
+"                       symbols (--build-ids) and not at their path:\n"
+"                       DIR/.build-id/xx/.../elf, as perf buildid-cache\n"
+"                       fills it (default ~/.debug, '' for none)\n"
 "  --debuginfod[=URLS]  fetch the debuginfo of objects not found here by\n"
 "                       build-id from URLS (default: DEBUGINFOD_URLS,\n"
 "                       which alone turns it on too)\n"
@@ -192,6 +196,7 @@ enum {
 	OPT_K = 256, OPT_SORT, OPT_PERCENT, OPT_ROUTINE, OPT_SIMILAR, OPT_HOT,
 	OPT_SRCLINE, OPT_FORMAT, OPT_PID, OPT_TID, OPT_COMM, OPT_PER_THREAD,
 	OPT_ALL, OPT_MAX_NODES, OPT_STDIO, OPT_DEBUGINFOD, OPT_DSO,
+	OPT_BUILDID_DIR,
 	OPT_EXPORT_WATCH, OPT_WATCHED, OPT_CI,
 };
 
@@ -219,6 +224,7 @@ int cmd_report(int argc, char **argv)
 		{ "input", required_argument, NULL, 'i' },
 		{ "stdio", no_argument, NULL, OPT_STDIO },
 		{ "debuginfod", optional_argument, NULL, OPT_DEBUGINFOD },
+		{ "buildid-dir", required_argument, NULL, OPT_BUILDID_DIR },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -329,6 +335,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_STDIO:
 			stdio = true;
+			break;
+		case OPT_BUILDID_DIR:
+			profile__set_buildid_dir(optarg);
 			break;
 		case OPT_DEBUGINFOD:
 			/*

@@ -85,6 +85,11 @@ static void usage(FILE *out)
 "  --raw           write the stream as read, without symbols\n"
 "  --symfs DIR     read each mapped object from DIR/<path> first (the\n"
 "                  files of another machine, e.g. a guest's)\n"
+"  --build-ids     record objects by path and build-id without their\n"
+"                  symbol tables (perf's way: a smaller profile, named\n"
+"                  where kcc report finds the objects, a build-id cache\n"
+"                  or debuginfod); the vDSO and objects without a\n"
+"                  build-id keep theirs\n"
 "  -q, --quiet     no progress or warnings on stderr\n"
 "  -h, --help      this help\n"
 "  -V, --version   print the version and the ABI this kccread speaks\n"
@@ -111,6 +116,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "raw", no_argument, NULL, 'r' },
 		{ "symfs", required_argument, NULL, 's' },
+		{ "build-ids", no_argument, NULL, 'B' },
 		{ "session", required_argument, NULL, 'S' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -121,7 +127,7 @@ int main(int argc, char **argv)
 	struct kcc_attach at = { .size = sizeof(at) };
 	bool session = false;
 	char *end;
-	bool raw = false, quiet = false, progress, is_dev;
+	bool raw = false, quiet = false, by_id = false, progress, is_dev;
 	struct profile p;
 	struct stat st;
 	FILE *out = stdout;
@@ -141,6 +147,9 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			symfs = optarg;
+			break;
+		case 'B':
+			by_id = true;
 			break;
 		case 'S':
 			errno = 0;
@@ -211,6 +220,7 @@ int main(int argc, char **argv)
 		return 1;
 
 	profile__init(&p);
+	p.by_build_id = by_id;
 	if (len >= 8 && !memcmp(buf, PROF_MAGIC, 8)) {
 		free(buf);
 		fprintf(stderr, "kccread: %s: already a profile\n", in);

@@ -10,7 +10,9 @@
  * unstripped binary and the expected line from the generated source.
  * The profile must name every function, give its line with --srcline,
  * and still name them after the binary is deleted (the profile carries
- * the symbol table).
+ * the symbol table).  A profile by build-id (kcc record --build-ids)
+ * carries none and must find the object at its path or in a build-id
+ * cache, and no other build.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -228,13 +230,43 @@ static int write_file(const char *name, const char *text)
 	return fclose(s);
 }
 
+/*
+ * The stream of process 77 running @bin (as @name) at @base: main ->
+ * alpha -> beta, labels a few bytes inside each function (@addr, from
+ * nm), called 1, 10 and 100 times; the executable maps of @full's
+ * program headers, as the kernel would record them (inode @ino).
+ */
+static void prog_stream(struct sbuf *b, const char *name, const char *full,
+			const char *bin, uint64_t base, const uint64_t *addr,
+			uint64_t ino)
+{
+	struct kcc_stream_header h;
+	struct kcc_metric_desc d[KCC_NR_CTRS];
+	struct stream_task t;
+	uint32_t n0, n1, n2;
+
+	stream__default_header(&h, d, 2, KCC_SOURCE_INJECT, KCC_HDR_CALLS_VALID);
+	stream__write_header(b, &h, d);
+	memset(&t, 0, sizeof(t));
+	t.pid = t.tgid = 77;
+	snprintf(t.comm, sizeof(t.comm), "%s", name);
+	pool__alloc(&t.ksf, 8, 2);
+	n0 = kcc_forest_get(&t.ksf.f, KCC_ROOT_TOP, base + addr[0] + 4);
+	n1 = kcc_forest_get(&t.ksf.f, n0, base + addr[1] + 9);
+	n2 = kcc_forest_get(&t.ksf.f, n1, base + addr[2] + 1);
+	kcc_forest_ctr(&t.ksf.f, n0)[0] = 1;
+	kcc_forest_ctr(&t.ksf.f, n1)[0] = 10;
+	kcc_forest_ctr(&t.ksf.f, n2)[0] = 100;
+	stream__write_task(b, &t, KCC_NR_CTRS);
+	pool__exit(&t.ksf);
+	exec_maps(full, base, 77, b, bin, ino);
+	stream__write_end(b);
+}
+
 static void variant(const char *name, const char *cflags, uint64_t base)
 {
 	char bin[256], full[256], dbg[256], msg[256];
 	uint64_t addr[NFUNC];
-	struct kcc_stream_header h;
-	struct kcc_metric_desc d[KCC_NR_CTRS];
-	struct stream_task t;
 	struct sbuf b = { 0 };
 	struct profile p, q;
 	struct report r;
@@ -246,7 +278,6 @@ static void variant(const char *name, const char *cflags, uint64_t base)
 	size_t len = 0;
 	FILE *f;
 	int i, ok, lines_ok, id;
-	uint32_t n0, n1, n2;
 
 	snprintf(bin, sizeof(bin), "%s/%s", dir, name);
 	snprintf(full, sizeof(full), "%s/%s.full", dir, name);
@@ -270,23 +301,7 @@ static void variant(const char *name, const char *cflags, uint64_t base)
 		       so.debug_path ? so.debug_path : "the object");
 	symobj__exit(&so);
 
-	/* main -> alpha -> beta, labels a few bytes inside each function. */
-	stream__default_header(&h, d, 2, KCC_SOURCE_INJECT, KCC_HDR_CALLS_VALID);
-	stream__write_header(&b, &h, d);
-	memset(&t, 0, sizeof(t));
-	t.pid = t.tgid = 77;
-	strcpy(t.comm, name);
-	pool__alloc(&t.ksf, 8, 2);
-	n0 = kcc_forest_get(&t.ksf.f, KCC_ROOT_TOP, base + addr[0] + 4);
-	n1 = kcc_forest_get(&t.ksf.f, n0, base + addr[1] + 9);
-	n2 = kcc_forest_get(&t.ksf.f, n1, base + addr[2] + 1);
-	kcc_forest_ctr(&t.ksf.f, n0)[0] = 1;
-	kcc_forest_ctr(&t.ksf.f, n1)[0] = 10;
-	kcc_forest_ctr(&t.ksf.f, n2)[0] = 100;
-	stream__write_task(&b, &t, KCC_NR_CTRS);
-	pool__exit(&t.ksf);
-	exec_maps(full, base, 77, &b, bin, st.st_ino);
-	stream__write_end(&b);
+	prog_stream(&b, name, full, bin, base, addr, st.st_ino);
 
 	/* What kccread does: the stream plus the objects' symbols. */
 	profile__init(&p);
@@ -714,13 +729,139 @@ static void test_vdso(void)
 	free(mem);
 }
 
+/*
+ * How many of main, alpha and beta the profile @mem names, with its
+ * unnamed labels in *@unnamed; -1 when it cannot be reported.
+ */
+static int names_of(const char *mem, size_t len, uint32_t *unnamed)
+{
+	struct report_opts o = { .name = "byid", .sort = KCC_CTR_CALLS,
+				 .group = GROUP_ALL };
+	struct profile q;
+	struct report r;
+	int i, n = 0;
+
+	if (profile__parse(&q, mem, len, "byid"))
+		return -1;
+	if (report__build(&r, &q, &o)) {
+		profile__exit(&q);
+		return -1;
+	}
+	for (i = 0; i < NFUNC; i++) {
+		uint32_t sid;
+
+		if (!report__find(&r, fn[i], &sid))
+			n++;
+	}
+	*unnamed = r.unsymbolized;
+	report__exit(&r);
+	profile__exit(&q);
+	return n;
+}
+
+/* Profile @b's stream, objects by build-id (@by_id) or with tables. */
+static int by_id_profile(const struct sbuf *b, bool by_id, char **mem,
+			 size_t *len, uint32_t *nr_syms)
+{
+	struct profile p;
+	void *raw = malloc(b->len);
+	FILE *f;
+	int ret;
+
+	if (!raw)
+		return -1;
+	memcpy(raw, b->p, b->len);
+	profile__init(&p);
+	p.by_build_id = by_id;
+	ret = profile__add_stream(&p, raw, b->len, "byid");
+	ret = ret ? ret : profile__add_objects(&p, 0);
+	*nr_syms = p.nr_objs ? p.objs[0].so.nr_syms : 0;
+	if (!ret && (p.nr_objs != 1 || !p.objs[0].so.build_id_len))
+		ret = -1;
+	f = ret ? NULL : open_memstream(mem, len);
+	ret = f ? profile__write(&p, f) : -1;
+	if (f)
+		fclose(f);
+	profile__exit(&p);
+	return ret;
+}
+
+/*
+ * kcc record --build-ids: the object is recorded by path and build-id
+ * without its symbol table, and kcc report finds it at its path (while
+ * the build-id matches), in a build-id cache (perf's layout, and a
+ * plain file), or not at all.
+ */
+static void test_by_build_id(void)
+{
+	char bin[256], moved[256], cache[256];
+	struct sbuf b = { 0 };
+	uint64_t addr[NFUNC];
+	char *full = NULL, *lean = NULL;
+	size_t full_len = 0, lean_len = 0;
+	uint32_t syms_full, syms_lean, unnamed;
+	struct stat st;
+	int n, ok;
+
+	snprintf(bin, sizeof(bin), "%s/byid", dir);
+	snprintf(moved, sizeof(moved), "%s/byid.moved", dir);
+	snprintf(cache, sizeof(cache), "%s/bidcache", dir);
+	unsetenv("DEBUGINFOD_URLS");
+	if (sh("cd %s && gcc -g -O1 -fPIE -pie prog.c -o byid", dir) ||
+	    nm_addrs(bin, addr) || stat(bin, &st)) {
+		ksft_test_result_fail("build-ids: build the test program\n");
+		ksft_test_result_fail("build-ids: found by path, by cache\n");
+		ksft_test_result_fail("build-ids: another build at the path\n");
+		return;
+	}
+	prog_stream(&b, "byid", bin, bin, 0x555555554000ull, addr, st.st_ino);
+	ok = !by_id_profile(&b, false, &full, &full_len, &syms_full) &&
+	     !by_id_profile(&b, true, &lean, &lean_len, &syms_lean);
+	ksft_print_msg("build-ids: profile %zu bytes with the symbol table (%u symbols), %zu without\n",
+		       full_len, syms_full, lean_len);
+	ok = ok && syms_full >= NFUNC && !syms_lean && lean_len < full_len;
+	profile__set_buildid_dir("");
+	n = ok ? names_of(lean, lean_len, &unnamed) : -1;
+	ok = n == NFUNC && !unnamed;
+	ksft_test_result(ok, "build-ids: no symbol table kept; the object at its path names main, alpha, beta\n");
+
+	/*
+	 * Moved away: nothing named; then in a cache as perf buildid-cache
+	 * lays it out (DIR/.build-id/xx/rest/elf), and as a plain file.
+	 */
+	ok = !rename(bin, moved) && names_of(lean, lean_len, &unnamed) == 0 &&
+	     unnamed == NFUNC;
+	if (!ok)
+		ksft_print_msg("build-ids: moved away, still named\n");
+	profile__set_buildid_dir(cache);
+	ok = ok && !sh("id=$(readelf -n %s | sed -n 's/.*Build ID: //p') && d=%s/.build-id/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-) && mkdir -p $d && cp %s $d/elf",
+		       moved, cache, moved) &&
+	     names_of(lean, lean_len, &unnamed) == NFUNC && !unnamed;
+	if (!ok)
+		ksft_print_msg("build-ids: not found in perf's layout\n");
+	ok = ok && !sh("rm -rf %s && id=$(readelf -n %s | sed -n 's/.*Build ID: //p') && mkdir -p %s/.build-id/$(echo $id | cut -c1-2) && cp %s %s/.build-id/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-)",
+		       cache, moved, cache, moved, cache) &&
+	     names_of(lean, lean_len, &unnamed) == NFUNC && !unnamed;
+	ksft_test_result(ok, "build-ids: moved away, unnamed; named from a build-id cache (perf's DIR/.build-id/xx/rest/elf, and a file there)\n");
+
+	/* Another build at the path (other build-id): not taken. */
+	profile__set_buildid_dir("");
+	ok = !sh("cd %s && gcc -O0 -Dsink=other_sink -fPIE -pie prog.c -o byid", dir) &&
+	     names_of(lean, lean_len, &unnamed) == 0 && unnamed == NFUNC;
+	ksft_test_result(ok, "build-ids: another build at the path (another build-id) names nothing\n");
+	profile__set_buildid_dir(NULL);
+	sbuf__exit(&b);
+	free(full);
+	free(lean);
+}
+
 int main(void)
 {
 	ksft_print_header();
 	if (sh("command -v gcc >/dev/null && command -v objcopy >/dev/null && command -v nm >/dev/null && command -v readelf >/dev/null && command -v strip >/dev/null") ||
 	    !mkdtemp(dir))
 		ksft_exit_skip("needs gcc and binutils\n");
-	ksft_set_plan(19);
+	ksft_set_plan(22);
 	if (write_file("prog.c", src) || write_file("plt.c", plt_src))
 		ksft_exit_fail_msg("cannot write the sources in %s\n", dir);
 	variant("pie", "-fPIE -pie", 0x555555554000ull);
@@ -729,6 +870,7 @@ int main(void)
 	test_plt("plt", "-fcf-protection=none");
 	test_plt("plt-ibt", "-fcf-protection=full -Wl,-z,ibtplt");
 	test_vdso();
+	test_by_build_id();
 	sh("rm -rf %s", dir);
 	ksft_finished();
 }

@@ -8,8 +8,9 @@
 # warns that the object could not be read and stores no symbols; with
 # --symfs DIR holding a copy of kccread at DIR/o/prog it reads
 # that copy's symbol table (a function of kccread is in the profile),
-# keeps the mapped path, and warns of nothing.  A --symfs that is not a
-# directory is an error.
+# keeps the mapped path, and warns of nothing.  With --build-ids too it
+# keeps the path and no symbol table, and kcc report reads that profile.
+# A --symfs that is not a directory is an error.
 
 D=selftests/kcc/data
 
@@ -24,7 +25,7 @@ if [ -e /o/prog ]; then
 	ktap_skip_all "/o/prog exists on this machine"
 fi
 ktap_tmpdir symfs
-plan 6
+plan 7
 
 "$KCC" record --trace "$D/fig2.trace" -k 3 --stream -o "$tmp/t.stream" &&
 	perl -pe 's{\[trace\]}{/o/prog}g' "$tmp/t.stream" >"$tmp/p.stream" &&
@@ -47,6 +48,15 @@ grep -aq profile__add_objects "$tmp/b.kcc"
 result $? "with --symfs: the copy's symbol table is in the profile"
 grep -aq /o/prog "$tmp/b.kcc" && ! grep -aq "$tmp/root" "$tmp/b.kcc"
 result $? "with --symfs: the profile keeps the mapped path"
+
+"$KCCREAD" --symfs "$tmp/root" --build-ids -o "$tmp/d.kcc" "$tmp/p.stream" \
+	2>"$tmp/d.err" &&
+	! grep -q "could not be read" "$tmp/d.err" &&
+	! grep -aq profile__add_objects "$tmp/d.kcc" && grep -aq /o/prog "$tmp/d.kcc" &&
+	[ "$(wc -c <"$tmp/d.kcc")" -lt "$(wc -c <"$tmp/b.kcc")" ] &&
+	"$KCC" report --buildid-dir "$tmp/none" "$tmp/d.kcc" >"$tmp/d.out" 2>>"$tmp/d.err" &&
+	! sanitized "$tmp/d.err"
+result $? "with --symfs --build-ids: path kept, no symbol table, $(wc -c <"$tmp/d.kcc") bytes against $(wc -c <"$tmp/b.kcc"); kcc report reads it"
 
 "$KCCREAD" --symfs "$tmp/nosuch" -o "$tmp/c.kcc" "$tmp/p.stream" 2>"$tmp/c.err"
 rc=$?

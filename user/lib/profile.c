@@ -563,6 +563,15 @@ int profile__add_object(struct profile *p, uint32_t run, uint64_t ino,
 	ret = grow((void **)&p->objs, p->nr_objs, sizeof(*p->objs));
 	if (ret)
 		return ret;
+	if (p->by_build_id && so->build_id_len && so->path[0] != '[') {
+		/* Found again by its build-id: no table to carry. */
+		free(so->syms);
+		free(so->strtab);
+		so->syms = NULL;
+		so->strtab = NULL;
+		so->nr_syms = 0;
+		so->strtab_len = so->strtab_cap = 0;
+	}
 	o = &p->objs[p->nr_objs++];
 	memset(o, 0, sizeof(*o));
 	o->run = run;
@@ -791,6 +800,50 @@ static int load_matching(struct symobj *so, const char *path,
 	return 0;
 }
 
+static char *buildid_dir;
+static bool buildid_dir_set;
+
+void profile__set_buildid_dir(const char *dir)
+{
+	free(buildid_dir);
+	buildid_dir = dir ? strdup(dir) : NULL;
+	buildid_dir_set = dir != NULL;
+}
+
+/* The object of build-id @want in the build-id cache, loaded into @so. */
+static int load_cached(struct symobj *so, const struct symobj *want)
+{
+	char hex[2 * SYM_BUILD_ID_MAX + 1], *path;
+	const char *dir = buildid_dir, *home;
+	int ret = -ENOENT, i;
+
+	if (!buildid_dir_set) {
+		home = getenv("HOME");
+		if (!home || !*home)
+			return -ENOENT;
+		if (asprintf(&path, "%s/.debug", home) < 0)
+			return -ENOMEM;
+		buildid_dir = path;
+		buildid_dir_set = true;
+		dir = path;
+	}
+	if (!dir || !*dir || !want->build_id_len)
+		return -ENOENT;
+	build_id__hex(want->build_id, want->build_id_len, hex);
+	/* perf's own layout first (a directory holding elf), then a file. */
+	for (i = 0; i < 2 && ret; i++) {
+		struct stat st;
+
+		if (asprintf(&path, "%s/.build-id/%.2s/%s%s", dir, hex, hex + 2,
+			     i ? "" : "/elf") < 0)
+			return -ENOMEM;
+		if (!stat(path, &st) && S_ISREG(st.st_mode))
+			ret = load_matching(so, path, want);
+		free(path);
+	}
+	return ret;
+}
+
 struct symobj *profile_obj__live(struct profile_obj *o)
 {
 	struct symobj *so;
@@ -805,7 +858,8 @@ struct symobj *profile_obj__live(struct profile_obj *o)
 	so = malloc(sizeof(*so));
 	if (!so)
 		return NULL;
-	if (!load_matching(so, o->so.path, &o->so)) {
+	if (!load_matching(so, o->so.path, &o->so) ||
+	    !load_cached(so, &o->so)) {
 		o->live = so;
 		return so;
 	}

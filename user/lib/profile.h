@@ -142,6 +142,12 @@ struct profile {
 	struct profile_obj *objs;
 	uint32_t nr_objs;
 	bool bare;		/* read from a bare stream */
+	/*
+	 * profile__add_objects() keeps only the path and build-id of an
+	 * object that has one (kcc record --build-ids): kcc report reads
+	 * its symbols from the object, a build-id cache or debuginfod.
+	 */
+	bool by_build_id;
 	struct profile_info info;
 };
 
@@ -164,11 +170,15 @@ int profile__add_stream(struct profile *p, void *raw, size_t len,
 /*
  * Record, for each distinct (path, inode) mapped in run @run, the
  * object's build-id and symbol table read from the file system now.
- * Returns how many objects could not be read (a warning, not an error)
- * or -ENOMEM.
+ * Returns how many objects could not be read (a warning,
+ * not an error) or -ENOMEM.
  */
 int profile__add_objects(struct profile *p, uint32_t run);
-/* Add an object with the given symbol table (kcc record --trace). */
+/*
+ * Add an object with the given symbol table (kcc record --trace); with
+ * by_build_id, the table is left out when the object has a build-id and
+ * a path (not "[vdso]", "[trace]").
+ */
 int profile__add_object(struct profile *p, uint32_t run, uint64_t ino,
 			uint32_t flags, struct symobj *so);
 /* Append every run and object of @src to @dst (kcc merge). */
@@ -211,8 +221,18 @@ struct profile_obj *profile__obj(struct profile *p, uint32_t run,
 				 const struct stream_map *m);
 /*
  * The object's file as it is now, when its build-id (if recorded) still
- * matches; NULL otherwise.  Used for source lines and for bare streams.
+ * matches; else the file of that build-id in the build-id cache
+ * (profile__set_buildid_dir()), else from debuginfod (when enabled);
+ * NULL when none is found.  Used for objects recorded without symbols
+ * (by build-id, bare streams) and for source lines.
  */
 struct symobj *profile_obj__live(struct profile_obj *o);
+/*
+ * The build-id cache profile_obj__live() looks in, perf's layout:
+ * DIR/.build-id/<2 hex>/<the rest>/elf (perf buildid-cache -a), or
+ * a file at DIR/.build-id/<2 hex>/<the rest>.  NULL: $HOME/.debug, as
+ * perf.  "": none.
+ */
+void profile__set_buildid_dir(const char *dir);
 
 #endif /* KCC_PROFILE_H */
