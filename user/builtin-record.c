@@ -91,6 +91,9 @@ static void record_usage(void)
 "  --burst-rr N      adaptive bursting: replay 1 in N bursts of seen contexts\n"
 "  --device PATH     the device (default /dev/kcc)\n"
 "  -o FILE           output profile ('-': stdout, not a terminal)\n"
+"  --per-process     one forest per process image: its threads' forests\n"
+"                    folded into one (a smaller profile; kcc report\n"
+"                    --per-thread then shows processes); not with --watch\n"
 "  --build-ids       objects by path and build-id, without their symbol\n"
 "                    tables (perf's way: a smaller profile; kcc report\n"
 "                    reads the symbols from the objects, a build-id cache\n"
@@ -124,6 +127,13 @@ static void record_usage(void)
 "  kcc record --source valence -e cpu-clock -- ./prog && kcc report -k 2\n");
 }
 
+/* --per-process; on failure the profile keeps its threads: lose nothing. */
+static void record__fold(struct profile *p)
+{
+	if (profile__fold_processes(p, 0))
+		fprintf(stderr, "kcc: warning: --per-process: out of memory: one forest per thread kept\n");
+}
+
 static volatile sig_atomic_t stop_now;
 
 static void on_signal(int sig)
@@ -136,7 +146,7 @@ enum {
 	OPT_THREADS, OPT_STREAM, OPT_CALLS_EVENT, OPT_CALLS_PERIOD, OPT_WATCH,
 	OPT_CALLS_COUNTER, OPT_NO_CALLS_COUNTER, OPT_CALLS_HYBRID,
 	OPT_JOIN,
-	OPT_VALENCE_TABLE, OPT_BUILD_IDS,
+	OPT_VALENCE_TABLE, OPT_BUILD_IDS, OPT_PER_PROCESS,
 };
 
 struct record_opts {
@@ -148,6 +158,7 @@ struct record_opts {
 	uint32_t duration;
 	bool stream;		/* --trace: the bare stream, as the device gives */
 	bool build_ids;		/* --build-ids: objects without symbol tables */
+	bool per_process;	/* --per-process: one forest per process image */
 	const char *watch_file;	/* --watch */
 	struct watch watch;
 	char **cmd;
@@ -464,6 +475,8 @@ static int record_trace(const struct record_opts *ro)
 	}
 	ret = profile__add_stream(&p, b.p, b.len, ro->trace);
 	b.p = NULL;
+	if (!ret && ro->per_process)
+		record__fold(&p);
 	if (!ret)
 		ret = profile__info_begin(&p, "kcc", ro->argv, KCC_VERSION);
 	if (!ret && ro->watch_file) {
@@ -808,6 +821,8 @@ static int record_device(struct record_opts *ro)
 	if (ret)
 		goto cleanup;
 	ret = profile__add_stream(&p, buf, len, ro->device);
+	if (!ret && ro->per_process)
+		record__fold(&p);
 	if (ret)
 		goto cleanup;
 	hf = p.runs[0].s.hdr.flags;
@@ -863,6 +878,7 @@ int cmd_record(int argc, char **argv)
 		{ "threads", required_argument, NULL, OPT_THREADS },
 		{ "stream", no_argument, NULL, OPT_STREAM },
 		{ "build-ids", no_argument, NULL, OPT_BUILD_IDS },
+		{ "per-process", no_argument, NULL, OPT_PER_PROCESS },
 		{ "calls-event", required_argument, NULL, OPT_CALLS_EVENT },
 		{ "calls-period", required_argument, NULL, OPT_CALLS_PERIOD },
 		{ "calls-counter", required_argument, NULL, OPT_CALLS_COUNTER },
@@ -992,6 +1008,9 @@ int cmd_record(int argc, char **argv)
 		case OPT_BUILD_IDS:
 			ro.build_ids = true;
 			break;
+		case OPT_PER_PROCESS:
+			ro.per_process = true;
+			break;
 		case OPT_VALENCE_TABLE:
 			ro.vtable = optarg;
 			break;
@@ -1033,6 +1052,10 @@ int cmd_record(int argc, char **argv)
 	if ((ro.cfg.calls_flags & KCC_CALLS_EVENT) &&
 	    ro.cfg.source == KCC_SOURCE_FP)
 		return usage_error(CMD, "--calls-event needs branch records: not with --source fp");
+	if (ro.per_process && ro.watch_file)
+		return usage_error(CMD, "--per-process: watched contexts are counted per thread: not with --watch");
+	if (ro.per_process && ro.stream)
+		return usage_error(CMD, "--per-process folds the profile: not with --stream");
 	if (ro.trace) {
 		if (ro.cfg.calls_flags & KCC_CALLS_EVENT)
 			return usage_error(CMD, "--calls-event samples with kcc.ko: not with --trace");

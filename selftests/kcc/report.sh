@@ -18,7 +18,7 @@ D=selftests/kcc/data
 ktap_begin
 KCCREAD=${KCCREAD:-$(dirname "$KCC")/kccread}
 ktap_tmpdir report
-plan 108
+plan 111
 
 # Exclusive counts from an expected inclusive k-CCF ("count TAB path",
 # outermost caller first): a path's count less those of the paths that
@@ -530,6 +530,23 @@ s01=$("$KCC" report --tid 1001,1000 --format folded "$tmp/t3.kcc" | awk '{ s += 
 all=$("$KCC" report --format folded "$tmp/t3.kcc" | awk '{ s += $NF } END { print s + 0 }')
 [ "$s0" -gt 0 ] && [ "$s1" -gt 0 ] && [ $((s0 + s1)) = "$s01" ] && [ "$s01" = "$all" ]
 result $? "--tid 1001,1000 selects both threads ($s0 + $s1 = $s01 of $all)"
+# --per-process: the two threads folded, the same contexts in fewer bytes.
+"$KCC" record --trace "$tmp/t3" -k 2 --threads 2 --per-process -o "$tmp/t3p.kcc" 2>"$tmp/t3p.err" &&
+	"$KCC" report --format folded "$tmp/t3.kcc" >"$tmp/t3.f" &&
+	"$KCC" report --format folded "$tmp/t3p.kcc" >"$tmp/t3p.f" &&
+	cmp -s "$tmp/t3.f" "$tmp/t3p.f" && [ -s "$tmp/t3.f" ] &&
+	[ "$("$KCC" dump "$tmp/t3p.kcc" | grep -c '^task .* flags=4$')" = 1 ] &&
+	[ "$("$KCC" dump "$tmp/t3p.kcc" | grep -c '^task ')" = 1 ] &&
+	! sanitized "$tmp/t3p.err"
+result $? "record --per-process: one folded task, the same folded report as per thread"
+"$KCC" record --trace "$tmp/t3" -k 2 --threads 2 --stream -o "$tmp/t3.stream" 2>/dev/null &&
+	"$KCCREAD" --per-process -o "$tmp/t3r.kcc" "$tmp/t3.stream" 2>"$tmp/t3r.err" &&
+	"$KCC" dump "$tmp/t3r.kcc" | grep -v '^#' >"$tmp/t3r.d" &&
+	"$KCC" dump "$tmp/t3p.kcc" | grep -v '^#' >"$tmp/t3p.d" &&
+	cmp -s "$tmp/t3r.d" "$tmp/t3p.d" && ! sanitized "$tmp/t3r.err"
+result $? "kccread --per-process of the stream folds as kcc record does"
+expect 2 "not with --watch" "record --per-process --watch: exit 2" -- \
+	"$KCC" record --trace "$tmp/t3" --per-process --watch "$tmp/t3" -o "$tmp/x.kcc"
 cm=$("$KCC" report --comm nosuch,trace --format folded "$tmp/t3.kcc" | awk '{ s += $NF } END { print s + 0 }')
 run "$KCC" report --comm nosuch,other --format folded "$tmp/t3.kcc"
 [ "$cm" = "$all" ] && [ $rc -eq 0 ] && [ ! -s "$tmp/out" ]

@@ -619,6 +619,179 @@ static void test_merge(void)
 	ref_trace_free(&rb);
 }
 
+#define NR_FOLD		20
+
+/*
+ * --per-process (profile__fold_processes()): random traces spread over
+ * 2 to 5 threads of one process fold into one task (KCC_TASK_FOLDED,
+ * pid = tgid, no more nodes than its threads had), whose k-CCF is still
+ * the brute-force one, and whose stream, written anew, parses back.
+ */
+static void test_fold_random(void)
+{
+	u64 rng = 0x666f6c64;
+	char why[256] = "";
+	int i, good = 0;
+	uint64_t before = 0, after = 0;
+
+	for (i = 0; i < NR_FOLD; i++) {
+		struct ref_trace rt;
+		struct ref_gen g;
+		struct trace t;
+		struct profile p;
+		struct stream q;
+		struct report r;
+		struct report_opts o = { .name = "gen", .sort = -1,
+					 .group = GROUP_PROCESS };
+		uint32_t k = 1 + ref_below(&rng, 4), threads = 2 + ref_below(&rng, 4);
+		uint32_t nodes = 0, j;
+		const struct stream_task *f;
+		int ok = 0;
+
+		ref_gen_random(&g, &rng);
+		ref_gen_trace(&rt, &g, &rng);
+		if (trace_from_ref(&t, &rt) ||
+		    make_profile(&p, &t, k, threads, i + 1, NULL)) {
+			snprintf(why, sizeof(why), "trace %d: setup failed", i);
+			goto next;
+		}
+		for (j = 0; j < p.runs[0].s.nr_tasks; j++)
+			nodes += p.runs[0].s.tasks[j].ksf.f.count;
+		before += p.runs[0].raw_len;
+		if (profile__fold_processes(&p, 0)) {
+			snprintf(why, sizeof(why), "trace %d: fold failed", i);
+			goto next;
+		}
+		after += p.runs[0].raw_len;
+		f = &p.runs[0].s.tasks[0];
+		if (p.runs[0].s.nr_tasks != 1 || !(f->flags & KCC_TASK_FOLDED) ||
+		    f->pid != 4242 || f->tgid != 4242 || f->ksf.f.count > nodes) {
+			snprintf(why, sizeof(why), "trace %d: %u tasks, flags %#x, pid %u, %u nodes of %u",
+				 i, p.runs[0].s.nr_tasks, f->flags, f->pid,
+				 f->ksf.f.count, nodes);
+			goto next;
+		}
+		if (stream__parse(&q, p.runs[0].raw, p.runs[0].raw_len) ||
+		    q.nr_tasks != 1 || q.tasks[0].ksf.f.count != f->ksf.f.count) {
+			snprintf(why, sizeof(why), "trace %d: the folded stream does not parse back", i);
+			stream__exit(&q);
+			goto next;
+		}
+		stream__exit(&q);
+		if (report__build(&r, &p, &o)) {
+			snprintf(why, sizeof(why), "trace %d: report__build failed", i);
+			goto next;
+		}
+		ok = !check_report(&r, &rt, k, why, sizeof(why));
+		report__exit(&r);
+next:
+		profile__exit(&p);
+		trace__exit(&t);
+		ref_trace_free(&rt);
+		good += ok;
+	}
+	ksft_print_msg("per-process: streams of %" PRIu64 " bytes folded into %" PRIu64 "\n",
+		       before, after);
+	ksft_test_result(good == NR_FOLD, "per-process: %d of %d random traces over 2-5 threads fold into one task with the brute-force k-CCF %s\n",
+			 good, NR_FOLD, why);
+}
+
+/* A task of @nr nodes (label, parent index or -1, calls) into @b. */
+static void fold_task(struct sbuf *b, uint32_t pid, uint32_t tgid,
+		      uint32_t flags, const uint64_t (*nd)[3], uint32_t nr)
+{
+	struct stream_task t;
+	uint32_t ids[8], i;
+
+	memset(&t, 0, sizeof(t));
+	t.pid = pid;
+	t.tgid = tgid;
+	t.start_time_ns = 1000 + pid;
+	t.flags = flags;
+	t.samples = nr;
+	snprintf(t.comm, sizeof(t.comm), "p%u", pid);
+	pool__alloc(&t.ksf, nr, KCC_NR_CTRS - 1);
+	for (i = 0; i < nr; i++) {
+		ids[i] = kcc_forest_get(&t.ksf.f, nd[i][1] == ~0ull ? KCC_ROOT_TOP :
+					ids[nd[i][1]], nd[i][0]);
+		kcc_forest_ctr(&t.ksf.f, ids[i])[KCC_CTR_CALLS] = nd[i][2];
+	}
+	stream__write_task(b, &t, KCC_NR_CTRS);
+	pool__exit(&t.ksf);
+}
+
+/* The calls of path @a (;@b) in task @t, or ~0 when it has none. */
+static uint64_t fold_calls(const struct stream_task *t, uint64_t a, uint64_t b)
+{
+	uint32_t v = kcc_forest_find(&t->ksf.f, KCC_ROOT_TOP, a);
+
+	if (v != KCC_NIL && b)
+		v = kcc_forest_find(&t->ksf.f, v, b);
+	return v == KCC_NIL ? ~0ull : kcc_forest_ctr(&t->ksf.f, v)[KCC_CTR_CALLS];
+}
+
+/*
+ * Threads fold only with their own process image: two threads of
+ * process 10 fold (a shared path summed, the others kept; not EXITED,
+ * since one of them had not exited), its thread after an exec (image 1)
+ * and process 20 stay as they were.  Records the reader does not know
+ * (they may be per thread) refuse the fold and leave the stream whole.
+ */
+static void test_fold_apart(void)
+{
+	static const uint64_t t10[][3] = { { 0x100, ~0ull, 1 }, { 0x200, 0, 2 } };
+	static const uint64_t t11[][3] = { { 0x100, ~0ull, 5 }, { 0x300, ~0ull, 7 } };
+	static const uint64_t t12[][3] = { { 0x100, ~0ull, 100 } };
+	static const uint64_t t20[][3] = { { 0x100, ~0ull, 1000 } };
+	const uint32_t img1 = 1u << KCC_TASK_IMAGE_SHIFT;
+	struct kcc_stream_header h;
+	struct kcc_metric_desc d[KCC_NR_CTRS];
+	struct sbuf b = { 0 };
+	struct stream s;
+	const struct stream_task *f = NULL, *e = NULL, *o = NULL;
+	uint32_t i;
+	int ok;
+
+	stream__default_header(&h, d, 3, KCC_SOURCE_INJECT, KCC_HDR_CALLS_VALID);
+	stream__write_header(&b, &h, d);
+	fold_task(&b, 10, 10, KCC_TASK_EXITED, t10, 2);
+	fold_task(&b, 20, 20, 0, t20, 1);
+	fold_task(&b, 11, 10, 0, t11, 2);
+	fold_task(&b, 12, 10, img1, t12, 1);
+	stream__write_end(&b);
+	ok = !b.err && !stream__parse(&s, b.p, b.len) && !stream__fold_processes(&s) &&
+	     s.nr_tasks == 3;
+	for (i = 0; ok && i < s.nr_tasks; i++) {
+		const struct stream_task *t = &s.tasks[i];
+
+		if (t->tgid == 10 && !(t->flags >> KCC_TASK_IMAGE_SHIFT))
+			f = t;
+		else if (t->tgid == 10)
+			e = t;
+		else
+			o = t;
+	}
+	ok = ok && f && e && o &&
+	     f->pid == 10 && f->flags == KCC_TASK_FOLDED && f->samples == 4 &&
+	     f->start_time_ns == 1010 && !strcmp(f->comm, "p10") &&
+	     f->ksf.f.count == 3 && fold_calls(f, 0x100, 0) == 6 &&
+	     fold_calls(f, 0x100, 0x200) == 2 && fold_calls(f, 0x300, 0) == 7 &&
+	     e->pid == 12 && e->flags == img1 && fold_calls(e, 0x100, 0) == 100 &&
+	     o->pid == 20 && !o->flags && fold_calls(o, 0x100, 0) == 1000;
+	stream__exit(&s);
+	ksft_test_result(ok, "per-process: threads fold with their own image only (2 into 1, shared path 1 + 5), another image and process as they were\n");
+
+	/* The same with a record of an unknown kind: refused, unchanged. */
+	b.len -= sizeof(struct kcc_rec);
+	unknown_record(&b, KCC_REC_WATCH + 100, 8);
+	stream__write_end(&b);
+	ok = !b.err && !stream__parse(&s, b.p, b.len) && s.unknown_recs == 1 &&
+	     stream__fold_processes(&s) == -EINVAL && s.nr_tasks == 4;
+	stream__exit(&s);
+	ksft_test_result(ok, "per-process: a stream with records it does not know is left whole (-EINVAL)\n");
+	sbuf__exit(&b);
+}
+
 int main(void)
 {
 	struct trace t;
@@ -626,8 +799,10 @@ int main(void)
 	struct profile p;
 
 	ksft_print_header();
-	ksft_set_plan(NR_RANDOM + 5 + 5 + 2 + 2 + 2);
+	ksft_set_plan(NR_RANDOM + 5 + 5 + 2 + 2 + 2 + 3);
 	test_random();
+	test_fold_random();
+	test_fold_apart();
 
 	if (fig2(&t) || make_profile(&p, &t, 2, 2, 5, &st))
 		ksft_exit_fail_msg("fig2 setup\n");

@@ -554,6 +554,26 @@ struct profile_obj *profile__obj(struct profile *p, uint32_t run,
 	return NULL;
 }
 
+int profile__fold_processes(struct profile *p, uint32_t run)
+{
+	struct profile_run *r = &p->runs[run];
+	struct sbuf b = { 0 };
+	int ret;
+
+	ret = stream__fold_processes(&r->s);
+	if (!ret)
+		ret = stream__write(&r->s, &b);
+	if (ret) {
+		sbuf__exit(&b);
+		return ret;
+	}
+	free(r->raw);
+	r->raw = b.p;
+	r->raw_len = b.len;
+	r->s.size = b.len;
+	return 0;
+}
+
 int profile__add_object(struct profile *p, uint32_t run, uint64_t ino,
 			uint32_t flags, struct symobj *so)
 {

@@ -175,6 +175,12 @@ int profile__add_stream(struct profile *p, void *raw, size_t len,
  */
 int profile__add_objects(struct profile *p, uint32_t run);
 /*
+ * Run @run with the threads of each process image folded into one task
+ * (stream__fold_processes(), kcc record --per-process), its stream
+ * written anew.  0, -EINVAL (watch records) or -ENOMEM.
+ */
+int profile__fold_processes(struct profile *p, uint32_t run);
+/*
  * Add an object with the given symbol table (kcc record --trace); with
  * by_build_id, the table is left out when the object has a build-id and
  * a path (not "[vdso]", "[trace]").

@@ -724,6 +724,153 @@ int stream__write(const struct stream *s, struct sbuf *out)
 	return stream__write_end(out);
 }
 
+/* Tasks in process-image order, threads of one image together. */
+static int task_image_cmp(const void *a, const void *b)
+{
+	const struct stream_task *x = *(const struct stream_task *const *)a;
+	const struct stream_task *y = *(const struct stream_task *const *)b;
+	uint32_t ix = x->flags >> KCC_TASK_IMAGE_SHIFT;
+	uint32_t iy = y->flags >> KCC_TASK_IMAGE_SHIFT;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	if (ix != iy)
+		return ix < iy ? -1 : 1;
+	return x < y ? -1 : x > y;	/* stable: the stream's order */
+}
+
+/* Add @src's nodes and counters to @dst, which has room for them. */
+static void forest_add(struct kcc_forest *dst, const struct kcc_forest *src,
+		       uint32_t *map, uint32_t nr_ctrs)
+{
+	uint32_t i, j;
+
+	/* Parents come before their children (stream__parse() checks). */
+	for (i = 0; i < src->count; i++) {
+		const struct kcc_node *nd = kcc_forest_node(src, i);
+		uint32_t parent = nd->parent;
+		uint64_t *to;
+
+		if (!kcc_is_root_parent(parent))
+			parent = map[parent];
+		map[i] = kcc_forest_get(dst, parent, nd->label);
+		to = kcc_forest_ctr(dst, map[i]);
+		for (j = 0; j < nr_ctrs; j++)
+			to[j] += kcc_forest_ctr(src, i)[j];
+	}
+}
+
+/* The threads @g[0..n) of one process image as one folded task @t. */
+static int fold_image(struct stream_task *t, struct stream_task *const *g,
+		      uint32_t n, uint32_t nr_ctrs)
+{
+	const uint32_t keep = KCC_TASK_EXITED | KCC_TASK_EXEC;
+	const struct stream_task *lead = g[0];
+	uint32_t *map, cap = 0, most = 0, i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		cap += g[i]->ksf.f.count;
+		if (g[i]->ksf.f.count > most)
+			most = g[i]->ksf.f.count;
+		if (g[i]->pid == g[i]->tgid && lead->pid != lead->tgid)
+			lead = g[i];
+	}
+	memset(t, 0, sizeof(*t));
+	ret = pool__alloc(&t->ksf, cap, nr_ctrs - 1);
+	map = ret ? NULL : malloc(((size_t)most + 1) * sizeof(*map));
+	if (!map) {
+		pool__exit(&t->ksf);
+		return -ENOMEM;
+	}
+	/* As kcc.ko folds exited threads: pid = tgid, the leader's start. */
+	t->pid = t->tgid = lead->tgid;
+	t->start_time_ns = lead->start_time_ns;
+	memcpy(t->comm, lead->comm, sizeof(t->comm));
+	t->flags = KCC_TASK_FOLDED | (lead->flags & ~KCC_TASK_FLAGS_MASK) | keep;
+	for (i = 0; i < n; i++) {
+		const struct stream_task *u = g[i];
+
+		if (u->pid != u->tgid && lead->pid != lead->tgid &&
+		    u->start_time_ns < t->start_time_ns)
+			t->start_time_ns = u->start_time_ns;
+		t->flags &= ~keep | u->flags;
+		t->flags |= u->flags & KCC_TASK_PRUNED;
+		t->samples += u->samples;
+		t->node_drops += u->node_drops;
+		t->stack_drops += u->stack_drops;
+		t->stitch_errors += u->stitch_errors;
+		t->lost_charges += u->lost_charges;
+		forest_add(&t->ksf.f, &u->ksf.f, map, nr_ctrs);
+	}
+	free(map);
+	return 0;
+}
+
+int stream__fold_processes(struct stream *s)
+{
+	struct stream_task **by, *out;
+	uint32_t i, j, k, n = 0, cap = 1;
+	uint8_t *made, *gone;
+	int ret = 0;
+
+	if (s->nr_watch || s->unknown_recs)
+		return -EINVAL;
+	if (!s->nr_tasks)
+		return 0;
+	/* The capacity grow() takes the array to have. */
+	while (cap < s->nr_tasks)
+		cap *= 2;
+	by = malloc((size_t)s->nr_tasks * sizeof(*by));
+	out = malloc((size_t)cap * sizeof(*out));
+	made = calloc(s->nr_tasks, 1);
+	gone = calloc(s->nr_tasks, 1);
+	if (!by || !out || !made || !gone) {
+		ret = -ENOMEM;
+		goto done;
+	}
+	for (i = 0; i < s->nr_tasks; i++)
+		by[i] = &s->tasks[i];
+	qsort(by, s->nr_tasks, sizeof(*by), task_image_cmp);
+	for (i = 0; i < s->nr_tasks && !ret; i = j) {
+		for (j = i + 1; j < s->nr_tasks &&
+		     by[j]->tgid == by[i]->tgid &&
+		     by[j]->flags >> KCC_TASK_IMAGE_SHIFT ==
+		     by[i]->flags >> KCC_TASK_IMAGE_SHIFT; j++)
+			;
+		if (j - i == 1) {
+			out[n++] = *by[i];	/* one thread: as it was */
+			continue;
+		}
+		ret = fold_image(&out[n], by + i, j - i, s->nr_ctrs);
+		if (ret)
+			break;
+		made[n++] = 1;
+		/* Their forests are in the folded one now. */
+		for (k = i; k < j; k++)
+			gone[by[k] - s->tasks] = 1;
+	}
+	if (ret) {
+		for (i = 0; i < n; i++)
+			if (made[i])
+				pool__exit(&out[i].ksf);
+		goto done;
+	}
+	for (i = 0; i < s->nr_tasks; i++)
+		if (gone[i])
+			pool__exit(&s->tasks[i].ksf);
+	free(s->tasks);
+	s->tasks = out;
+	s->nr_tasks = n;
+	out = NULL;
+done:
+	free(by);
+	free(out);
+	free(made);
+	free(gone);
+	return ret;
+}
+
 /* ---- streams from call traces ------------------------------------------- */
 
 static uint64_t mix64(uint64_t z)

@@ -142,6 +142,20 @@ void sbuf__pad8(struct sbuf *b);
  */
 int stream__write(const struct stream *s, struct sbuf *out);
 
+/*
+ * Fold the threads of each process image (same tgid and image) into one
+ * task, as kcc.ko folds exited threads: pid = tgid, the leader's start
+ * and name, KCC_TASK_FOLDED, the union of their forests with counters
+ * summed, their statistics summed; EXITED (EXEC) only if every thread
+ * had it.  A k-SF is a union of labelled trees whose counters the k-CCF
+ * sums, so a report per process is the same after as before; per
+ * thread, each process is one.  Processes of one thread are left as
+ * they were.  Returns 0, -EINVAL when @s has watch records (counted per
+ * thread) or records this reader does not know, or -ENOMEM (@s then
+ * unchanged).
+ */
+int stream__fold_processes(struct stream *s);
+
 /* Writers for building streams piece by piece (tests, kcc record --trace). */
 int stream__write_header(struct sbuf *b, const struct kcc_stream_header *h,
 			 const struct kcc_metric_desc *desc);
