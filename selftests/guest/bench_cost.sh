@@ -189,6 +189,9 @@ cost_fp() {
 					-e cpu-clock:u -c "$period" --call-graph dwarf ;;
 				kcc-fp) cost_run fp kcc-fp "$sc" $r $mode kcc \
 					--source fp -e cpu-clock -c "$period" ;;
+				kcc-fp-lean) cost_run fp kcc-fp-lean "$sc" $r $mode kcc \
+					--source fp -e cpu-clock -c "$period" \
+					--per-process --build-ids ;;
 				kcc-fp-b0)
 					cost_batch 0
 					cost_run fp kcc-fp-b0 "$sc" $r $mode kcc \
@@ -235,7 +238,7 @@ cost_lbr() {
 cost_main() {
 	cost_setup
 	cost_fp 1 "$c_rounds" "$c_threads" "$c_period" "$c_reps" \
-		plain perf-g perf-dwarf kcc-fp kcc-fp-b0
+		plain perf-g perf-dwarf kcc-fp kcc-fp-b0 kcc-fp-lean
 	if [ -n "$lbr" ] && [ -x /lbr/perf ]; then
 		cost_lbr
 		rmmod kcc_lbrpmu
@@ -248,7 +251,7 @@ cost_main() {
 	# is left out: at 8 KiB of stack per sample its file of the 100x run
 	# would not fit the guest's memory.
 	cost_fp 10 $((5 * c_rounds)) $((2 * c_threads)) "$c_period" 1 \
-		plain perf-g kcc-fp
+		plain perf-g kcc-fp kcc-fp-lean
 	cost_fp 100 $((5 * c_rounds)) $((4 * c_threads)) $((c_period / 5)) 1 \
-		plain perf-g kcc-fp
+		plain perf-g kcc-fp kcc-fp-lean
 }

@@ -155,8 +155,8 @@ function group(g, title, cfgs, pairs,    c, p, n, i, kp) {
 
 END {
 	group("fp", "fp: cpu-clock, same period; slowdown = wall / median unprofiled wall (median [min-max]); hndl ns = median __perf_event_overflow call (function_graph)",
-	      "plain perf-g perf-dwarf kcc-fp kcc-fp-b0",
-	      "kcc-fp:perf-g kcc-fp:perf-dwarf kcc-fp-b0:perf-g")
+	      "plain perf-g perf-dwarf kcc-fp kcc-fp-b0 kcc-fp-lean",
+	      "kcc-fp:perf-g kcc-fp:perf-dwarf kcc-fp-b0:perf-g kcc-fp-lean:perf-g")
 	group("lbr", "lbr: software LBR PMU kcc_lbr, program traced with KCC_TRACE_LBR=1 (its own unprofiled baseline)",
 	      "plain perf-j kcc-lbr kcc-lbr-b0 perf-j-2ev kcc-2ev",
 	      "kcc-lbr:perf-j kcc-lbr-b0:perf-j kcc-2ev:perf-j-2ev")
@@ -185,8 +185,8 @@ END {
 			"samples", "bytes", "growth", "report s", "growth",
 			"kmem", "growth"
 		for (i = 1; i <= 3; i++) {
-			for (j = 1; j <= 2; j++) {
-				t = j == 1 ? "perf-g" : "kcc-fp"
+			for (j = 1; j <= 3; j++) {
+				t = j == 1 ? "perf-g" : j == 2 ? "kcc-fp" : "kcc-fp-lean"
 				k = "fp" SUBSEP sc[i] SUBSEP t
 				k1 = "fp" SUBSEP 1 SUBSEP t
 				if (!cnt[k])
@@ -238,6 +238,9 @@ END {
 		if (bv[b] && bv[a] <= bv[b] / 100)
 			why = "met"
 		printf "  bytes <= 1%% of perf -g's (%dx run, %d samples): %.2f%%: %s\n", big, smpv[b], (bv[b] ? 100 * bv[a] / bv[b] : 0), why
+		c = "fp" SUBSEP big SUBSEP "kcc-fp-lean"
+		if (cnt[c])
+			printf "    with --per-process --build-ids (kcc-fp-lean: one forest per process, no symbol tables): %.2f%% (%s against %s): %s\n", (bv[b] ? 100 * bv[c] / bv[b] : 0), human(bv[c]), human(bv[a]), (bv[b] && bv[c] <= bv[b] / 100) ? "met" : "missed"
 		why = "missed (kcc report's own start, symbols and forests, against perf report's replay of every sample)"
 		if (rv[a] && rv[b] >= 10 * rv[a])
 			why = "met"
