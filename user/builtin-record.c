@@ -88,6 +88,10 @@ static void record_usage(void)
 "  -p PID            attach to process PID until it exits or Ctrl-C\n"
 "  -a                every task, until Ctrl-C or --duration\n"
 "  --duration SEC    stop after SEC seconds\n"
+"  --stack-depth N   user frames walked per sample, 1..512 (default:\n"
+"                    the module's stack_depth, 128; perf's is 127): each\n"
+"                    frame is a read in the sample's interrupt, so a deep\n"
+"                    walk costs handler time (Documentation/benchmark.rst)\n"
 "  --burst-rr N      adaptive bursting: replay 1 in N bursts of seen contexts\n"
 "  --device PATH     the device (default /dev/kcc)\n"
 "  -o FILE           output profile ('-': stdout, not a terminal)\n"
@@ -146,7 +150,7 @@ enum {
 	OPT_THREADS, OPT_STREAM, OPT_CALLS_EVENT, OPT_CALLS_PERIOD, OPT_WATCH,
 	OPT_CALLS_COUNTER, OPT_NO_CALLS_COUNTER, OPT_CALLS_HYBRID,
 	OPT_JOIN,
-	OPT_VALENCE_TABLE, OPT_BUILD_IDS, OPT_PER_PROCESS,
+	OPT_VALENCE_TABLE, OPT_BUILD_IDS, OPT_PER_PROCESS, OPT_STACK_DEPTH,
 };
 
 struct record_opts {
@@ -879,6 +883,7 @@ int cmd_record(int argc, char **argv)
 		{ "stream", no_argument, NULL, OPT_STREAM },
 		{ "build-ids", no_argument, NULL, OPT_BUILD_IDS },
 		{ "per-process", no_argument, NULL, OPT_PER_PROCESS },
+		{ "stack-depth", required_argument, NULL, OPT_STACK_DEPTH },
 		{ "calls-event", required_argument, NULL, OPT_CALLS_EVENT },
 		{ "calls-period", required_argument, NULL, OPT_CALLS_PERIOD },
 		{ "calls-counter", required_argument, NULL, OPT_CALLS_COUNTER },
@@ -983,6 +988,13 @@ int cmd_record(int argc, char **argv)
 		case OPT_DURATION:
 			if (parse_u32(optarg, &ro.duration) || !ro.duration)
 				return usage_error(CMD, "bad --duration '%s': expected seconds", optarg);
+			break;
+		case OPT_STACK_DEPTH:
+			if (parse_u32(optarg, &ro.cfg.stack_depth) ||
+			    !ro.cfg.stack_depth ||
+			    ro.cfg.stack_depth > KCC_INJECT_MAX_STACK)
+				return usage_error(CMD, "bad --stack-depth '%s': expected 1..%d",
+						   optarg, KCC_INJECT_MAX_STACK);
 			break;
 		case OPT_BURST_RR:
 			if (parse_u32(optarg, &ro.cfg.burst_rr_inv))

@@ -50,12 +50,16 @@ mkdir -p "$demo"
 cflags="-static -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 -fno-optimize-sibling-calls -Wall -Wextra -Werror"
 wf=$top/selftests/guest/lbr_e2e/wordfreq.c
+deep=$top/selftests/guest/bench_deep.c
 # shellcheck disable=SC2086
 cp "$KCC_STATIC" "$demo/kcc" &&
 	cp "$top/selftests/guest/bench_cost.sh" "$demo/" &&
 	chmod +x "$demo/bench_cost.sh" &&
 	${CC:-gcc} $cflags -o "$demo/wf" "$wf" -lpthread &&
 	${CC:-gcc} $cflags -finstrument-functions -o "$demo/wft" "$wf" \
+		"$KCC_TRACE_RT" -lpthread &&
+	${CC:-gcc} $cflags -o "$demo/deep" "$deep" &&
+	${CC:-gcc} $cflags -finstrument-functions -o "$demo/deept" "$deep" \
 		"$KCC_TRACE_RT" -lpthread || exit 1
 
 echo "kcc bench: guest $vmlinuz, sizes $cost" >&2

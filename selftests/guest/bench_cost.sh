@@ -10,6 +10,7 @@
 # Packed by bench.sh: /demo/kcc (static), /demo/wf (wordfreq with frame
 # pointers, THREADS threads), /demo/wft (the same built with kcc's
 # tracing runtime, for the software LBR PMU kcc_lbr in /lbr with perf),
+# /demo/deep and /demo/deept (bench_deep.c, plain and traced),
 # /t/kcc_cost (the clock).  Sizes come from the kernel command line:
 #   kcccost=ROUNDS,THREADS,PERIOD_NS,REPS,LROUNDS,LTHREADS,LPERIOD,SWEEP
 # (bench.sh picks them; SWEEP=1 runs the scaling sweep).
@@ -235,10 +236,42 @@ cost_lbr() {
 	done
 }
 
+# The handler's cost by walk depth (Documentation/benchmark.rst, "The
+# handler's budget"): /demo/deep's samples are all 600 frames deep, so
+# each walk goes to its cap.  Under the tracer only (handler ns per
+# sample), one run each: perf -g at perf_event_max_stack 127 (its
+# default) and 512, kcc's fp walk at 32, 127 and 512 frames; on kcc_lbr
+# (branch records: the PMU's copy, kcc's, and the walk) perf -g -j and
+# kcc's lbr source at the same depths.
+cost_depth() {
+	p=$c_period
+	cost_prog="/demo/deep 600 2000"
+	for d in 127 512; do
+		echo $d >/proc/sys/kernel/perf_event_max_stack
+		[ "$(cat /proc/sys/kernel/perf_event_max_stack)" = $d ] ||
+			echo "# cost depth: perf_event_max_stack is $(cat /proc/sys/kernel/perf_event_max_stack), not $d"
+		cost_run depth "perf-g-$d" 1 1 h perf -e cpu-clock:u -c "$p" -g
+	done
+	echo 127 >/proc/sys/kernel/perf_event_max_stack
+	for d in 32 127 512; do
+		cost_run depth "kcc-fp-$d" 1 1 h kcc --source fp -e cpu-clock \
+			-c "$p" --stack-depth $d
+	done
+	[ -n "$lbr" ] && [ -x /demo/deept ] || return 0
+	cost_prog="env KCC_TRACE_LBR=1 KCC_TRACE_DIR=/tmp/tr /demo/deept 600 40"
+	cost_run depth perf-gj-127 1 1 h perf -e kcc_lbr/calls/ -c $c_lperiod \
+		-g -j any_call,any_ret,u
+	for d in 32 127 512; do
+		cost_run depth "kcc-lbr-$d" 1 1 h kcc --source lbr \
+			-e kcc_lbr/calls/ -c $c_lperiod --stack-depth $d
+	done
+}
+
 cost_main() {
 	cost_setup
 	cost_fp 1 "$c_rounds" "$c_threads" "$c_period" "$c_reps" \
 		plain perf-g perf-dwarf kcc-fp kcc-fp-b0 kcc-fp-lean
+	cost_depth
 	if [ -n "$lbr" ] && [ -x /lbr/perf ]; then
 		cost_lbr
 		rmmod kcc_lbrpmu

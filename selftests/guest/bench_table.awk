@@ -175,6 +175,23 @@ END {
 			smpv[a] ? med(a, "workns") / smpv[a] : 0
 	}
 
+	# The handler by walk depth: one traced run each.
+	if (hc["depth" SUBSEP 1 SUBSEP "kcc-fp-127"] > 0) {
+		print ""
+		print "handler by walk depth (deep: every sample 600 frames deep; one traced run each; hndl ns = median __perf_event_overflow call):"
+		printf "  %-12s %8s %9s %9s %s\n", "config", "samples", "median ns", "mean ns", "vs perf -g at 127"
+		split("perf-g-127 perf-g-512 kcc-fp-32 kcc-fp-127 kcc-fp-512 perf-gj-127 kcc-lbr-32 kcc-lbr-127 kcc-lbr-512", dc, " ")
+		b = "depth" SUBSEP 1 SUBSEP "perf-g-127"
+		for (i = 1; i <= 9; i++) {
+			k = "depth" SUBSEP 1 SUBSEP dc[i]
+			if (!(hc[k] > 0))
+				continue
+			printf "  %-12s %8d %9.0f %9.0f %s%s\n", dc[i], hc[k], hm[k],
+				ht[k] / hc[k], ratio(hm[k], hm[b], "%.2fx"),
+				(failed[k] ? " (run failed)" : "")
+		}
+	}
+
 	# The sweep: one run per point.
 	split("1 10 100", sc, " ")
 	big = ""
