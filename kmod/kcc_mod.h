@@ -116,6 +116,7 @@ struct kcc_hcount {
 	u64 calls_unread;	/* samples whose calls counter was not counting */
 	u64 calls_lost;		/* calls of switch-outs no ring could take */
 	u64 br_wrong_path;	/* branch records left out: on a wrong path */
+	u64 cgroup_other;	/* samples outside the session's cgroup */
 	u64 valence[KCC_VC_NR];
 };
 
@@ -241,6 +242,7 @@ struct kcc_session {
 	kuid_t uid;		/* creator's euid: its readers need no cap */
 	struct file *owner;	/* NULL: the autostart session */
 	struct pid *target;	/* KCC_TARGET_PID: the process */
+	struct cgroup *cgrp;	/* KCC_CFG_CGROUP: the tasks kept */
 	/* Read by the handlers, whose events carry the session. */
 	bool running;
 	u32 gen;		/* bumped at stop and reset */

@@ -45,6 +45,7 @@
 #include <asm/perf_event.h>
 
 #include "kcc_mod.h"
+#include "wrapper/cgroup.h"
 #include "wrapper/perf.h"
 #include "wrapper/sched_tp.h"
 
@@ -378,6 +379,9 @@ static void kcc_carry(struct kcc_session *s, u64 n)
 	if ((current->flags & PF_KTHREAD) || !current->mm ||
 	    !READ_ONCE(s->running))
 		return;
+	/* Another cgroup's thread: its calls are no session's. */
+	if (s->cgrp && !kcc_cgroup_holds(s->cgrp, current))
+		return;
 	rec = kcc_ring_reserve(ring, sizeof(*rec), &base);
 	if (!rec) {
 		this_cpu_add(s->hc->calls_lost, n);
@@ -511,6 +515,15 @@ static void __kcc_overflow(struct perf_event *event,
 
 	if ((current->flags & PF_KTHREAD) || !current->mm) {
 		this_cpu_inc(s->hc->drops[KCC_DROP_NO_STACK]);
+		goto out;
+	}
+	/*
+	 * Not the session's cgroup: not a drop, a sample of no concern.  A
+	 * calls counter of the CPU is taken off at this thread's switch-out
+	 * (kcc_carry()), so its calls never reach the session's threads.
+	 */
+	if (s->cgrp && !kcc_cgroup_holds(s->cgrp, current)) {
+		this_cpu_inc(s->hc->cgroup_other);
 		goto out;
 	}
 	if (!user_mode(regs))
@@ -977,6 +990,7 @@ void kcc_events_read(struct kcc_session *s, struct kcc_status *st)
 	st->calls_unread = sum.calls_unread;
 	st->calls_after_last += sum.calls_lost;
 	st->br_wrong_path = sum.br_wrong_path;
+	st->cgroup_other = sum.cgroup_other;
 }
 
 /*

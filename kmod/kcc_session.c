@@ -26,6 +26,7 @@
 #include <linux/percpu.h>
 
 #include "kcc_mod.h"
+#include "wrapper/cgroup.h"
 
 #define KCC_PERIOD_MAX		BIT_ULL(40)
 #define KCC_CLOCK_PERIOD_MIN	10000ull	/* ns: 100 kHz at most */
@@ -192,10 +193,11 @@ static int kcc_config_resolve(struct kcc_session *s, const struct kcc_config *in
 		return -EINVAL;
 
 	if (c->target == KCC_TARGET_PID) {
-		if (c->pid <= 0)
+		if (c->pid <= 0 || (c->flags & KCC_CFG_CGROUP))
 			return -EINVAL;
 	} else if (c->target == KCC_TARGET_ALL) {
-		if (c->pid)
+		/* A cgroup's directory fd (KCC_CFG_CGROUP) may be 0. */
+		if (c->pid < 0 || (c->pid && !(c->flags & KCC_CFG_CGROUP)))
 			return -EINVAL;
 	} else {
 		return -EINVAL;
@@ -474,6 +476,14 @@ struct kcc_session *kcc_configure(struct file *file,
 		if (!s->target)
 			ret = -ESRCH;
 	}
+	if (!ret && (s->cfg.flags & KCC_CFG_CGROUP)) {
+		/* The caller's file: no path to resolve, as perf -G. */
+		s->cgrp = kcc_cgroup_get_fd(s->cfg.pid);
+		if (IS_ERR(s->cgrp)) {
+			ret = PTR_ERR(s->cgrp);
+			s->cgrp = NULL;
+		}
+	}
 	if (ret) {
 		free_percpu(s->hc);
 		kvfree(s);
@@ -575,6 +585,7 @@ void kcc_session_destroy(struct kcc_session *s)
 	kcc_maps_free_orphans(s, NULL, 0);
 	kcc_watch_session_free(s);
 	put_pid(s->target);
+	kcc_cgroup_put(s->cgrp);
 	free_percpu(s->hc);
 	kvfree(s);
 }

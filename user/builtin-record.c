@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "builtin.h"
+#include "cgroup.h"
 #include "evspec.h"
 #include "profile.h"
 #include "trace_file.h"
@@ -87,6 +88,10 @@ static void record_usage(void)
 "                    $KCC_VALENCE_TABLE, else PROGRAM.valence)\n"
 "  -p PID            attach to process PID until it exits or Ctrl-C\n"
 "  -a                every task, until Ctrl-C or --duration\n"
+"  -G, --cgroup CG   with -a: only the tasks of cgroup v2 CG and below\n"
+"                    (a path relative to the cgroup2 mount, as perf -G,\n"
+"                    or under it); the others' samples are counted, not\n"
+"                    kept\n"
 "  --duration SEC    stop after SEC seconds\n"
 "  --stack-depth N   user frames walked per sample, 1..512 (default:\n"
 "                    the module's stack_depth, 128; perf's is 127): each\n"
@@ -163,6 +168,8 @@ struct record_opts {
 	bool stream;		/* --trace: the bare stream, as the device gives */
 	bool build_ids;		/* --build-ids: objects without symbol tables */
 	bool per_process;	/* --per-process: one forest per process image */
+	const char *cgroup;	/* -G: the cgroup v2 of a system-wide session */
+	int cgroup_fd;		/* its directory, open until the end */
 	const char *watch_file;	/* --watch */
 	struct watch watch;
 	char **cmd;
@@ -745,6 +752,31 @@ static int record_device(struct record_opts *ro)
 		exec_err[1] = -1;
 		ro->cfg.pid = child;
 	}
+	if (ro->cgroup) {
+		char path[4096], why[4200];
+		int cfd;
+
+		if (v.minor < 7) {
+			fprintf(stderr, "kcc: %s: ABI %u.%u has no cgroup filter (-G): load kcc.ko of ABI %d.%d\n",
+				ro->device, v.major, v.minor, KCC_ABI_MAJOR,
+				KCC_ABI_MINOR);
+			ret = -EOPNOTSUPP;
+			goto cleanup;
+		}
+		cfd = cgroup__open(ro->cgroup, path, sizeof(path), why,
+				   sizeof(why));
+		if (cfd < 0) {
+			fprintf(stderr, "kcc: -G %s: %s\n", ro->cgroup, why);
+			ret = cfd;
+			goto cleanup;
+		}
+		ro->cgroup_fd = cfd;
+		ro->cfg.flags |= KCC_CFG_CGROUP;
+		ro->cfg.pid = cfd;
+		ret = profile__info_set(&p, "cgroup", path);
+		if (ret)
+			goto cleanup;
+	}
 	if (v.minor < 5 && (ro->cfg.calls_flags & KCC_CALLS_HYBRID)) {
 		fprintf(stderr, "kcc: %s: ABI %u.%u has no hybrid estimate (--calls-hybrid): load kcc.ko of ABI %d.%d\n",
 			ro->device, v.major, v.minor, KCC_ABI_MAJOR,
@@ -866,6 +898,9 @@ cleanup:
 		close(exec_err[0]);
 	if (exec_err[1] >= 0)
 		close(exec_err[1]);
+	if (ro->cgroup_fd >= 0)
+		close(ro->cgroup_fd);
+	ro->cgroup_fd = -1;
 	close(fd);
 	profile__exit(&p);
 	return ret;
@@ -883,6 +918,7 @@ int cmd_record(int argc, char **argv)
 		{ "stream", no_argument, NULL, OPT_STREAM },
 		{ "build-ids", no_argument, NULL, OPT_BUILD_IDS },
 		{ "per-process", no_argument, NULL, OPT_PER_PROCESS },
+		{ "cgroup", required_argument, NULL, 'G' },
 		{ "stack-depth", required_argument, NULL, OPT_STACK_DEPTH },
 		{ "calls-event", required_argument, NULL, OPT_CALLS_EVENT },
 		{ "calls-period", required_argument, NULL, OPT_CALLS_PERIOD },
@@ -907,6 +943,7 @@ int cmd_record(int argc, char **argv)
 		},
 		.device = KCC_DEVICE,
 		.output = "kcc.data",
+		.cgroup_fd = -1,
 		.threads = 1,
 		.argv = argv,
 	};
@@ -916,7 +953,7 @@ int cmd_record(int argc, char **argv)
 	int c, ret;
 
 	/* '+': stop at the command's own arguments. */
-	while ((c = getopt_long(argc, argv, "+:e:c:F:k:p:ao:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:e:c:F:k:p:aG:o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (record__parse_event(optarg, &ro.cfg))
@@ -984,6 +1021,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'a':
 			have_a = true;
+			break;
+		case 'G':
+			ro.cgroup = optarg;
 			break;
 		case OPT_DURATION:
 			if (parse_u32(optarg, &ro.duration) || !ro.duration)
@@ -1082,6 +1122,8 @@ int cmd_record(int argc, char **argv)
 		ro.cfg.target = KCC_TARGET_ALL;
 		ro.cfg.pid = 0;
 	}
+	if (ro.cgroup && !have_a)
+		return usage_error(CMD, "-G samples a cgroup's tasks on every CPU: give -a too");
 	if (have_a && (ro.cfg.calls_flags & KCC_CALLS_HYBRID))
 		return usage_error(CMD, "--calls-hybrid keeps a pool per thread: -p PID or -- CMD, not -a");
 	if (ro.watch_file && have_a)

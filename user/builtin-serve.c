@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "builtin.h"
+#include "cgroup.h"
 #include "pprof.h"
 #include "profile.h"
 #include "report.h"
@@ -75,6 +76,8 @@ static void serve_usage(void)
 "\n"
 "Options:\n"
 "  -a                every task (default)\n"
+"  -G, --cgroup CG   only the tasks of cgroup v2 CG and below (as kcc\n"
+"                    record -G); profiles are labelled cgroup=CG\n"
 "  -p PID            process PID (threads and children follow)\n"
 "  -e EVENT, -c PERIOD, -k K, --source S, --device PATH   as kcc record\n"
 "  --listen ADDR:PORT  where to listen (default 127.0.0.1:6060); an\n"
@@ -134,6 +137,9 @@ struct server {
 	uint64_t start_wall_ns;
 	char hostname[256], release[65];
 	char comm[17];		/* -p: the target's */
+	const char *cgroup;	/* -G: as given */
+	char cgroup_path[4096];	/* as the cgroup2 root names it */
+	int cgroup_fd;		/* its directory, open while serving */
 };
 
 static volatile sig_atomic_t stop_now;
@@ -308,6 +314,8 @@ static int window_pprof(struct server *sv, struct conn *c, char **out,
 	/* The window's machine and clocks, for labels and time_nanos. */
 	if (!ret)
 		ret = profile__info_begin(end, "kcc", sv->argv, KCC_VERSION);
+	if (!ret && sv->cgroup)
+		ret = profile__info_set(end, "cgroup", sv->cgroup_path);
 	if (!ret) {
 		end->info.start_ns = c->base_wall_ns;
 		end->info.duration_ns = wall - c->base_wall_ns;
@@ -873,6 +881,26 @@ static int serve_session(struct server *sv)
 	/* Calls counted beside the event, as kcc record does (ABI 1.3). */
 	if (v.minor >= 3)
 		record__default_counter(&sv->cfg);
+	if (sv->cgroup) {
+		char why[4200];
+
+		if (v.minor < 7) {
+			fprintf(stderr, "kcc: %s: ABI %u.%u has no cgroup filter (-G)\n",
+				sv->device, v.major, v.minor);
+			close(fd);
+			return -EOPNOTSUPP;
+		}
+		sv->cgroup_fd = cgroup__open(sv->cgroup, sv->cgroup_path,
+					     sizeof(sv->cgroup_path), why,
+					     sizeof(why));
+		if (sv->cgroup_fd < 0) {
+			fprintf(stderr, "kcc: -G %s: %s\n", sv->cgroup, why);
+			close(fd);
+			return sv->cgroup_fd;
+		}
+		sv->cfg.flags |= KCC_CFG_CGROUP;
+		sv->cfg.pid = sv->cgroup_fd;
+	}
 	ret = record__configure(fd, sv->device, &v, &sv->cfg);
 	if (!ret && ioctl(fd, KCC_IOC_START)) {
 		ret = -errno;
@@ -952,6 +980,7 @@ int cmd_serve(int argc, char **argv)
 		{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "stream-file", required_argument, NULL, OPT_STREAM_FILE },
+		{ "cgroup", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -969,13 +998,14 @@ int cmd_serve(int argc, char **argv)
 		.max_clients = 16,
 		.timeout_s = 10,
 		.lfd = -1,
+		.cgroup_fd = -1,
 	};
 	const char *listen_on = "127.0.0.1:6060", *unix_path = NULL;
 	bool allow_remote = false, have_p = false, have_a = false;
 	uint32_t x, i;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, ":e:c:k:p:ah", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":e:c:k:p:aG:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (record__parse_event(optarg, &sv.cfg))
@@ -1012,6 +1042,9 @@ int cmd_serve(int argc, char **argv)
 			break;
 		case 'a':
 			have_a = true;
+			break;
+		case 'G':
+			sv.cgroup = optarg;
 			break;
 		case OPT_DEVICE:
 			sv.device = optarg;
@@ -1056,6 +1089,8 @@ int cmd_serve(int argc, char **argv)
 		return usage_error(CMD, "unexpected argument '%s'", argv[optind]);
 	if (have_p && have_a)
 		return usage_error(CMD, "give one of -p PID or -a");
+	if (sv.cgroup && (have_p || sv.nr_files))
+		return usage_error(CMD, "-G filters the system-wide session: not with -p or --stream-file");
 	if (sv.nr_files && have_p)
 		return usage_error(CMD, "--stream-file replaces the session: not with -p");
 

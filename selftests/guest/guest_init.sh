@@ -500,6 +500,55 @@ else
 		echo "# maps_hook: $(cat /sys/class/misc/kcc/maps_hook)"
 		dmesg_clean "kcc record of dl_workload"
 	fi
+	# kcc record -a -G (perf -G): demo_workload runs in two cgroups v2
+	# side by side; the profile of kcc-a must hold its process and not
+	# kcc-b's, name the cgroup, and count kcc-b's samples as left out.
+	# A kernel without CONFIG_CGROUPS (the debug kernels) skips them.
+	if [ -x /demo/kcc ] && [ -x /demo/demo_workload ]; then
+		cg=/sys/fs/cgroup
+		mkdir -p $cg
+		[ -f $cg/cgroup.procs ] ||
+			busybox mount -t cgroup2 none $cg 2>/dev/null
+		if [ ! -f $cg/cgroup.procs ]; then
+			for w in "kcc record -a -G kcc-a" \
+				 "kcc record -G kcc-a: its process, not kcc-b's" \
+				 "kcc record -G kcc-a: the cgroup named, the other's samples counted" \
+				 "kcc record -G nosuch: exit 1, the cgroup named"; do
+				ok "$w # SKIP no cgroup2 (a kernel without CONFIG_CGROUPS)"
+			done
+		else
+			mkdir -p $cg/kcc-a $cg/kcc-b
+			# The subshell moves itself, then becomes the program.
+			(echo 0 >$cg/kcc-a/cgroup.procs &&
+			 exec /demo/demo_workload 4 50) >/dev/null 2>&1 &
+			apid=$!
+			(echo 0 >$cg/kcc-b/cgroup.procs &&
+			 exec /demo/demo_workload 4 50) >/dev/null 2>&1 &
+			bpid=$!
+			/demo/kcc record -a -G kcc-a -k 2 --duration 2 \
+				-o /tmp/cg.data >/tmp/cg.err 2>&1
+			check $? "kcc record -a -G kcc-a"
+			sed 's/^/# /' /tmp/cg.err
+			wait $apid $bpid
+			/demo/kcc dump /tmp/cg.data >/tmp/cg.dump 2>&1
+			grep -q "^task [0-9]* $apid $apid demo_workload " /tmp/cg.dump &&
+				! grep -q "^task [0-9]* [0-9]* $bpid " /tmp/cg.dump &&
+				! grep -q "^task [0-9]* [0-9]* [0-9]* kcc " /tmp/cg.dump
+			check $? "kcc record -G kcc-a: its process, not kcc-b's (pids $apid, $bpid)"
+			grep '^task' /tmp/cg.dump | sed 's/^/# /'
+			/demo/kcc report /tmp/cg.data >/tmp/cg.rep 2>&1
+			n=$(sed -n 's/^# samples of tasks outside the cgroup: \([0-9]*\) .*/\1/p' /tmp/cg.rep)
+			grep -qx '# cgroup: /kcc-a' /tmp/cg.rep && [ "${n:-0}" -gt 0 ]
+			check $? "kcc record -G kcc-a: the cgroup named, the other's samples counted (${n:-none} left out)"
+			/demo/kcc record -a -G nosuch --duration 1 -o /tmp/cg2.data \
+				>/tmp/cg2.err 2>&1
+			[ $? -eq 1 ] && grep -q 'nosuch' /tmp/cg2.err
+			check $? "kcc record -G nosuch: exit 1, the cgroup named"
+			sed 's/^/# /' /tmp/cg2.err
+			rmdir $cg/kcc-a $cg/kcc-b
+			dmesg_clean "kcc record -G"
+		fi
+	fi
 
 	if [ -f /lbrpmu.sh ]; then
 		. /lbrpmu.sh

@@ -18,7 +18,7 @@ D=selftests/kcc/data
 ktap_begin
 KCCREAD=${KCCREAD:-$(dirname "$KCC")/kccread}
 ktap_tmpdir report
-plan 113
+plan 114
 
 # Exclusive counts from an expected inclusive k-CCF ("count TAB path",
 # outermost caller first): a path's count less those of the paths that
@@ -661,6 +661,7 @@ expect 2 "exactly one of" "record without a target: exit 2" -- "$KCC" record
 expect 2 "give one" "record -F with -c: exit 2" -- "$KCC" record -F 99 -c 10007 -- true
 expect 2 "bad -F '0'" "record -F 0: exit 2" -- "$KCC" record -F 0 -- true
 expect 2 "bad -F '100001'" "record -F above 100000: exit 2" -- "$KCC" record -F 100001 -- true
+expect 2 "give -a too" "record -G without -a: exit 2" -- "$KCC" record -G kcc-a -- true
 expect 2 "bad --stack-depth '0'" "record --stack-depth 0: exit 2" -- "$KCC" record --stack-depth 0 -- true
 expect 2 "bad --stack-depth '513': expected 1..512" "record --stack-depth 513: exit 2" -- \
 	"$KCC" record --stack-depth 513 -- true

@@ -175,7 +175,7 @@ static void comment(struct sbuf *b, struct symtab *st, const char *fmt, ...)
 static void comments(struct report *r, struct sbuf *b, struct symtab *st)
 {
 	static const char *const keys[] = {
-		"cmdline", "hostname", "release", "cpu", "version",
+		"cmdline", "hostname", "release", "cpu", "version", "cgroup",
 	};
 	char k[16];
 	size_t i;
@@ -231,6 +231,7 @@ static void fleet_labels(struct report *r, struct sbuf *m, struct symtab *st,
 {
 	static const char *const keys[][2] = {
 		{ "hostname", "hostname" }, { "kernel", "release" },
+		{ "cgroup", "cgroup" },
 	};
 	const struct report_obj *o = report__obj(r, fn);
 	char hex[2 * SYM_BUILD_ID_MAX + 1];

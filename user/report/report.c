@@ -816,6 +816,7 @@ int report__build(struct report *r, struct profile *p,
 		r->st_calls_after_last += s->hdr.status.calls_after_last;
 		r->st_calls_unread += s->hdr.status.calls_unread;
 		r->st_br_wrong_path += s->hdr.status.br_wrong_path;
+		r->st_cgroup_other += s->hdr.status.cgroup_other;
 		if (s->hdr.flags & KCC_HDR_CALLS_COUNTER)
 			r->calls_counter = true;
 		if (s->hdr.flags & KCC_HDR_CALLS_HYBRID)
@@ -1106,6 +1107,7 @@ static void print_info(struct report *r, FILE *out)
 		{ "hostname", "hostname" }, { "release", "os release" },
 		{ "machine", "arch" }, { "cpu", "cpu" },
 		{ "version", "kcc version" }, { "cmdline", "cmdline" },
+		{ "cgroup", "cgroup" },
 	};
 	const struct profile_info *in = &r->p->info;
 	char when[64];
@@ -1179,6 +1181,9 @@ static void print_header(struct report *r, FILE *out)
 	if (r->st_br_wrong_path)
 		fprintf(out, "\n# branch records: %" PRIu64 " on a wrong path left out (speculative, never retired)",
 			r->st_br_wrong_path);
+	if (r->st_cgroup_other)
+		fprintf(out, "\n# samples of tasks outside the cgroup: %" PRIu64 " (not kept)",
+			r->st_cgroup_other);
 	if (r->calls_valid && !r->st_calls_samples)
 		fprintf(out, "\n# calls counted: none (no calls counter); calls: seen in bursts, not scaled");
 	else if (r->calls_valid)

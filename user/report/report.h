@@ -178,6 +178,7 @@ struct report {
 	/* ABI 1.3, a calls counter beside the event (KCC_HDR_CALLS_COUNTER) */
 	uint64_t st_calls_after_last, st_calls_unread;
 	uint64_t st_br_wrong_path;	/* records a PMU tagged wrong-path */
+	uint64_t st_cgroup_other;	/* samples outside a -G session's cgroup */
 	bool calls_counter;
 	bool calls_hybrid;	/* ABI 1.5, KCC_HDR_CALLS_HYBRID: read at every sample too */
 	bool after_last_unknown;	/* a run imported from perf.data */

@@ -288,6 +288,8 @@ int report__json(struct report *r, FILE *out)
 	}
 	fprintf(out, "  \"branch_records_wrong_path\": %" PRIu64 ",\n",
 		r->st_br_wrong_path);
+	fprintf(out, "  \"samples_other_cgroups\": %" PRIu64 ",\n",
+		r->st_cgroup_other);
 	fprintf(out, "  \"sort\": ");
 	json_str(r->desc[r->sort].name, out);
 	fprintf(out, ",\n  \"samples\": {\"taken\": %" PRIu64 ", \"processed\": %" PRIu64 ", \"dropped\": {",

@@ -18,7 +18,7 @@
 #include <linux/ioctl.h>
 
 #define KCC_ABI_MAJOR		1	/* incompatible changes */
-#define KCC_ABI_MINOR		6	/* compatible additions */
+#define KCC_ABI_MINOR		7	/* compatible additions */
 
 #define KCC_DEVICE		"/dev/kcc"
 /*
@@ -105,8 +105,16 @@ struct kcc_version {
  */
 #define KCC_CFG_FREQ		(1u << 4)
 #define KCC_FREQ_MAX		100000
+/*
+ * ABI 1.7, with KCC_TARGET_ALL: only the tasks of one cgroup v2 and of
+ * its descendants, as perf's PERF_FLAG_PID_CGROUP: pid holds a file
+ * descriptor of the cgroup's directory in the cgroup2 file system.  The
+ * events still count on every CPU; samples of other tasks are counted
+ * in kcc_status.cgroup_other and kept nowhere.
+ */
+#define KCC_CFG_CGROUP		(1u << 5)
 #define KCC_CFG_FLAGS_ALL	(KCC_CFG_JOIN_UNIQUE | KCC_CFG_JOIN_LONGEST | \
-				 KCC_CFG_EVENT | KCC_CFG_FREQ)
+				 KCC_CFG_EVENT | KCC_CFG_FREQ | KCC_CFG_CGROUP)
 
 /*
  * A zero field means "the module default" (see the module parameters)
@@ -118,7 +126,8 @@ struct kcc_config {
 	__u32 k;		/* In: slab height 1..KCC_K_MAX or KCC_K_INF */
 	__u32 source;		/* In: KCC_SOURCE_* */
 	__u32 target;		/* In: KCC_TARGET_* */
-	__s32 pid;		/* In: process for KCC_TARGET_PID, else 0 */
+	__s32 pid;		/* In: process for KCC_TARGET_PID, cgroup fd for
+				 * KCC_CFG_CGROUP, else 0 */
 	__u32 event_type;	/* In: perf_event_attr.type (PERF_TYPE_*) */
 	__u32 __reserved0;	/* In: zero */
 	__u64 event_config;	/* In: perf_event_attr.config */
@@ -307,6 +316,8 @@ struct kcc_status {
 	 * out of the samples.
 	 */
 	__u64 br_wrong_path;		/* Out: records left out */
+	/* ABI 1.7: samples outside a KCC_CFG_CGROUP session's cgroup */
+	__u64 cgroup_other;		/* Out: samples of other tasks, not kept */
 };
 
 #define KCC_IOC_STATUS		_IOWR(KCC_IOC_MAGIC, 0x05, struct kcc_status)
