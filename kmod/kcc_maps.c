@@ -47,6 +47,7 @@
 #include <asm/unistd.h>
 
 #include "kcc_mod.h"
+#include "wrapper/cgroup.h"
 #include "wrapper/dumpable.h"
 #include "wrapper/maps_tp.h"
 #include "wrapper/perf.h"
@@ -90,16 +91,18 @@ static atomic64_t kcc_maps_unrelated = ATOMIC64_INIT(0);
 static atomic64_t kcc_maps_locked = ATOMIC64_INIT(0);
 
 /*
- * Does @s profile @p: every task, or its target process and, as an
- * inherited perf event does, that process's descendants.
+ * Does @s profile @p: every task (of its cgroup, KCC_CFG_CGROUP), or
+ * its target process and, as an inherited perf event does, that
+ * process's descendants.
  */
 static bool kcc_maps_targets(struct kcc_session *s, struct task_struct *p)
 {
 	struct task_struct *q;
 	bool ret = false;
 
+	/* A cgroup's session (KCC_CFG_CGROUP): its tasks' mappings only. */
 	if (s->cfg.target == KCC_TARGET_ALL)
-		return true;
+		return !s->cgrp || kcc_cgroup_holds(s->cgrp, p);
 	rcu_read_lock();
 	for (q = p; q->pid; q = rcu_dereference(q->real_parent)) {
 		if (task_tgid(q) == s->target) {
