@@ -181,6 +181,7 @@ struct kcc_task {
 	u64 start;
 	u32 exec_id;		/* self_exec_id of its image */
 	char comm[TASK_COMM_LEN];
+	u64 cgroup_id;		/* system-wide sessions: KCC_REC_CGROUP, 0 */
 	u32 flags;		/* KCC_TASK_* */
 	bool delivered;		/* exited and handed to every reader: free it */
 	u64 exit_seq;		/* first snapshot that had it exited, 0: none */

@@ -753,6 +753,23 @@ static u8 *kcc_put_task(u8 *p, const struct kcc_task *t,
 	return kcc_task_put_nodes(p + sizeof(*rt), t);
 }
 
+static size_t kcc_cgroup_rec_size(const struct kcc_task *t)
+{
+	return t->cgroup_id ? sizeof(struct kcc_rec_cgroup) : 0;
+}
+
+static u8 *kcc_put_cgroup(u8 *p, const struct kcc_task *t)
+{
+	struct kcc_rec_cgroup *rc = (struct kcc_rec_cgroup *)p;
+
+	if (!t->cgroup_id)
+		return p;
+	rc->hdr.type = KCC_REC_CGROUP;
+	rc->hdr.size = sizeof(*rc);
+	rc->cgroup_id = t->cgroup_id;
+	return p + sizeof(*rc);
+}
+
 static void kcc_put_desc(struct kcc_metric_desc *d, u32 type, u64 config,
 			 const char *name)
 {
@@ -823,7 +840,8 @@ void *kcc_snapshot(struct kcc_reader *r, size_t *len)
 
 	size = sizeof(*h) + KCC_NR_CTRS * sizeof(*d);
 	list_for_each_entry(t, &s->task_list, node)
-		size += kcc_task_rec_size(t) + kcc_valence_rec_size(t) +
+		size += kcc_task_rec_size(t) + kcc_cgroup_rec_size(t) +
+			kcc_valence_rec_size(t) +
 			kcc_watch_rec_size(s, t);
 	list_for_each_entry(pr, &s->procs, node)
 		size += pr->maps_len;
@@ -877,6 +895,7 @@ void *kcc_snapshot(struct kcc_reader *r, size_t *len)
 		struct kcc_rec_watch *w;
 
 		p = kcc_put_task(p, t, ns);
+		p = kcc_put_cgroup(p, t);
 		v = (struct kcc_rec_valence *)p;
 		p = kcc_valence_put(p, t);
 		if (p != (u8 *)v && ns != &init_pid_ns) {

@@ -29,6 +29,7 @@
 
 #include "kcc_mod.h"
 #include "kcc_hcct.h"
+#include "wrapper/cgroup.h"
 #include "wrapper/sched_tp.h"
 
 /* ---- sched tracepoints ------------------------------------------------- */
@@ -739,6 +740,9 @@ static struct kcc_task *kcc_task_new(struct kcc_session *s,
 	} else {
 		t->pid_ref = get_task_pid(live, PIDTYPE_PID);
 		t->tgid_ref = get_task_pid(live, PIDTYPE_TGID);
+		/* Where the container groups it (KCC_REC_CGROUP). */
+		if (s->cfg.target == KCC_TARGET_ALL)
+			t->cgroup_id = kcc_task_cgroup_id(live);
 		put_task_struct(live);
 	}
 	hash_add(s->tasks, &t->hnode, kcc_task_hash(t->pid, t->start));
@@ -824,6 +828,7 @@ static struct kcc_task *kcc_fold_get(struct kcc_session *s,
 	f->pid_ref = get_pid(from->tgid_ref);
 	f->tgid_ref = get_pid(from->tgid_ref);
 	memcpy(f->comm, from->comm, TASK_COMM_LEN);
+	f->cgroup_id = from->cgroup_id;
 	f->flags = KCC_TASK_FOLDED;
 	f->st.ksf.f = &f->forest;
 	kcc_task_link(s, f, pr);
@@ -888,6 +893,9 @@ static int kcc_task_fold(struct kcc_session *s, struct kcc_task *t)
 			kcc_forest_bump(dst, d, j, nd->ctr[j]);
 	}
 	kvfree(dmap);
+	/* Threads of two cgroups: the folded one belongs to neither. */
+	if (f->cgroup_id != t->cgroup_id)
+		f->cgroup_id = 0;
 	f->st.samples += t->st.samples;
 	f->st.ksf.stack_drops += t->st.ksf.stack_drops;
 	f->st.ksf.lost_charges += t->st.ksf.lost_charges;

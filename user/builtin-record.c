@@ -872,6 +872,12 @@ static int record_device(struct record_opts *ro)
 		 p.runs[0].s.hdr.source == KCC_SOURCE_LBR)
 		fprintf(stderr, "kcc: warning: %s: no calls counter here: every burst was replayed whole, so calls are the records seen, not a count (kcc report says so)\n",
 			ro->device);
+	ret = profile__add_cgroups(&p, 0);
+	if (ret > 0)
+		fprintf(stderr, "kcc: warning: %d cgroups could not be named (removed since, or no cgroup2 mount here)\n",
+			ret);
+	if (ret < 0)
+		goto cleanup;
 	ret = profile__add_objects(&p, 0);
 	if (ret > 0)
 		fprintf(stderr, "kcc: warning: %d mapped objects could not be read: their routines stay unnamed\n",

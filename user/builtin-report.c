@@ -60,6 +60,8 @@ static void report_usage(void)
 "                       paths) and their callers\n"
 "  --per-thread         one forest per thread\n"
 "  --all                one forest for everything selected\n"
+"  --per-cgroup         one forest per cgroup v2 (system-wide profiles\n"
+"                       name each task's cgroup; pprof labels it)\n"
 "  --max-nodes N        cap on k-CCF nodes per forest\n"
 "  --export-watch FILE  with --hot or --routine: write the contexts of the\n"
 "                       view to FILE as a watch file (kcc watch), one\n"
@@ -196,7 +198,7 @@ enum {
 	OPT_K = 256, OPT_SORT, OPT_PERCENT, OPT_ROUTINE, OPT_SIMILAR, OPT_HOT,
 	OPT_SRCLINE, OPT_FORMAT, OPT_PID, OPT_TID, OPT_COMM, OPT_PER_THREAD,
 	OPT_ALL, OPT_MAX_NODES, OPT_STDIO, OPT_DEBUGINFOD, OPT_DSO,
-	OPT_BUILDID_DIR,
+	OPT_BUILDID_DIR, OPT_PER_CGROUP,
 	OPT_EXPORT_WATCH, OPT_WATCHED, OPT_CI,
 };
 
@@ -225,6 +227,7 @@ int cmd_report(int argc, char **argv)
 		{ "stdio", no_argument, NULL, OPT_STDIO },
 		{ "debuginfod", optional_argument, NULL, OPT_DEBUGINFOD },
 		{ "buildid-dir", required_argument, NULL, OPT_BUILDID_DIR },
+		{ "per-cgroup", no_argument, NULL, OPT_PER_CGROUP },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -338,6 +341,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_BUILDID_DIR:
 			profile__set_buildid_dir(optarg);
+			break;
+		case OPT_PER_CGROUP:
+			o.group = GROUP_CGROUP;
 			break;
 		case OPT_DEBUGINFOD:
 			/*

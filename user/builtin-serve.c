@@ -186,6 +186,9 @@ static int snap_take(struct server *sv, bool objects, struct profile **pp)
 		/* Unreadable objects only leave routines unnamed. */
 		if (!ret && objects)
 			ret = profile__add_objects(p, 0) < 0 ? -ENOMEM : 0;
+		/* Removed cgroups only leave their label out. */
+		if (!ret && objects)
+			ret = profile__add_cgroups(p, 0) < 0 ? -ENOMEM : 0;
 	}
 	if (!ret && !p->nr_runs)
 		ret = -EINVAL;

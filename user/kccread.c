@@ -247,6 +247,14 @@ int main(int argc, char **argv)
 		ret = profile__info_snapshot(&p, NULL, argv, KCC_VERSION);
 		if (ret)
 			goto cleanup;
+		/* The cgroups are this machine's, now. */
+		ret = profile__add_cgroups(&p, 0);
+		if (ret > 0 && !quiet)
+			fprintf(stderr, "kccread: warning: %d cgroup%s could not be named\n",
+				ret, ret == 1 ? "" : "s");
+		ret = ret < 0 ? ret : 0;
+		if (ret)
+			goto cleanup;
 	}
 	if (!raw) {
 		ret = symfs ? add_symfs_objects(&p, symfs) : 0;

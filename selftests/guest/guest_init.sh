@@ -503,7 +503,9 @@ else
 	# kcc record -a -G (perf -G): demo_workload runs in two cgroups v2
 	# side by side; the profile of kcc-a must hold its process and not
 	# kcc-b's, name the cgroup, and count kcc-b's samples as left out.
-	# A kernel without CONFIG_CGROUPS (the debug kernels) skips them.
+	# Then kcc record -a alone: kcc report --per-cgroup must put each
+	# process under its own cgroup.  A kernel without CONFIG_CGROUPS
+	# (the debug kernels) skips them.
 	if [ -x /demo/kcc ] && [ -x /demo/demo_workload ]; then
 		cg=/sys/fs/cgroup
 		mkdir -p $cg
@@ -513,23 +515,36 @@ else
 			for w in "kcc record -a -G kcc-a" \
 				 "kcc record -G kcc-a: its process, not kcc-b's" \
 				 "kcc record -G kcc-a: the cgroup named, the other's samples counted" \
-				 "kcc record -G nosuch: exit 1, the cgroup named"; do
+				 "kcc record -G nosuch: exit 1, the cgroup named" \
+				 "kcc record -a: report --per-cgroup, each process under its cgroup"; do
 				ok "$w # SKIP no cgroup2 (a kernel without CONFIG_CGROUPS)"
 			done
 		else
 			mkdir -p $cg/kcc-a $cg/kcc-b
 			# The subshell moves itself, then becomes the program.
 			(echo 0 >$cg/kcc-a/cgroup.procs &&
-			 exec /demo/demo_workload 4 50) >/dev/null 2>&1 &
+			 exec /demo/demo_workload 8 50) >/dev/null 2>&1 &
 			apid=$!
 			(echo 0 >$cg/kcc-b/cgroup.procs &&
-			 exec /demo/demo_workload 4 50) >/dev/null 2>&1 &
+			 exec /demo/demo_workload 8 50) >/dev/null 2>&1 &
 			bpid=$!
 			/demo/kcc record -a -G kcc-a -k 2 --duration 2 \
 				-o /tmp/cg.data >/tmp/cg.err 2>&1
 			check $? "kcc record -a -G kcc-a"
 			sed 's/^/# /' /tmp/cg.err
+			/demo/kcc record -a -k 2 --duration 2 -o /tmp/cga.data \
+				>/tmp/cga.err 2>&1
+			rc=$?
+			sed 's/^/# /' /tmp/cga.err
+			kill -0 $apid 2>/dev/null && kill -0 $bpid 2>/dev/null
+			alive=$?
 			wait $apid $bpid
+			/demo/kcc report --per-cgroup /tmp/cga.data >/tmp/cga.rep 2>&1
+			[ $rc -eq 0 ] &&
+				grep -q '^# cgroup: /kcc-a, [0-9]* tasks*, ' /tmp/cga.rep &&
+				grep -q '^# cgroup: /kcc-b, [0-9]* tasks*, ' /tmp/cga.rep
+			check $? "kcc record -a: report --per-cgroup, each process under its cgroup (both still running at the end: $([ $alive -eq 0 ] && echo yes || echo no))"
+			grep '^# cgroup' /tmp/cga.rep | sed 's/^/# /'
 			/demo/kcc dump /tmp/cg.data >/tmp/cg.dump 2>&1
 			grep -q "^task [0-9]* $apid $apid demo_workload " /tmp/cg.dump &&
 				! grep -q "^task [0-9]* [0-9]* $bpid " /tmp/cg.dump &&

@@ -14,6 +14,7 @@
  *  - merge(A, A) doubles every counter and merge is order-independent.
  */
 #include <errno.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,9 +23,11 @@
 #include "ktap.h"
 #include "ref.h"
 #include "ksfdump.h"
+#include "pprof.h"
 #include "report_fmt.h"
 
 #define NR_RANDOM	40
+
 
 static int trace_from_ref(struct trace *t, const struct ref_trace *rt)
 {
@@ -709,6 +712,7 @@ static void fold_task(struct sbuf *b, uint32_t pid, uint32_t tgid,
 	t.start_time_ns = 1000 + pid;
 	t.flags = flags;
 	t.samples = nr;
+	t.cgroup_id = 1000 + tgid;	/* a KCC_REC_CGROUP after it */
 	snprintf(t.comm, sizeof(t.comm), "p%u", pid);
 	pool__alloc(&t.ksf, nr, KCC_NR_CTRS - 1);
 	for (i = 0; i < nr; i++) {
@@ -777,9 +781,28 @@ static void test_fold_apart(void)
 	     f->ksf.f.count == 3 && fold_calls(f, 0x100, 0) == 6 &&
 	     fold_calls(f, 0x100, 0x200) == 2 && fold_calls(f, 0x300, 0) == 7 &&
 	     e->pid == 12 && e->flags == img1 && fold_calls(e, 0x100, 0) == 100 &&
-	     o->pid == 20 && !o->flags && fold_calls(o, 0x100, 0) == 1000;
+	     o->pid == 20 && !o->flags && fold_calls(o, 0x100, 0) == 1000 &&
+	     f->cgroup_id == 1010 && e->cgroup_id == 1010 && o->cgroup_id == 1020;
 	stream__exit(&s);
-	ksft_test_result(ok, "per-process: threads fold with their own image only (2 into 1, shared path 1 + 5), another image and process as they were\n");
+	ksft_test_result(ok, "per-process: threads fold with their own image only (2 into 1, shared path 1 + 5), another image and process as they were, cgroups kept\n");
+
+	/* A cgroup record before any task: malformed. */
+	{
+		struct sbuf c = { 0 };
+		struct kcc_rec_cgroup rc = {
+			.hdr = { .type = KCC_REC_CGROUP, .size = sizeof(rc) },
+			.cgroup_id = 5,
+		};
+
+		stream__write_header(&c, &h, d);
+		sbuf__append(&c, &rc, sizeof(rc));
+		stream__write_end(&c);
+		ok = !c.err && stream__parse(&s, c.p, c.len) == -EINVAL &&
+		     strstr(s.err, "not after a task");
+		stream__exit(&s);
+		sbuf__exit(&c);
+	}
+	ksft_test_result(ok, "cgroup record: round trip with its task; before any task refused\n");
 
 	/* The same with a record of an unknown kind: refused, unchanged. */
 	b.len -= sizeof(struct kcc_rec);
@@ -792,6 +815,106 @@ static void test_fold_apart(void)
 	sbuf__exit(&b);
 }
 
+/*
+ * Tasks of cgroups (KCC_REC_CGROUP, named by the profile's CGROUP
+ * sections): --per-cgroup groups them by path (two processes of /a, one
+ * of /b, one task whose cgroup was not named); a process group is
+ * labelled with its cgroup only when all its tasks share it; the names
+ * survive a write and a merge; the fleet pprof carries a cgroup label.
+ */
+static void test_cgroups(void)
+{
+	static const uint64_t one[][3] = { { 0x100, ~0ull, 1 } };
+	struct kcc_stream_header h;
+	struct kcc_metric_desc d[KCC_NR_CTRS];
+	struct report_opts o = { .name = "cg", .sort = KCC_CTR_CALLS,
+				 .group = GROUP_CGROUP };
+	struct sbuf b = { 0 };
+	struct profile p, q, m;
+	struct report r;
+	char *mem = NULL, *pb = NULL;
+	size_t len = 0, pblen = 0;
+	const char *want[] = { "/a", "/b", "[cgroup 1040]" };
+	const uint32_t tasks[] = { 2, 1, 1 };
+	uint32_t i, gi;
+	FILE *f;
+	int ok;
+
+	stream__default_header(&h, d, 3, KCC_SOURCE_INJECT, KCC_HDR_CALLS_VALID);
+	stream__write_header(&b, &h, d);
+	fold_task(&b, 10, 10, 0, one, 1);	/* cgroup 1010 */
+	fold_task(&b, 11, 10, 0, one, 1);	/* 1010 */
+	fold_task(&b, 20, 20, 0, one, 1);	/* 1020 */
+	fold_task(&b, 40, 40, 0, one, 1);	/* 1040: not named */
+	stream__write_end(&b);
+	profile__init(&p);
+	ok = !b.err && !profile__add_stream(&p, b.p, b.len, "cg") &&
+	     !profile__add_cgroup(&p, 0, 1010, "/a") &&
+	     !profile__add_cgroup(&p, 0, 1020, "/b");
+	b.p = NULL;
+	f = ok ? open_memstream(&mem, &len) : NULL;
+	ok = f && !profile__write(&p, f);
+	if (f)
+		fclose(f);
+	ok = ok && !profile__parse(&q, mem, len, "cg") && q.nr_cgroups == 2 &&
+	     !strcmp(profile__cgroup(&q, 0, 1020), "/b");
+	if (ok && !report__build(&r, &q, &o)) {
+		ok = r.nr_groups == 3;
+		for (i = 0; ok && i < 3; i++) {
+			for (gi = 0; gi < r.nr_groups; gi++)
+				if (!strcmp(r.groups[gi].name, want[i]))
+					break;
+			ok = gi < r.nr_groups && r.groups[gi].nr_tasks == tasks[i] &&
+			     r.groups[gi].total[KCC_CTR_CALLS] == tasks[i];
+		}
+		report__exit(&r);
+	} else {
+		ok = 0;
+	}
+	/* Per process: p10 (both threads in /a) labelled, p40 not. */
+	o.group = GROUP_PROCESS;
+	o.fleet_labels = true;
+	if (ok && !report__build(&r, &q, &o)) {
+		for (gi = 0; gi < r.nr_groups; gi++) {
+			const struct report_grp *g = &r.groups[gi];
+
+			if (g->tgid == 10 && (!g->cgroup || strcmp(g->cgroup, "/a")))
+				ok = 0;
+			if (g->tgid == 40 && g->cgroup)
+				ok = 0;
+		}
+		f = open_memstream(&pb, &pblen);
+		ok = ok && f && !report__pprof(&r, f);
+		if (f)
+			fclose(f);
+		report__exit(&r);
+	} else {
+		ok = 0;
+	}
+	if (ok) {
+		char path[64], cmd[256];
+
+		snprintf(path, sizeof(path), "/tmp/kcc-cg-test.%d.pb.gz", (int)getpid());
+		snprintf(cmd, sizeof(cmd), "zcat %s | grep -aq cgroup && zcat %s | grep -aq /a",
+			 path, path);
+		f = fopen(path, "w");
+		ok = f && fwrite(pb, 1, pblen, f) == pblen;
+		if (f)
+			fclose(f);
+		ok = ok && !system(cmd);
+		unlink(path);
+	}
+	profile__init(&m);
+	ok = ok && !profile__append(&m, &q, "a") && !profile__append(&m, &q, "b") &&
+	     m.nr_cgroups == 4 && !strcmp(profile__cgroup(&m, 1, 1010), "/a");
+	profile__exit(&m);
+	ksft_test_result(ok, "cgroups: --per-cgroup groups by path (/a 2 tasks, /b 1, an unnamed id 1); a process labelled when all its tasks share one; kept by write and merge; a pprof label\n");
+	profile__exit(&q);
+	profile__exit(&p);
+	free(mem);
+	free(pb);
+}
+
 int main(void)
 {
 	struct trace t;
@@ -799,10 +922,11 @@ int main(void)
 	struct profile p;
 
 	ksft_print_header();
-	ksft_set_plan(NR_RANDOM + 5 + 5 + 2 + 2 + 2 + 3);
+	ksft_set_plan(NR_RANDOM + 5 + 5 + 2 + 2 + 2 + 5);
 	test_random();
 	test_fold_random();
 	test_fold_apart();
+	test_cgroups();
 
 	if (fig2(&t) || make_profile(&p, &t, 2, 2, 5, &st))
 		ksft_exit_fail_msg("fig2 setup\n");

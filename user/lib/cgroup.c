@@ -20,8 +20,7 @@
 #define CGROUP2_SUPER_MAGIC	0x63677270
 #endif
 
-/* The cgroup2 mount point into @mnt, or -ENOENT. */
-static int cgroup2_mount(char *mnt, size_t len)
+int cgroup__mount(char *mnt, size_t len)
 {
 	char line[4096];
 	FILE *f = fopen("/proc/self/mountinfo", "r");
@@ -32,6 +31,7 @@ static int cgroup2_mount(char *mnt, size_t len)
 	while (ret && fgets(line, sizeof(line), f)) {
 		char dir[4096], *sep = strstr(line, " - ");
 		char fstype[64];
+		size_t dlen;
 
 		/* id parent maj:min root mountpoint ... - fstype source ... */
 		if (!sep || sscanf(sep + 3, "%63s", fstype) != 1 ||
@@ -42,6 +42,9 @@ static int cgroup2_mount(char *mnt, size_t len)
 		if (strchr(dir, '\\') || strlen(dir) >= len)
 			continue;
 		strcpy(mnt, dir);
+		/* No trailing slash: "/sys/fs/cgroup", or "" for "/". */
+		for (dlen = strlen(mnt); dlen && mnt[dlen - 1] == '/'; )
+			mnt[--dlen] = 0;
 		ret = 0;
 	}
 	fclose(f);
@@ -57,13 +60,11 @@ int cgroup__open(const char *name, char *path, size_t len, char *why,
 	size_t ml;
 	int fd;
 
-	if (cgroup2_mount(mnt, sizeof(mnt))) {
+	if (cgroup__mount(mnt, sizeof(mnt))) {
 		snprintf(why, why_len, "no cgroup2 file system is mounted");
 		return -ENOENT;
 	}
 	ml = strlen(mnt);
-	while (ml > 1 && mnt[ml - 1] == '/')
-		mnt[--ml] = 0;
 	/* Under the mount already, or relative to it (perf -G's way). */
 	if (!strncmp(name, mnt, ml) && (name[ml] == '/' || !name[ml]))
 		rel = name + ml;

@@ -10,6 +10,12 @@
 #include <stddef.h>
 
 /*
+ * The cgroup2 mount point into @mnt (no trailing slash; "" when it is
+ * "/"), from /proc/self/mountinfo: 0 or -ENOENT.
+ */
+int cgroup__mount(char *mnt, size_t len);
+
+/*
  * Open the cgroup v2 directory @name (O_RDONLY | O_DIRECTORY) for
  * KCC_CFG_CGROUP; its path as the cgroup2 root names it ("/" for the
  * root, "/a/b") goes to @path.  Returns the descriptor, or -ENOENT (no

@@ -8,6 +8,7 @@
  * are given in the profile file, not in the stream.
  */
 #include <errno.h>
+#include <ftw.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "debuginfod.h"
 #include "profile.h"
 
@@ -208,6 +210,9 @@ void profile__exit(struct profile *p)
 	}
 	for (i = 0; i < p->nr_objs; i++)
 		obj__exit(&p->objs[i]);
+	for (i = 0; i < p->nr_cgroups; i++)
+		free(p->cgroups[i].path);
+	free(p->cgroups);
 	free(p->runs);
 	free(p->objs);
 	info__exit(&p->info);
@@ -389,6 +394,117 @@ static int parse_info(struct profile *p, const uint8_t *pl, uint64_t plen,
 	return 0;
 }
 
+int profile__add_cgroup(struct profile *p, uint32_t run, uint64_t id,
+			const char *path)
+{
+	struct profile_cgroup *c;
+	int ret;
+
+	ret = grow((void **)&p->cgroups, p->nr_cgroups, sizeof(*p->cgroups));
+	if (ret)
+		return ret;
+	c = &p->cgroups[p->nr_cgroups];
+	c->path = strdup(path);
+	if (!c->path)
+		return -ENOMEM;
+	c->run = run;
+	c->id = id;
+	p->nr_cgroups++;
+	return 0;
+}
+
+static int parse_cgroup(struct profile *p, const uint8_t *pl, uint64_t plen,
+			uint64_t base, const char *name)
+{
+	struct prof_cgroup pc;
+	const char *path = (const char *)pl + sizeof(pc);
+
+	if (plen < sizeof(pc))
+		return prof_fail(name, base, "cgroup section too short");
+	memcpy(&pc, pl, sizeof(pc));
+	if (pc.run >= p->nr_runs)
+		return prof_fail(name, base, "cgroup of run %u, before that run", pc.run);
+	if (!pc.id || !pc.path_len || sizeof(pc) + pad8(pc.path_len) != plen)
+		return prof_fail(name, base, "cgroup section of %" PRIu64 " bytes for a %u-byte path",
+				 plen, pc.path_len);
+	if (strnlen(path, pc.path_len) != pc.path_len - 1)
+		return prof_fail(name, base + sizeof(pc), "cgroup path not NUL-terminated");
+	if (profile__cgroup(p, pc.run, pc.id))
+		return prof_fail(name, base + 8, "cgroup %" PRIu64 " of run %u named twice",
+				 (uint64_t)pc.id, pc.run);
+	return profile__add_cgroup(p, pc.run, pc.id, path);
+}
+
+const char *profile__cgroup(const struct profile *p, uint32_t run,
+			    uint64_t id)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->nr_cgroups; i++)
+		if (p->cgroups[i].run == run && p->cgroups[i].id == id)
+			return p->cgroups[i].path;
+	return NULL;
+}
+
+/* State of the walk of profile__add_cgroups(): nftw() takes no argument. */
+static struct {
+	struct profile *p;
+	uint32_t run, left;
+	size_t root_len;
+	int err;
+} cg_walk;
+
+static int cg_visit(const char *path, const struct stat *st, int type,
+		    struct FTW *ftw)
+{
+	const struct stream *s = &cg_walk.p->runs[cg_walk.run].s;
+	const char *rel = path + cg_walk.root_len;
+	uint32_t i;
+
+	if (type != FTW_D)
+		return 0;
+	for (i = 0; i < s->nr_tasks; i++) {
+		if (s->tasks[i].cgroup_id != (uint64_t)st->st_ino ||
+		    profile__cgroup(cg_walk.p, cg_walk.run, st->st_ino))
+			continue;
+		cg_walk.err = profile__add_cgroup(cg_walk.p, cg_walk.run, st->st_ino,
+					 *rel ? rel : "/");
+		if (cg_walk.err)
+			return 1;
+		return --cg_walk.left ? 0 : 1;
+	}
+	return 0;
+}
+
+int profile__add_cgroups(struct profile *p, uint32_t run)
+{
+	const struct stream *s = &p->runs[run].s;
+	char root[4096];
+	uint32_t i, j, ids = 0;
+
+	for (i = 0; i < s->nr_tasks; i++) {
+		if (!s->tasks[i].cgroup_id)
+			continue;
+		for (j = 0; j < i; j++)
+			if (s->tasks[j].cgroup_id == s->tasks[i].cgroup_id)
+				break;
+		ids += j == i;
+	}
+	if (!ids)
+		return 0;
+	if (cgroup__mount(root, sizeof(root)))
+		return ids;
+	cg_walk.p = p;
+	cg_walk.run = run;
+	cg_walk.left = ids;
+	cg_walk.root_len = strlen(root);
+	cg_walk.err = 0;
+	nftw(*root ? root : "/", cg_visit, 16, FTW_PHYS | FTW_MOUNT);
+	if (cg_walk.err)
+		return cg_walk.err;
+	return cg_walk.left;
+}
+
 int profile__parse(struct profile *p, const void *data, size_t len,
 		   const char *name)
 {
@@ -468,6 +584,11 @@ int profile__parse(struct profile *p, const void *data, size_t len,
 			break;
 		case PROF_SEC_INFO:
 			ret = parse_info(p, pl, plen, off + sizeof(sec), name);
+			if (ret)
+				return ret;
+			break;
+		case PROF_SEC_CGROUP:
+			ret = parse_cgroup(p, pl, plen, off + sizeof(sec), name);
 			if (ret)
 				return ret;
 			break;
@@ -673,6 +794,12 @@ int profile__append(struct profile *dst, struct profile *src,
 		if (ret)
 			return ret;
 	}
+	for (i = 0; i < src->nr_cgroups; i++) {
+		ret = profile__add_cgroup(dst, base + src->cgroups[i].run,
+				 src->cgroups[i].id, src->cgroups[i].path);
+		if (ret)
+			return ret;
+	}
 	for (i = 0; i < src->nr_objs; i++) {
 		struct profile_obj *so = &src->objs[i];
 		struct symobj copy;
@@ -798,6 +925,21 @@ int profile__write(const struct profile *p, FILE *out)
 		put(out, &pi, sizeof(pi));
 		put(out, strs.p, strs.len);
 		sbuf__exit(&strs);
+	}
+	for (i = 0; i < p->nr_cgroups; i++) {
+		const struct profile_cgroup *c = &p->cgroups[i];
+		struct prof_cgroup pc = {
+			.run = c->run,
+			.path_len = strlen(c->path) + 1,
+			.id = c->id,
+		};
+
+		sec.type = PROF_SEC_CGROUP;
+		sec.__reserved = 0;
+		sec.size = sizeof(sec) + sizeof(pc) + pad8(pc.path_len);
+		put(out, &sec, sizeof(sec));
+		put(out, &pc, sizeof(pc));
+		put(out, c->path, pc.path_len);
 	}
 	sec.type = PROF_SEC_END;
 	sec.__reserved = 0;

@@ -49,6 +49,11 @@ struct prof_header {
  * from the stream-related sections.
  */
 #define PROF_SEC_INFO		16
+/*
+ * The path of a cgroup v2 a run's KCC_REC_CGROUP records name, as the
+ * recording machine's cgroup2 root named it; optional, one per cgroup.
+ */
+#define PROF_SEC_CGROUP		17
 
 /* Section header, 16 bytes; size covers header, payload and padding. */
 struct prof_sec {
@@ -62,6 +67,13 @@ struct prof_run {
 	uint32_t run;		/* 0, 1, ...: order of the RUN sections */
 	uint32_t __reserved;
 	uint64_t stream_len;
+};
+
+/* CGROUP payload: this, then path_len bytes (NUL included), padded. */
+struct prof_cgroup {
+	uint32_t run;
+	uint32_t path_len;
+	uint64_t id;		/* as in KCC_REC_CGROUP */
 };
 
 #define PROF_OBJ_SYMS		(1u << 0)	/* symbol table copied */
@@ -136,9 +148,17 @@ struct profile_obj {
 	bool live_tried;
 };
 
+struct profile_cgroup {
+	uint32_t run;
+	uint64_t id;
+	char *path;
+};
+
 struct profile {
 	struct profile_run *runs;
 	uint32_t nr_runs;
+	struct profile_cgroup *cgroups;
+	uint32_t nr_cgroups;
 	struct profile_obj *objs;
 	uint32_t nr_objs;
 	bool bare;		/* read from a bare stream */
@@ -174,6 +194,19 @@ int profile__add_stream(struct profile *p, void *raw, size_t len,
  * not an error) or -ENOMEM.
  */
 int profile__add_objects(struct profile *p, uint32_t run);
+/*
+ * Name the cgroups run @run's tasks were in (KCC_REC_CGROUP ids): their
+ * directories under this machine's cgroup2 mount, found by inode
+ * number.  Returns how many ids stayed unnamed (the cgroup was removed,
+ * no cgroup2 here: a warning) or -ENOMEM.
+ */
+int profile__add_cgroups(struct profile *p, uint32_t run);
+/* Name cgroup @id of run @run @path: 0 or -ENOMEM. */
+int profile__add_cgroup(struct profile *p, uint32_t run, uint64_t id,
+			const char *path);
+/* The path of cgroup @id of run @run, or NULL. */
+const char *profile__cgroup(const struct profile *p, uint32_t run,
+			    uint64_t id);
 /*
  * Run @run with the threads of each process image folded into one task
  * (stream__fold_processes(), kcc record --per-process), its stream

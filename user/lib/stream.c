@@ -335,6 +335,23 @@ static int parse_watch(struct stream *s, const uint8_t *rec, uint64_t off,
 	return 0;
 }
 
+/* A KCC_REC_CGROUP: the cgroup of the task just before it. */
+static int parse_cgroup(struct stream *s, const uint8_t *rec, uint64_t off,
+			uint32_t size)
+{
+	struct kcc_rec_cgroup rc;
+
+	if (size != sizeof(rc))
+		return stream__fail(s, off + 4, "cgroup record of %u bytes", size);
+	if (!s->nr_tasks || s->last_rec != KCC_REC_TASK)
+		return stream__fail(s, off, "cgroup record not after a task record");
+	memcpy(&rc, rec, sizeof(rc));
+	if (!rc.cgroup_id)
+		return stream__fail(s, off + 8, "cgroup record of id 0");
+	s->tasks[s->nr_tasks - 1].cgroup_id = rc.cgroup_id;
+	return 0;
+}
+
 int stream__parse(struct stream *s, const void *data, size_t len)
 {
 	const uint8_t *buf = data;
@@ -369,6 +386,9 @@ int stream__parse(struct stream *s, const void *data, size_t len)
 		case KCC_REC_WATCH:
 			ret = parse_watch(s, buf + off, off, r.size);
 			break;
+		case KCC_REC_CGROUP:
+			ret = parse_cgroup(s, buf + off, off, r.size);
+			break;
 		case KCC_REC_END:
 			if (r.size != sizeof(r))
 				return stream__fail(s, off + 4, "END record of %u bytes", r.size);
@@ -384,6 +404,7 @@ int stream__parse(struct stream *s, const void *data, size_t len)
 		}
 		if (ret)
 			return ret;
+		s->last_rec = r.type;
 		off += r.size;
 	}
 }
@@ -620,6 +641,14 @@ int stream__write_task(struct sbuf *b, const struct stream_task *t,
 		for (j = 0; j < nr_ctrs && j <= f->nmetrics; j++)
 			memcpy(&c[j], &n->ctr[j], 8);
 	}
+	if (t->cgroup_id) {
+		struct kcc_rec_cgroup rc = {
+			.hdr = { .type = KCC_REC_CGROUP, .size = sizeof(rc) },
+			.cgroup_id = t->cgroup_id,
+		};
+
+		sbuf__append(b, &rc, sizeof(rc));
+	}
 	return b->err;
 }
 
@@ -786,6 +815,7 @@ static int fold_image(struct stream_task *t, struct stream_task *const *g,
 	/* As kcc.ko folds exited threads: pid = tgid, the leader's start. */
 	t->pid = t->tgid = lead->tgid;
 	t->start_time_ns = lead->start_time_ns;
+	t->cgroup_id = lead->cgroup_id;
 	memcpy(t->comm, lead->comm, sizeof(t->comm));
 	t->flags = KCC_TASK_FOLDED | (lead->flags & ~KCC_TASK_FLAGS_MASK) | keep;
 	for (i = 0; i < n; i++) {
@@ -795,6 +825,9 @@ static int fold_image(struct stream_task *t, struct stream_task *const *g,
 		    u->start_time_ns < t->start_time_ns)
 			t->start_time_ns = u->start_time_ns;
 		t->flags &= ~keep | u->flags;
+		/* Threads of two cgroups: the folded task is in neither. */
+		if (u->cgroup_id != lead->cgroup_id)
+			t->cgroup_id = 0;
 		t->flags |= u->flags & KCC_TASK_PRUNED;
 		t->samples += u->samples;
 		t->node_drops += u->node_drops;

@@ -47,6 +47,7 @@ struct stream_task {
 	uint64_t stack_drops;
 	uint64_t stitch_errors;
 	uint64_t lost_charges;
+	uint64_t cgroup_id;		/* KCC_REC_CGROUP, 0: none */
 	/*
 	 * The task's k-SF (or CCT with k = KCC_K_INF), nmetrics =
 	 * nr_ctrs - 1.  Node i of the record is node i of the forest.
@@ -90,6 +91,7 @@ struct stream {
 	struct stream_watch *watch;	/* KCC_REC_WATCH records */
 	uint32_t nr_watch;
 	uint64_t unknown_recs;		/* records of unknown types skipped */
+	uint32_t last_rec;		/* type of the record parsed last */
 	uint64_t size;			/* bytes up to and including END */
 	/* Why the last parse failed, and where. */
 	uint64_t err_off;

@@ -224,15 +224,19 @@ static void mappings(struct report *r, struct sbuf *b, struct symtab *st)
 /*
  * The labels fleet profilers group by (kcc serve): the machine's
  * hostname and kernel release as the profile recorded them, the command
- * name, and the build-id of the object of the sample's routine @fn.
+ * name of group @g, its cgroup (when all its tasks were in one, else the
+ * -G session's), and the build-id of the object of the sample's routine
+ * @fn.
  */
 static void fleet_labels(struct report *r, struct sbuf *m, struct symtab *st,
-			 const char *comm, uint64_t fn)
+			 const struct report_grp *g, uint64_t fn)
 {
 	static const char *const keys[][2] = {
 		{ "hostname", "hostname" }, { "kernel", "release" },
-		{ "cgroup", "cgroup" },
 	};
+	const char *cgroup = g->cgroup ? g->cgroup :
+			     profile__info_get(r->p, "cgroup");
+	const char *comm = g->name;
 	const struct report_obj *o = report__obj(r, fn);
 	char hex[2 * SYM_BUILD_ID_MAX + 1];
 	struct sbuf lab = { 0 };
@@ -248,10 +252,19 @@ static void fleet_labels(struct report *r, struct sbuf *m, struct symtab *st,
 		pb_msg(m, S_LABEL, &lab);
 		sbuf__exit(&lab);
 	}
-	pb_uint(&lab, L_KEY, str_id(st, "comm"));
-	pb_uint(&lab, L_STR, str_id(st, comm));
-	pb_msg(m, S_LABEL, &lab);
-	sbuf__exit(&lab);
+	if (r->o.group != GROUP_CGROUP) {
+		pb_uint(&lab, L_KEY, str_id(st, "comm"));
+		pb_uint(&lab, L_STR, str_id(st, comm));
+		pb_msg(m, S_LABEL, &lab);
+		sbuf__exit(&lab);
+	}
+	/* The container: its tasks' cgroup, or the -G session's. */
+	if (cgroup) {
+		pb_uint(&lab, L_KEY, str_id(st, "cgroup"));
+		pb_uint(&lab, L_STR, str_id(st, cgroup));
+		pb_msg(m, S_LABEL, &lab);
+		sbuf__exit(&lab);
+	}
 	if (o && o->build_id_len) {
 		build_id__hex(o->build_id, o->build_id_len, hex);
 		pb_uint(&lab, L_KEY, str_id(st, "build_id"));
@@ -274,7 +287,7 @@ int report__pprof(struct report *r, FILE *out)
 	if (ret)
 		return ret;
 	str_id(&st, "");
-	k_proc = str_id(&st, "process");
+	k_proc = str_id(&st, r->o.group == GROUP_CGROUP ? "cgroup" : "process");
 	nc = pprof_ctrs(r, idx);
 	for (i = 0; i < nc; i++)
 		value_type(&b, P_SAMPLE_TYPE, &st, r->desc[idx[i]].name,
@@ -328,7 +341,7 @@ int report__pprof(struct report *r, FILE *out)
 			pb_msg(&m, S_LABEL, &lab);
 			sbuf__exit(&lab);
 			if (r->o.fleet_labels)
-				fleet_labels(r, &m, &st, g->name, locs[0] - 1);
+				fleet_labels(r, &m, &st, g, locs[0] - 1);
 			pb_msg(&b, P_SAMPLE, &m);
 		}
 	}

@@ -438,12 +438,24 @@ static bool selected(const struct report_opts *o, const struct stream *s,
 	return true;
 }
 
-static void group_name(const struct report_opts *o, const struct stream *s,
-		       const struct stream_task *t, char *buf, size_t len)
+static void group_name(const struct report *r, uint32_t run,
+		       const struct stream *s, const struct stream_task *t,
+		       char *buf, size_t len)
 {
-	switch (o->group) {
+	const char *cg;
+
+	switch (r->o.group) {
 	case GROUP_ALL:
 		snprintf(buf, len, "all");
+		break;
+	case GROUP_CGROUP:
+		cg = profile__cgroup(r->p, run, t->cgroup_id);
+		if (cg)
+			snprintf(buf, len, "%s", cg);
+		else if (t->cgroup_id)
+			snprintf(buf, len, "[cgroup %" PRIu64 "]", t->cgroup_id);
+		else
+			snprintf(buf, len, "[no cgroup]");
 		break;
 	case GROUP_THREAD:
 		snprintf(buf, len, "%s/%u", t->comm, t->pid);
@@ -850,13 +862,14 @@ int report__build(struct report *r, struct profile *p,
 
 		for (i = 0; i < s->nr_tasks; i++) {
 			const struct stream_task *t = &s->tasks[i];
-			char name[64];
+			char name[sizeof(r->groups[0].name)];
+			const char *cg;
 			int g;
 			uint64_t *nn;
 
 			if (!selected(o, s, t))
 				continue;
-			group_name(o, s, t, name, sizeof(name));
+			group_name(r, run, s, t, name, sizeof(name));
 			g = find_group(r, name);
 			if (g < 0) {
 				g = new_group(r, name);
@@ -872,7 +885,14 @@ int report__build(struct report *r, struct profile *p,
 				need = nn;
 				need[g] = 0;
 				r->groups[g].tgid = t->tgid;
+				r->groups[g].cgroup = profile__cgroup(p, run,
+								      t->cgroup_id);
 			}
+			/* Labelled with a cgroup only when all of it is in one. */
+			cg = profile__cgroup(p, run, t->cgroup_id);
+			if (!cg || !r->groups[g].cgroup ||
+			    strcmp(cg, r->groups[g].cgroup))
+				r->groups[g].cgroup_mixed = true;
 			need[g] += t->ksf.f.count;
 			r->groups[g].nr_tasks++;
 			r->groups[g].samples += t->samples;
@@ -886,6 +906,9 @@ int report__build(struct report *r, struct profile *p,
 			}
 		}
 	}
+	for (gi = 0; gi < r->nr_groups; gi++)
+		if (r->groups[gi].cgroup_mixed)
+			r->groups[gi].cgroup = NULL;
 	for (gi = 0; gi < r->nr_groups; gi++) {
 		/* need has nr_groups entries, allocated above: NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */
 		if (need[gi] >= KCC_FREE) {
@@ -907,11 +930,11 @@ int report__build(struct report *r, struct profile *p,
 			goto cleanup;
 		for (i = 0; i < s->nr_tasks && !ret; i++) {
 			const struct stream_task *t = &s->tasks[i];
-			char name[64];
+			char name[sizeof(r->groups[0].name)];
 
 			if (!selected(o, s, t))
 				continue;
-			group_name(o, s, t, name, sizeof(name));
+			group_name(r, run, s, t, name, sizeof(name));
 			ret = join_task(r, &r->groups[find_group(r, name)], run,
 					&mi, t);
 		}
@@ -1528,7 +1551,8 @@ int report__text(struct report *r, FILE *out)
 
 		fprintf(out, "#\n# %s: %s, %u task%s, %" PRIu64 " samples",
 			r->o.group == GROUP_THREAD ? "thread" :
-			r->o.group == GROUP_ALL ? "tasks" : "process",
+			r->o.group == GROUP_ALL ? "tasks" :
+			r->o.group == GROUP_CGROUP ? "cgroup" : "process",
 			g->name, g->nr_tasks, g->nr_tasks == 1 ? "" : "s",
 			g->samples);
 		if (g->node_drops || g->stack_drops || g->lost_charges ||

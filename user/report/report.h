@@ -40,6 +40,7 @@ enum report_group {
 	GROUP_PROCESS,		/* one forest per command name (default) */
 	GROUP_THREAD,		/* one per task */
 	GROUP_ALL,		/* one for everything selected */
+	GROUP_CGROUP,		/* one per cgroup v2 (KCC_REC_CGROUP) */
 };
 
 #define REPORT_MAX_IDS	64
@@ -78,7 +79,10 @@ struct report_opts {
 };
 
 struct report_grp {
-	char name[64];
+	char name[256];
+	/* The cgroup of all its tasks (profile__cgroup()), or NULL. */
+	const char *cgroup;
+	bool cgroup_mixed;	/* tasks of different cgroups (or none) */
 	uint32_t nr_tasks;
 	uint32_t tgid;		/* one of them, for labels */
 	uint64_t samples;

@@ -539,6 +539,21 @@ struct kcc_rec_node {
 };
 
 /*
+ * ABI 1.7: right after the KCC_REC_TASK of a task of a system-wide
+ * session, the cgroup v2 the task was in when kcc.ko first saw it: the
+ * id of the cgroup's directory (its inode number in the cgroup2 file
+ * system, as perf's PERF_SAMPLE_CGROUP).  None when it is not known (the
+ * task had exited, a kernel without cgroups, threads of several cgroups
+ * folded together).
+ */
+#define KCC_REC_CGROUP		6	/* struct kcc_rec_cgroup */
+
+struct kcc_rec_cgroup {
+	struct kcc_rec hdr;
+	__u64 cgroup_id;
+};
+
+/*
  * An executable file mapping of a process (tgid), captured while the
  * process ran so exited processes can still be symbolized.  ABI 1.6:
  * the vDSO too, whose path is KCC_MAP_VDSO (pgoff and ino 0).
