@@ -15,6 +15,9 @@
  * area in a tight loop between two encodings A and B word by word,
  * under an odd seq; samples land in the middle of the rewrite, and the
  * stream must hold A and B only, never a mix, with torn reads counted.
+ * Last the quota: threads of uid 65534 (no capability) hold at most
+ * valence_per_user registrations (0: 1024, a quarter of the table);
+ * the next get EDQUOT, and root still registers while they hold them.
  *
  * Output: TAP.  Exit 0 pass, 1 fail, 4 no device.
  */
@@ -25,7 +28,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kcc_guest.h"
@@ -218,6 +223,130 @@ static void test_torn(int fd, struct kcc_valence_area *a)
 
 static int exit_fd;
 
+/* ---- the per-user quota ------------------------------------------------ */
+
+#define QUOTA_EXTRA	8
+
+static struct {
+	int fd;
+	int go[2];		/* released when written */
+	struct kcc_valence_area *areas;
+	int *result;
+} quota;
+
+static void *quota_thread(void *arg)
+{
+	long i = (long)arg;
+	char c;
+
+	__atomic_store_n(&quota.result[i],
+			 reg(quota.fd, &quota.areas[i], sizeof(*quota.areas)),
+			 __ATOMIC_RELEASE);
+	/* Hold the slot until released: the counts are of holders. */
+	if (read(quota.go[0], &c, 1) < 0)
+		return NULL;
+	return NULL;
+}
+
+/*
+ * In a child of uid 65534: cap + QUOTA_EXTRA threads register; reports
+ * on @out "held refused" while they hold, then waits for @in before
+ * releasing them.  Exit status 0, or 1 when it could not run.
+ */
+static int quota_child(unsigned int cap, int out, int in)
+{
+	unsigned int n = cap + QUOTA_EXTRA, i, held = 0, refused = 0;
+	pthread_attr_t at;
+	pthread_t *th;
+	char line[64], c;
+
+	quota.areas = calloc(n, sizeof(*quota.areas));
+	quota.result = calloc(n, sizeof(*quota.result));
+	th = calloc(n, sizeof(*th));
+	if (!quota.areas || !quota.result || !th || kcc_become(65534, 0) ||
+	    pipe(quota.go) || pthread_attr_init(&at) ||
+	    pthread_attr_setstacksize(&at, 64 << 10))
+		return 1;
+	quota.fd = open(KCC_DEVICE, O_RDWR);
+	if (quota.fd < 0)
+		return 1;
+	for (i = 0; i < n; i++) {
+		valid_area(&quota.areas[i]);
+		quota.result[i] = 1;	/* not registered yet */
+	}
+	for (i = 0; i < n; i++)
+		if (pthread_create(&th[i], &at, quota_thread, (void *)(long)i))
+			return 1;
+	/* Every thread's answer, whatever it is (a hang would stop here). */
+	for (i = 0; i < n;)
+		if (__atomic_load_n(&quota.result[i], __ATOMIC_ACQUIRE) == 1)
+			usleep(1000);
+		else
+			i++;
+	for (i = 0; i < n; i++) {
+		held += !quota.result[i];
+		refused += quota.result[i] == -EDQUOT;
+	}
+	snprintf(line, sizeof(line), "%u %u\n", held, refused);
+	if (write(out, line, strlen(line)) < 0 || read(in, &c, 1) < 0)
+		return 1;
+	for (i = 0; i < n; i++)
+		if (write(quota.go[1], "x", 1) != 1)
+			return 1;
+	for (i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	return 0;
+}
+
+static void test_quota(int fd, struct kcc_valence_area *a)
+{
+	unsigned int cap = 0, held = 0, refused = 0;
+	int up[2], down[2], status = 1, root = -1;
+	char line[64] = "";
+	FILE *f;
+	pid_t pid;
+
+	f = fopen("/sys/module/kcc/parameters/valence_per_user", "r");
+	if (!f || fscanf(f, "%u", &cap) != 1)
+		cap = 0;
+	if (f)
+		fclose(f);
+	if (!cap)
+		cap = 1024;	/* the documented default: 4096 / 4 */
+	if (pipe(up) || pipe(down)) {
+		tap_result(0, "valence quota: pipes");
+		tap_result(0, "valence quota: root unaffected");
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(up[0]);
+		close(down[1]);
+		_exit(quota_child(cap, up[1], down[0]));
+	}
+	close(up[1]);
+	close(down[0]);
+	if (pid > 0 && read(up[0], line, sizeof(line) - 1) > 0 &&
+	    sscanf(line, "%u %u", &held, &refused) == 2) {
+		/* While they hold their slots: root is not counted. */
+		root = reg(fd, a, sizeof(*a));
+		reg(fd, NULL, 0);
+	}
+	if (write(down[1], "x", 1) < 0)
+		tap_diag("valence quota: cannot release the child");
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	tap_diag("valence quota: cap %u: %u held, %u refused (EDQUOT), child status %d",
+		 cap, held, refused, status);
+	tap_result(held == cap && refused == QUOTA_EXTRA && WIFEXITED(status) &&
+		   !WEXITSTATUS(status),
+		   "valence quota: uid 65534 holds %u of %u registrations, %u refused with EDQUOT",
+		   held, cap + QUOTA_EXTRA, refused);
+	tap_result(root == 0, "valence quota: root registers while they hold theirs");
+	close(up[0]);
+	close(down[1]);
+}
+
 static void *registered_thread(void *arg)
 {
 	return (void *)(long)reg(exit_fd, arg, sizeof(struct kcc_valence_area));
@@ -241,7 +370,7 @@ int main(int argc, char **argv)
 	c.k = KCC_K_INF;
 	c.sample_period = 20000;
 	fd = kcc_session_start(&c);
-	tap_plan(20);
+	tap_plan(22);
 
 	rc = kcc_ioc(fd, KCC_IOC_VERSION, &v);
 	tap_result(!rc && (v.sources & 1u << KCC_SOURCE_VALENCE),
@@ -325,6 +454,8 @@ int main(int argc, char **argv)
 	tap_result(rc == 0, "samples = processed + sum(dropped)");
 	tap_result(st.valence_entries >= 1 && st.valence_table_full == 0,
 		   "one task table holds the encodings, nothing lost");
+	/* Stopped: the child's thousand threads are sampled by nobody. */
+	test_quota(fd, a);
 	close(fd);
 	free(a);
 	return tap_exit();
