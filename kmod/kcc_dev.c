@@ -761,6 +761,25 @@ static ssize_t maps_hook_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(maps_hook);
 
+/*
+ * The sched probes' exit and exec events: "pushed unrelated lost" (to
+ * the worker; of no running session, never locked; the buffer full).
+ */
+static ssize_t task_events_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	unsigned long flags;
+	u64 pushed, lost;
+
+	raw_spin_lock_irqsave(&kcc_g.ev_lock, flags);
+	pushed = kcc_g.ev_pushed;
+	lost = kcc_g.ev_lost;
+	raw_spin_unlock_irqrestore(&kcc_g.ev_lock, flags);
+	return sysfs_emit(buf, "%llu %lld %llu\n", pushed,
+			  (long long)atomic64_read(&kcc_g.ev_unrelated), lost);
+}
+static DEVICE_ATTR_RO(task_events);
+
 #define KCC_ATTR(name, what)						\
 static ssize_t name##_show(struct device *dev,				\
 			   struct device_attribute *attr, char *buf)	\
@@ -790,6 +809,7 @@ static struct attribute *kcc_attrs[] = {
 	&dev_attr_work_ns.attr,
 	&dev_attr_sessions.attr,
 	&dev_attr_maps_hook.attr,
+	&dev_attr_task_events.attr,
 	&dev_attr_wakeups.attr,
 	NULL,
 };

@@ -117,9 +117,9 @@ static bool kcc_maps_targets(struct kcc_session *s, struct task_struct *p)
 /*
  * May @p concern a running session?  No lock: a session that starts
  * while this runs may be missed, as it would be by a work that took the
- * lock just before its START.
+ * lock just before its START.  The sched exit and exec probes ask too.
  */
-static bool kcc_maps_concerns(struct task_struct *p)
+bool kcc_maps_concerns(struct task_struct *p)
 {
 	struct pid *t[KCC_MAPS_TGT_NR];
 	struct task_struct *q;

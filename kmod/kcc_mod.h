@@ -333,6 +333,8 @@ struct kcc_global {
 	bool ev_on;
 	u32 nr_ev;
 	u64 ev_lost;
+	u64 ev_pushed;			/* under ev_lock */
+	atomic64_t ev_unrelated;	/* exits and execs of no session's */
 	struct kcc_tev ev[KCC_TEV_MAX];
 };
 
@@ -385,6 +387,7 @@ void kcc_task_status(const struct kcc_session *s, struct kcc_status *st);
 /* kcc_maps.c */
 void kcc_maps_init(void);
 void kcc_maps_running(struct kcc_session *s, bool on);
+bool kcc_maps_concerns(struct task_struct *p);
 void kcc_maps_exit(void);
 void kcc_maps_free_orphans(struct kcc_session *s, const struct kcc_tev *ev,
 			   u32 nr);

@@ -48,6 +48,7 @@ static void kcc_tev_push(u32 kind, u32 pid, u64 start, u32 exec_id)
 		kcc_g.ev[kcc_g.nr_ev].start = start;
 		kcc_g.ev[kcc_g.nr_ev].exec_id = exec_id;
 		kcc_g.nr_ev++;
+		kcc_g.ev_pushed++;
 		kick = kcc_g.nr_ev == KCC_TEV_MAX / 2;
 	} else {
 		kcc_g.ev_lost++;
@@ -57,10 +58,28 @@ static void kcc_tev_push(u32 kind, u32 pid, u64 start, u32 exec_id)
 		kcc_kick();
 }
 
+/*
+ * Is the exit or exec of @p news to a session?  Only when it may concern
+ * a running one (kcc_maps_concerns(): a system-wide session runs, @p has
+ * per-task perf events, or it descends from a running target), so that
+ * every other task of the machine passes without kcc's spinlock.  A task
+ * of a stopped session whose end goes unseen here is found by the
+ * snapshot's liveness check (kcc_tasks_check_alive()).
+ */
+static bool kcc_tev_wanted(struct task_struct *p)
+{
+	if (!READ_ONCE(kcc_g.ev_on))
+		return false;
+	if (kcc_maps_concerns(p))
+		return true;
+	atomic64_inc(&kcc_g.ev_unrelated);
+	return false;
+}
+
 static void kcc_probe_exit(KCC_TP_EXIT_PROTO)
 {
 	kcc_valence_task_gone(p);
-	if (READ_ONCE(kcc_g.ev_on) && !(p->flags & PF_KTHREAD))
+	if (!(p->flags & PF_KTHREAD) && kcc_tev_wanted(p))
 		kcc_tev_push(KCC_TEV_EXIT, p->pid, p->start_boottime,
 			     (u32)p->self_exec_id);
 }
@@ -68,7 +87,7 @@ static void kcc_probe_exit(KCC_TP_EXIT_PROTO)
 static void kcc_probe_exec(KCC_TP_EXEC_PROTO)
 {
 	kcc_valence_task_gone(p);
-	if (READ_ONCE(kcc_g.ev_on))
+	if (kcc_tev_wanted(p))
 		kcc_tev_push(KCC_TEV_EXEC, p->tgid,
 			     p->group_leader->start_boottime,
 			     (u32)p->self_exec_id);

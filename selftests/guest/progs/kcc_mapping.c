@@ -242,19 +242,55 @@ struct hook {
  * No stdio: a malloc() that moves the break takes this process's mmap
  * lock, which the fallback hook would count as the target's.
  */
-static int hook_read(struct hook *h)
+static int sysfs_line(const char *path, char *buf, size_t len)
 {
-	int fd = open(MAPS_HOOK, O_RDONLY);
-	char buf[160];
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, len - 1);
 
 	if (fd >= 0)
 		close(fd);
 	if (n <= 0)
 		return -1;
 	buf[n] = 0;
+	return 0;
+}
+
+static int hook_read(struct hook *h)
+{
+	char buf[160];
+
+	if (sysfs_line(MAPS_HOOK, buf, sizeof(buf)))
+		return -1;
 	return sscanf(buf, "%63s %lld %d %lld %lld", h->name, &h->lost,
 		      &h->attached, &h->unrelated, &h->locked) == 5 ? 0 : -1;
+}
+
+#define TEV		"/sys/class/misc/kcc/task_events"
+
+/* The sched probes' "pushed unrelated lost"; no stdio, as above. */
+static int tev_read(long long *pushed, long long *unrelated)
+{
+	char buf[96];
+
+	if (sysfs_line(TEV, buf, sizeof(buf)))
+		return -1;
+	return sscanf(buf, "%lld %lld", pushed, unrelated) == 2 ? 0 : -1;
+}
+
+/* MAPS_N children, each exiting at once: MAPS_N exits to be told. */
+static int exit_n(void)
+{
+	int i, st;
+	pid_t p;
+
+	for (i = 0; i < MAPS_N; i++) {
+		p = fork();
+		if (p == 0)
+			_exit(0);
+		if (p < 0 || waitpid(p, &st, 0) != p)
+			return -1;
+	}
+	return 0;
 }
 
 /* MAPS_N executable mappings of this program, each unmapped again. */
@@ -280,8 +316,10 @@ static int map_exec_n(const char *self)
  * (@orphan: a grandchild that waits until its parent is gone) or inside
  * it (a child), made before the counts are read: this process's fork()
  * takes its own mmap lock, which the fallback hook (mmap_lock_released)
- * sees.  It maps when a byte comes on m->go, and writes one on m->done
- * when it did all of them (its works run before each mmap() returns).
+ * sees.  It maps when a byte comes on m->go, then makes MAPS_N children
+ * that exit at once, and writes one on m->done when it did all of them
+ * (its works run before each mmap() returns, the exit probe before
+ * each child is reaped).
  */
 struct mapper {
 	int go, done;
@@ -309,7 +347,7 @@ static int mapper_make(struct mapper *m, const char *self, int orphan)
 		}
 		if (write(done[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
 			_exit(1);
-		c = map_exec_n(self) ? 'f' : 'd';
+		c = map_exec_n(self) || exit_n() ? 'f' : 'd';
 		_exit(write(done[1], &c, 1) == 1 ? 0 : 1);
 	}
 	close(go[0]);
@@ -342,7 +380,8 @@ static void test_hook(const char *self)
 	struct mapper orphan, child;
 	struct kcc_config c;
 	struct hook h0, h1, h2;
-	int fd, ok;
+	long long p0 = 0, p1 = 0, p2 = 0, u0 = 0, u1 = 0, u2 = 0;
+	int fd, ok, tev_ok;
 
 	if (hook_read(&h0)) {
 		tap_result(0, "maps_hook: five fields (tracepoint lost attached unrelated locked)");
@@ -375,7 +414,9 @@ static void test_hook(const char *self)
 		return;
 	}
 	tap_result(1, "maps_hook: the probe attached at START");
+	tev_ok = !tev_read(&p0, &u0);
 	ok = !mapper_run(&orphan, 1) && !hook_read(&h1);
+	tev_ok = tev_ok && !tev_read(&p1, &u1);
 	tap_result(ok && h1.unrelated - h0.unrelated >= MAPS_N &&
 		   h1.locked == h0.locked,
 		   "maps_hook: %d executable mmap()s outside the target's tree: %lld without kcc's lock, %lld with it",
@@ -385,6 +426,15 @@ static void test_hook(const char *self)
 	tap_result(ok && h2.locked - h1.locked >= MAPS_N,
 		   "maps_hook: %d executable mmap()s of a child of the target: %lld with kcc's lock",
 		   MAPS_N, ok ? h2.locked - h1.locked : -1);
+	tev_ok = tev_ok && !tev_read(&p2, &u2);
+	/*
+	 * The orphan's children exit outside the target's tree: not pushed
+	 * (other exits of the guest may be, hence no bound on p1 - p0); the
+	 * child's are the target's descendants': pushed.
+	 */
+	tap_result(tev_ok && u1 - u0 >= MAPS_N && p2 - p1 >= MAPS_N,
+		   "task_events: %d exits outside the target's tree: %lld without kcc's spinlock; %d in it: %lld pushed",
+		   MAPS_N, tev_ok ? u1 - u0 : -1, MAPS_N, tev_ok ? p2 - p1 : -1);
 	kcc_ioc(fd, KCC_IOC_STOP, NULL);
 	tap_result(!hook_read(&h2) && !h2.attached,
 		   "maps_hook: the probe detached at STOP");
