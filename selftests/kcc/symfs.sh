@@ -25,7 +25,7 @@ if [ -e /o/prog ]; then
 	ktap_skip_all "/o/prog exists on this machine"
 fi
 ktap_tmpdir symfs
-plan 7
+plan 8
 
 "$KCC" record --trace "$D/fig2.trace" -k 3 --stream -o "$tmp/t.stream" &&
 	perl -pe 's{\[trace\]}{/o/prog}g' "$tmp/t.stream" >"$tmp/p.stream" &&
@@ -55,8 +55,16 @@ result $? "with --symfs: the profile keeps the mapped path"
 	! grep -aq profile__add_objects "$tmp/d.kcc" && grep -aq /o/prog "$tmp/d.kcc" &&
 	[ "$(wc -c <"$tmp/d.kcc")" -lt "$(wc -c <"$tmp/b.kcc")" ] &&
 	"$KCC" report --buildid-dir "$tmp/none" "$tmp/d.kcc" >"$tmp/d.out" 2>>"$tmp/d.err" &&
+	grep -qx '# objects by build-id: 0 at their path, 0 in the build-id cache, 0 from debuginfod, 1 not found (their routines unnamed)' "$tmp/d.out" &&
 	! sanitized "$tmp/d.err"
-result $? "with --symfs --build-ids: path kept, no symbol table, $(wc -c <"$tmp/d.kcc") bytes against $(wc -c <"$tmp/b.kcc"); kcc report reads it"
+result $? "with --symfs --build-ids: path kept, no symbol table, $(wc -c <"$tmp/d.kcc") bytes against $(wc -c <"$tmp/b.kcc"); kcc report reads it and says the object was not found"
+id=$(readelf -n "$tmp/root/o/prog" | sed -n 's/.*Build ID: //p')
+mkdir -p "$tmp/cache/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-)" &&
+	cp "$tmp/root/o/prog" "$tmp/cache/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-)/elf" &&
+	"$KCC" report --buildid-dir "$tmp/cache" "$tmp/d.kcc" >"$tmp/e.out" 2>"$tmp/e.err" &&
+	grep -qx '# objects by build-id: 0 at their path, 1 in the build-id cache, 0 from debuginfod, 0 not found (their routines unnamed)' "$tmp/e.out" &&
+	! sanitized "$tmp/e.err"
+result $? "--build-ids profile, the object in a build-id cache (perf's layout): kcc report finds it there"
 
 "$KCCREAD" --symfs "$tmp/nosuch" -o "$tmp/c.kcc" "$tmp/p.stream" 2>"$tmp/c.err"
 rc=$?

@@ -1020,11 +1020,17 @@ struct symobj *profile_obj__live(struct profile_obj *o)
 	so = malloc(sizeof(*so));
 	if (!so)
 		return NULL;
-	if (!load_matching(so, o->so.path, &o->so) ||
-	    !load_cached(so, &o->so)) {
+	o->live_from = PROF_LIVE_PATH;
+	if (!load_matching(so, o->so.path, &o->so)) {
 		o->live = so;
 		return so;
 	}
+	o->live_from = PROF_LIVE_CACHE;
+	if (!load_cached(so, &o->so)) {
+		o->live = so;
+		return so;
+	}
+	o->live_from = PROF_LIVE_DEBUGINFOD;
 	/*
 	 * Gone or rebuilt here: the object by build-id, if allowed; its
 	 * symbols and lines then come from its debuginfo (symbols.c).
@@ -1038,6 +1044,7 @@ struct symobj *profile_obj__live(struct profile_obj *o)
 			return so;
 		}
 	}
+	o->live_from = PROF_LIVE_NONE;
 	free(so);
 	return NULL;
 }

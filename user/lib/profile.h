@@ -146,7 +146,13 @@ struct profile_obj {
 	struct symobj so;	/* path, build-id, symbols */
 	struct symobj *live;	/* the file read at report time, lazily */
 	bool live_tried;
+	uint8_t live_from;	/* PROF_LIVE_*: where live was found */
 };
+
+#define PROF_LIVE_NONE		0
+#define PROF_LIVE_PATH		1	/* the file at its recorded path */
+#define PROF_LIVE_CACHE		2	/* the build-id cache */
+#define PROF_LIVE_DEBUGINFOD	3
 
 struct profile_cgroup {
 	uint32_t run;

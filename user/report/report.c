@@ -1121,6 +1121,30 @@ static void print_event(struct report *r, FILE *out)
 	fprintf(out, "\n");
 }
 
+/*
+ * Objects recorded without their symbol tables (--build-ids) that the
+ * report needed: where each was found, or that it was not.
+ */
+static void print_by_id(const struct report *r, FILE *out)
+{
+	uint32_t n[4] = { 0 }, i;
+
+	if (r->p->bare)
+		return;
+	for (i = 0; i < r->p->nr_objs; i++) {
+		const struct profile_obj *o = &r->p->objs[i];
+
+		if (o->so.nr_syms || (o->flags & (PROF_OBJ_MISSING | PROF_OBJ_STALE)) ||
+		    !o->so.build_id_len || !o->live_tried)
+			continue;
+		n[o->live ? o->live_from : PROF_LIVE_NONE]++;
+	}
+	if (n[0] + n[1] + n[2] + n[3])
+		fprintf(out, "# objects by build-id: %u at their path, %u in the build-id cache, %u from debuginfod, %u not found (their routines unnamed)\n",
+			n[PROF_LIVE_PATH], n[PROF_LIVE_CACHE],
+			n[PROF_LIVE_DEBUGINFOD], n[PROF_LIVE_NONE]);
+}
+
 /* The profile's INFO, as perf report --header shows perf.data's. */
 static void print_info(struct report *r, FILE *out)
 {
@@ -1268,6 +1292,7 @@ static void print_header(struct report *r, FILE *out)
 		fprintf(out, "# pruned forests: %" PRIu64 ", keeping only their hot contexts (Space-Saving, phi %.4f%%, eps %.4f%%, %" PRIu64 " cold nodes evicted): in such a forest, with N its samples (twice for a finite k), every context with more than floor(phi N) samples is present and every count is at most eps N below the true one\n",
 			r->st_pruned, r->hcct_phi_ppm / 1e4, r->hcct_eps_ppm / 1e4,
 			r->st_evicted);
+	print_by_id(r, out);
 	if (r->unsymbolized)
 		fprintf(out, "# labels without a symbol: %" PRIu64 "\n", r->unsymbolized);
 }
