@@ -126,8 +126,8 @@ struct kcc_config {
 	__u32 k;		/* In: slab height 1..KCC_K_MAX or KCC_K_INF */
 	__u32 source;		/* In: KCC_SOURCE_* */
 	__u32 target;		/* In: KCC_TARGET_* */
-	__s32 pid;		/* In: process for KCC_TARGET_PID, cgroup fd for
-				 * KCC_CFG_CGROUP, else 0 */
+	/* In: process for KCC_TARGET_PID, cgroup fd for KCC_CFG_CGROUP, else 0 */
+	__s32 pid;
 	__u32 event_type;	/* In: perf_event_attr.type (PERF_TYPE_*) */
 	__u32 __reserved0;	/* In: zero */
 	__u64 event_config;	/* In: perf_event_attr.config */
