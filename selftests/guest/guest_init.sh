@@ -552,9 +552,9 @@ else
 			check $? "kcc record -G kcc-a: its process, not kcc-b's (pids $apid, $bpid)"
 			grep '^task' /tmp/cg.dump | sed 's/^/# /'
 			/demo/kcc report /tmp/cg.data >/tmp/cg.rep 2>&1
-			n=$(sed -n 's/^# samples of tasks outside the cgroup: \([0-9]*\) .*/\1/p' /tmp/cg.rep)
-			grep -qx '# cgroup: /kcc-a' /tmp/cg.rep && [ "${n:-0}" -gt 0 ]
-			check $? "kcc record -G kcc-a: the cgroup named, the other's samples counted (${n:-none} left out)"
+			cgo=$(sed -n 's/^# samples of tasks outside the cgroup: \([0-9]*\) .*/\1/p' /tmp/cg.rep)
+			grep -qx '# cgroup: /kcc-a' /tmp/cg.rep && [ "${cgo:-0}" -gt 0 ]
+			check $? "kcc record -G kcc-a: the cgroup named, the other's samples counted (${cgo:-none} left out)"
 			/demo/kcc record -a -G nosuch --duration 1 -o /tmp/cg2.data \
 				>/tmp/cg2.err 2>&1
 			[ $? -eq 1 ] && grep -q 'nosuch' /tmp/cg2.err
