@@ -854,6 +854,7 @@ int stream__fold_processes(struct stream *s)
 	/* The capacity grow() takes the array to have. */
 	while (cap < s->nr_tasks)
 		cap *= 2;
+	/* an array of pointers to tasks: NOLINTNEXTLINE(bugprone-sizeof-expression) */
 	by = malloc((size_t)s->nr_tasks * sizeof(*by));
 	out = malloc((size_t)cap * sizeof(*out));
 	made = calloc(s->nr_tasks, 1);
@@ -864,6 +865,7 @@ int stream__fold_processes(struct stream *s)
 	}
 	for (i = 0; i < s->nr_tasks; i++)
 		by[i] = &s->tasks[i];
+	/* an array of pointers to tasks: NOLINTNEXTLINE(bugprone-sizeof-expression) */
 	qsort(by, s->nr_tasks, sizeof(*by), task_image_cmp);
 	for (i = 0; i < s->nr_tasks && !ret; i = j) {
 		for (j = i + 1; j < s->nr_tasks &&
