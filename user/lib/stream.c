@@ -770,22 +770,19 @@ static int task_image_cmp(const void *a, const void *b)
 
 /* Add @src's nodes and counters to @dst, which has room for them. */
 static void forest_add(struct kcc_forest *dst, const struct kcc_forest *src,
-		       uint32_t *map, uint32_t nr_ctrs)
+		       uint32_t *map)
 {
-	uint32_t i, j;
+	uint32_t i;
 
 	/* Parents come before their children (stream__parse() checks). */
 	for (i = 0; i < src->count; i++) {
 		const struct kcc_node *nd = kcc_forest_node(src, i);
 		uint32_t parent = nd->parent;
-		uint64_t *to;
 
 		if (!kcc_is_root_parent(parent))
 			parent = map[parent];
 		map[i] = kcc_forest_get(dst, parent, nd->label);
-		to = kcc_forest_ctr(dst, map[i]);
-		for (j = 0; j < nr_ctrs; j++)
-			to[j] += kcc_forest_ctr(src, i)[j];
+		kcc_forest_add_ctrs(dst, map[i], src, i);
 	}
 }
 
@@ -834,7 +831,7 @@ static int fold_image(struct stream_task *t, struct stream_task *const *g,
 		t->stack_drops += u->stack_drops;
 		t->stitch_errors += u->stitch_errors;
 		t->lost_charges += u->lost_charges;
-		forest_add(&t->ksf.f, &u->ksf.f, map, nr_ctrs);
+		forest_add(&t->ksf.f, &u->ksf.f, map);
 	}
 	free(map);
 	return 0;
