@@ -450,56 +450,67 @@ const char *profile__cgroup(const struct profile *p, uint32_t run,
 static struct {
 	struct profile *p;
 	uint32_t run, left;
+	const uint64_t *ids;	/* the run's distinct cgroup ids, sorted */
+	size_t nr_ids;
 	size_t root_len;
 	int err;
 } cg_walk;
 
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static int cg_visit(const char *path, const struct stat *st, int type,
 		    struct FTW *ftw)
 {
-	const struct stream *s = &cg_walk.p->runs[cg_walk.run].s;
 	const char *rel = path + cg_walk.root_len;
-	uint32_t i;
+	uint64_t ino = st->st_ino;
 
-	if (type != FTW_D)
+	if (type != FTW_D ||
+	    !bsearch(&ino, cg_walk.ids, cg_walk.nr_ids, sizeof(ino), u64_cmp) ||
+	    profile__cgroup(cg_walk.p, cg_walk.run, ino))
 		return 0;
-	for (i = 0; i < s->nr_tasks; i++) {
-		if (s->tasks[i].cgroup_id != (uint64_t)st->st_ino ||
-		    profile__cgroup(cg_walk.p, cg_walk.run, st->st_ino))
-			continue;
-		cg_walk.err = profile__add_cgroup(cg_walk.p, cg_walk.run, st->st_ino,
-					 *rel ? rel : "/");
-		if (cg_walk.err)
-			return 1;
-		return --cg_walk.left ? 0 : 1;
-	}
-	return 0;
+	cg_walk.err = profile__add_cgroup(cg_walk.p, cg_walk.run, ino,
+					  *rel ? rel : "/");
+	if (cg_walk.err)
+		return 1;
+	return --cg_walk.left ? 0 : 1;
 }
 
 int profile__add_cgroups(struct profile *p, uint32_t run)
 {
 	const struct stream *s = &p->runs[run].s;
 	char root[4096];
-	uint32_t i, j, ids = 0;
+	uint64_t *ids;
+	uint32_t i, n = 0, nr = 0;
 
-	for (i = 0; i < s->nr_tasks; i++) {
-		if (!s->tasks[i].cgroup_id)
-			continue;
-		for (j = 0; j < i; j++)
-			if (s->tasks[j].cgroup_id == s->tasks[i].cgroup_id)
-				break;
-		ids += j == i;
-	}
+	ids = malloc(((size_t)s->nr_tasks + 1) * sizeof(*ids));
 	if (!ids)
-		return 0;
-	if (cgroup__mount(root, sizeof(root)))
-		return ids;
+		return -ENOMEM;
+	for (i = 0; i < s->nr_tasks; i++)
+		if (s->tasks[i].cgroup_id)
+			ids[n++] = s->tasks[i].cgroup_id;
+	qsort(ids, n, sizeof(*ids), u64_cmp);
+	for (i = 0; i < n; i++)
+		if (!nr || ids[nr - 1] != ids[i])
+			ids[nr++] = ids[i];
+	if (!nr || cgroup__mount(root, sizeof(root))) {
+		free(ids);
+		return nr;
+	}
 	cg_walk.p = p;
 	cg_walk.run = run;
-	cg_walk.left = ids;
+	cg_walk.left = nr;
+	cg_walk.ids = ids;
+	cg_walk.nr_ids = nr;
 	cg_walk.root_len = strlen(root);
 	cg_walk.err = 0;
 	nftw(*root ? root : "/", cg_visit, 16, FTW_PHYS | FTW_MOUNT);
+	free(ids);
+	cg_walk.ids = NULL;
 	if (cg_walk.err)
 		return cg_walk.err;
 	return cg_walk.left;
