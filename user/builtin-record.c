@@ -688,6 +688,29 @@ int record__configure(int fd, const char *device, const struct kcc_version *v,
 	return 0;
 }
 
+int record__cgroup(const char *device, const struct kcc_version *v,
+		   const char *name, struct kcc_config *cfg, char *path,
+		   size_t len)
+{
+	char why[4200];
+	int fd;
+
+	if (v->minor < 7) {
+		fprintf(stderr, "kcc: %s: ABI %u.%u has no cgroup filter (-G): load kcc.ko of ABI %d.%d\n",
+			device, v->major, v->minor, KCC_ABI_MAJOR,
+			KCC_ABI_MINOR);
+		return -EOPNOTSUPP;
+	}
+	fd = cgroup__open(name, path, len, why, sizeof(why));
+	if (fd < 0) {
+		fprintf(stderr, "kcc: -G %s: %s\n", name, why);
+		return fd;
+	}
+	cfg->flags |= KCC_CFG_CGROUP;
+	cfg->pid = fd;
+	return fd;
+}
+
 /* What an ABI 1.2 module lacks that @ro asks for, or NULL. */
 static const char *record_abi12_lack(const struct record_opts *ro)
 {
@@ -754,26 +777,13 @@ static int record_device(struct record_opts *ro)
 		ro->cfg.pid = child;
 	}
 	if (ro->cgroup) {
-		char path[4096], why[4200];
-		int cfd;
+		char path[4096];
 
-		if (v.minor < 7) {
-			fprintf(stderr, "kcc: %s: ABI %u.%u has no cgroup filter (-G): load kcc.ko of ABI %d.%d\n",
-				ro->device, v.major, v.minor, KCC_ABI_MAJOR,
-				KCC_ABI_MINOR);
-			ret = -EOPNOTSUPP;
+		ret = record__cgroup(ro->device, &v, ro->cgroup, &ro->cfg,
+				     path, sizeof(path));
+		if (ret < 0)
 			goto cleanup;
-		}
-		cfd = cgroup__open(ro->cgroup, path, sizeof(path), why,
-				   sizeof(why));
-		if (cfd < 0) {
-			fprintf(stderr, "kcc: -G %s: %s\n", ro->cgroup, why);
-			ret = cfd;
-			goto cleanup;
-		}
-		ro->cgroup_fd = cfd;
-		ro->cfg.flags |= KCC_CFG_CGROUP;
-		ro->cfg.pid = cfd;
+		ro->cgroup_fd = ret;
 		ret = profile__info_set(&p, "cgroup", path);
 		if (ret)
 			goto cleanup;

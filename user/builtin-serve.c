@@ -50,7 +50,6 @@
 #include <unistd.h>
 
 #include "builtin.h"
-#include "cgroup.h"
 #include "pprof.h"
 #include "profile.h"
 #include "report.h"
@@ -885,24 +884,13 @@ static int serve_session(struct server *sv)
 	if (v.minor >= 3)
 		record__default_counter(&sv->cfg);
 	if (sv->cgroup) {
-		char why[4200];
-
-		if (v.minor < 7) {
-			fprintf(stderr, "kcc: %s: ABI %u.%u has no cgroup filter (-G)\n",
-				sv->device, v.major, v.minor);
-			close(fd);
-			return -EOPNOTSUPP;
-		}
-		sv->cgroup_fd = cgroup__open(sv->cgroup, sv->cgroup_path,
-					     sizeof(sv->cgroup_path), why,
-					     sizeof(why));
+		sv->cgroup_fd = record__cgroup(sv->device, &v, sv->cgroup,
+					       &sv->cfg, sv->cgroup_path,
+					       sizeof(sv->cgroup_path));
 		if (sv->cgroup_fd < 0) {
-			fprintf(stderr, "kcc: -G %s: %s\n", sv->cgroup, why);
 			close(fd);
 			return sv->cgroup_fd;
 		}
-		sv->cfg.flags |= KCC_CFG_CGROUP;
-		sv->cfg.pid = sv->cgroup_fd;
 	}
 	ret = record__configure(fd, sv->device, &v, &sv->cfg);
 	if (!ret && ioctl(fd, KCC_IOC_START)) {

@@ -63,6 +63,16 @@ int record__parse_event(const char *s, struct kcc_config *c);
  * when @c now names one; for kcc.ko of ABI 1.3 and later.
  */
 bool record__default_counter(struct kcc_config *c);
+/*
+ * -G @name for @cfg on @device (ABI @v): open the cgroup v2 directory,
+ * its path as the cgroup2 root names it into @path, and set
+ * KCC_CFG_CGROUP with its fd.  Returns the fd (the caller closes it
+ * after the session) or -errno, the reason printed.  kcc record and
+ * kcc serve -G.
+ */
+int record__cgroup(const char *device, const struct kcc_version *v,
+		   const char *name, struct kcc_config *cfg, char *path,
+		   size_t len);
 int record__configure(int fd, const char *device, const struct kcc_version *v,
 		      struct kcc_config *cfg);
 
