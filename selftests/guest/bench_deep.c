@@ -3,7 +3,7 @@
  * bench_deep.c - the program of make bench-guest's handler-cost group:
  * a call stack DEPTH frames deep (a frame-pointer walk from its bottom
  * goes as deep as any cap: 32, 127 or 512 frames), at whose bottom a
- * loop calls small routines for about MS milliseconds of work, so that
+ * loop calls small routines ROUNDS times 4,096 times, so that
  * every sample's stack is that deep and its branch records (on the
  * software LBR PMU, built with kcc's tracing runtime) are calls and
  * returns.  Built with frame pointers, no sibling calls, no inlining.
