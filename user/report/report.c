@@ -870,6 +870,7 @@ int report__build(struct report *r, struct profile *p,
 			if (!selected(o, s, t))
 				continue;
 			group_name(r, run, s, t, name, sizeof(name));
+			cg = profile__cgroup(p, run, t->cgroup_id);
 			g = find_group(r, name);
 			if (g < 0) {
 				g = new_group(r, name);
@@ -885,11 +886,9 @@ int report__build(struct report *r, struct profile *p,
 				need = nn;
 				need[g] = 0;
 				r->groups[g].tgid = t->tgid;
-				r->groups[g].cgroup = profile__cgroup(p, run,
-								      t->cgroup_id);
+				r->groups[g].cgroup = cg;
 			}
 			/* Labelled with a cgroup only when all of it is in one. */
-			cg = profile__cgroup(p, run, t->cgroup_id);
 			if (!cg || !r->groups[g].cgroup ||
 			    strcmp(cg, r->groups[g].cgroup))
 				r->groups[g].cgroup_mixed = true;
