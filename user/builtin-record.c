@@ -140,8 +140,11 @@ static void record_usage(void)
 /* --per-process; on failure the profile keeps its threads: lose nothing. */
 static void record__fold(struct profile *p)
 {
-	if (profile__fold_processes(p, 0))
-		fprintf(stderr, "kcc: warning: --per-process: out of memory: one forest per thread kept\n");
+	int err = profile__fold_processes(p, 0);
+
+	if (err)
+		fprintf(stderr, "kcc: warning: --per-process: %s: one forest per thread kept\n",
+			profile__fold_error(err));
 }
 
 static volatile sig_atomic_t stop_now;

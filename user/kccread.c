@@ -137,7 +137,7 @@ int main(int argc, char **argv)
 	FILE *out = stdout;
 	void *buf = NULL;
 	size_t len = 0;
-	int c, ret;
+	int c, ret, fold;
 
 	kcc_progname = "kccread";
 	opterr = 0;
@@ -237,11 +237,11 @@ int main(int argc, char **argv)
 				  strcmp(in, "-") ? in : "<stdin>");
 	if (ret)
 		goto cleanup;
-	if (per_proc && profile__fold_processes(&p, 0))
+	fold = per_proc ? profile__fold_processes(&p, 0) : 0;
+	if (fold)
 		/* The profile is kept as it came: nothing is lost. */
 		fprintf(stderr, "kccread: warning: --per-process: %s: one forest per thread kept\n",
-			p.runs[0].s.nr_watch ? "watched contexts are counted per thread" :
-			"out of memory");
+			profile__fold_error(fold));
 	/* Only a live snapshot is known to be of this machine, now. */
 	if (!raw && is_dev) {
 		ret = profile__info_snapshot(&p, NULL, argv, KCC_VERSION);

@@ -686,6 +686,13 @@ struct profile_obj *profile__obj(struct profile *p, uint32_t run,
 	return NULL;
 }
 
+const char *profile__fold_error(int err)
+{
+	return err == -EINVAL ?
+	       "it has records counted per thread (watched contexts, or of a kind this kcc does not know)" :
+	       "out of memory";
+}
+
 int profile__fold_processes(struct profile *p, uint32_t run)
 {
 	struct profile_run *r = &p->runs[run];

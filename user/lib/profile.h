@@ -219,6 +219,8 @@ const char *profile__cgroup(const struct profile *p, uint32_t run,
  * written anew.  0, -EINVAL (watch records) or -ENOMEM.
  */
 int profile__fold_processes(struct profile *p, uint32_t run);
+/* Why profile__fold_processes() returned @err, in words. */
+const char *profile__fold_error(int err);
 /*
  * Add an object with the given symbol table (kcc record --trace); with
  * by_build_id, the table is left out when the object has a build-id and
