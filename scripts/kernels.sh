@@ -13,6 +13,7 @@
 #        kernels.sh names
 #        kernels.sh get NAME
 #        kernels.sh provide [NAME...]
+#        kernels.sh image NAME
 #
 #   list      one line "NAME VMLINUZ KDIR" per flavour present on this
 #             machine (all flavours, or the NAMEs given); a flavour that is
@@ -24,6 +25,9 @@
 #             (scripts/debug-kernel.sh, several minutes each on 2 cores,
 #             cached; Documentation/testing.rst has the times), then
 #             lists them
+#   image     for 6.1, 6.12 or 6.12-rt with its headers installed: only
+#             its vmlinuz, unpacked from Debian's linux-image package into
+#             CACHE/boot without installing it (make demo), then "get"
 #
 # Flavours:
 #   6.1       Debian 12's kernel (linux-image-amd64, linux-headers-amd64)
@@ -57,7 +61,7 @@
 #             instead of KASAN (scripts/kconfig/kcc-kcsan.config); not in
 #             "provide" without names: make check-kcsan builds and boots it
 #
-# Exit status: 0 done, 1 providing failed, 2 usage, 4 get: absent.
+# Exit status: 0 done, 1 providing failed (or image), 2 usage, 4 get: absent.
 set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -67,7 +71,7 @@ NAMES="6.1 6.12 6.12-rt debug debug-6.12 kcsan 5.10 7.2"
 DEFAULT="6.1 6.12 6.12-rt debug debug-6.12"
 
 usage() {
-	echo "usage: $0 [list [NAME...] | names | get NAME | provide [NAME...]]" >&2
+	echo "usage: $0 [list [NAME...] | names | get NAME | provide [NAME...] | image NAME]" >&2
 	exit 2
 }
 
@@ -89,8 +93,8 @@ packages() {
 }
 
 # The newest header tree matching a glob (minus the rt and cloud trees
-# when $2 is "plain") whose kernel image is in /boot: "VMLINUZ KDIR", or
-# nothing.
+# when $2 is "plain") whose kernel image is in /boot, or in CACHE/boot
+# ("image" below): "VMLINUZ KDIR", or nothing.
 packaged() {
 	pair=
 	for d in $(ls -d $1 2>/dev/null | sort -V); do
@@ -100,7 +104,11 @@ packaged() {
 		f=$d/include/generated/utsrelease.h
 		[ -f "$d/Makefile" ] && [ -f "$f" ] || continue
 		rel=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$f")
-		[ -r "/boot/vmlinuz-$rel" ] && pair="/boot/vmlinuz-$rel $d"
+		if [ -r "/boot/vmlinuz-$rel" ]; then
+			pair="/boot/vmlinuz-$rel $d"
+		elif [ -r "$cache/boot/vmlinuz-$rel" ]; then
+			pair="$cache/boot/vmlinuz-$rel $d"
+		fi
 	done
 	[ -n "$pair" ] && echo "$pair"
 }
@@ -233,6 +241,40 @@ fetch() {
 	mv "$r/ready.tmp" "$r/ready"
 }
 
+# The kernel image of packaged flavour $1 whose headers are installed,
+# unpacked from Debian's linux-image package into CACHE/boot: never
+# installed, so the host's boot setup stays as it was (no initramfs, no
+# /vmlinuz link, none of the modules' 400 MB).
+image() {
+	[ -n "$(pair "$1")" ] && return 0
+	rel=
+	case $1 in
+	6.1) glob='/usr/src/linux-headers-6.1.*-amd64' ;;
+	6.12) glob='/usr/src/linux-headers-6.12.*-amd64' ;;
+	6.12-rt) glob='/usr/src/linux-headers-6.12.*-rt-amd64' ;;
+	*) echo "kernels.sh: image: $1 is not a packaged flavour" >&2; return 1 ;;
+	esac
+	for d in $(ls -d $glob 2>/dev/null | sort -V); do
+		case $1:$d in
+		6.1:*-rt-amd64 | 6.1:*-cloud-amd64 | 6.12:*-rt-amd64 | 6.12:*-cloud-amd64) continue ;;
+		esac
+		f=$d/include/generated/utsrelease.h
+		[ -f "$f" ] && rel=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$f")
+	done
+	if [ -z "$rel" ]; then
+		echo "kernels.sh: image: no headers of $1 (apt-get install $(packages "$1" | cut -d' ' -f2))" >&2
+		return 1
+	fi
+	t=$cache/boot.tmp
+	rm -rf "$t" && mkdir -p "$t" "$cache/boot" || return 1
+	echo "kernels.sh: unpacking /boot/vmlinuz-$rel of linux-image-$rel into $cache/boot" >&2
+	(cd "$t" && apt-get download -q "linux-image-$rel" 2>/dev/null >&2 ||
+		{ apt-get update -q >&2 && apt-get download -q "linux-image-$rel" >&2; }) &&
+	dpkg-deb --fsys-tarfile "$t"/linux-image-"$rel"_*.deb |
+		tar -C "$t" -xf - "./boot/vmlinuz-$rel" &&
+	mv "$t/boot/vmlinuz-$rel" "$cache/boot/" && rm -rf "$t"
+}
+
 # The scripts/debug-kernel.sh options of a flavour it builds, or nothing.
 built() {
 	case $1 in
@@ -329,8 +371,14 @@ provide)
 	done
 	exit $fail
 	;;
+image)
+	[ $# -eq 1 ] || usage
+	known "$1"
+	image "$1" || { echo "kernels.sh: no image of $1" >&2; exit 1; }
+	pair "$1"
+	;;
 -h|--help|help)
-	sed -n '4,63s/^# \{0,1\}//p' "$0"
+	sed -n '4,64s/^# \{0,1\}//p' "$0"
 	;;
 *)
 	usage

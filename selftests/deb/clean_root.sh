@@ -26,6 +26,7 @@ set -u
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ktap.sh"
+. "$top/selftests/lib/debroot.sh"
 
 debs=${1:?usage: clean_root.sh DEBDIR}
 debs=$(cd "$debs" && pwd)
@@ -58,62 +59,8 @@ stage() {	# stage NAME START: the time of a stage, as a comment
 	echo "# $1: $(( $(date +%s) - $2 )) s"
 }
 
-# inroot CMD...: CMD in the root, with /proc, /sys and /dev mounted in a
-# mount namespace of its own, and apt's downloads kept in $cache/archives
-# (a cache of .deb files: the root stays clean, reruns download less);
-# output to $tmp/out and $tmp/err.
-inroot() {
-	unshare --mount --propagation private sh -c '
-		r=$1 a=$2; shift 2
-		mount -t proc proc "$r/proc" && mount -t sysfs sys "$r/sys" &&
-		mount --rbind /dev "$r/dev" &&
-		mount --bind "$a" "$r/var/cache/apt/archives" &&
-		exec chroot "$r" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-			HOME=/root LC_ALL=C DEBIAN_FRONTEND=noninteractive "$@"
-	' sh "$root" "$cache/archives" "$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-}
-
-show() {	# the last lines of the output of the last inroot
-	tail -n 25 "$tmp/out" "$tmp/err" | sed 's/^/# /'
-}
-
 # ---- the root --------------------------------------------------------
-mkdir -p "$root" "$cache/archives/partial"
-start=$(date +%s)
-if [ ! -s "$base" ]; then
-	if debootstrap --variant=minbase "$suite" "$root" "$mirror" \
-		>"$tmp/debootstrap.log" 2>&1; then
-		cp /etc/resolv.conf "$root/etc/resolv.conf"
-		inroot sh -c 'apt-get update -q &&
-			apt-get install -y -q --no-install-recommends linux-headers-amd64'
-		if [ $rc -eq 0 ]; then
-			mkdir -p "$cache" &&
-				tar -C "$root" -cf - . | zstd -q -T0 -o "$base.tmp" &&
-				mv "$base.tmp" "$base"
-		else
-			show
-		fi
-	else
-		tail -n 20 "$tmp/debootstrap.log" | sed 's/^/# /'
-		rc=1
-	fi
-	stage "debootstrap and headers (cached in $base)" "$start"
-	if [ $rc -ne 0 ]; then
-		rm -f "$base.tmp"
-		ktap_skip_all "no Debian root: debootstrap or apt failed (archive unreachable?)"
-	fi
-else
-	zstd -dc "$base" | tar -C "$root" -xf - || {
-		rm -f "$base"
-		ktap_skip_all "the cached root $base did not unpack (removed)"
-	}
-	stage "cached root unpacked" "$start"
-fi
-cp /etc/resolv.conf "$root/etc/resolv.conf"
-# No daemon starts in the root.
-printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
-chmod +x "$root/usr/sbin/policy-rc.d"
+debroot "$base" linux-headers-amd64
 kver=$(ls "$root/lib/modules" | sort -V | tail -n 1)
 echo "# root: Debian $(cat "$root/etc/debian_version"), headers $kver"
 plan 11

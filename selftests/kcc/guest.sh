@@ -478,7 +478,7 @@ if [ -n "${KCC:-}" ] && [ -x "$KCC" ]; then
 	scale=1
 	per=$((per + 1))
 fi
-[ -n "$record" ] && per=$((per + 3))
+[ -n "$record" ] && per=$((per + 4))
 # kcc import in the guest needs perf there (run.sh packs the host's).
 lbr_runs="lbr-wf-calls:floors: lbr-wf-misses:floors: lbr-wf-clock:floors: lbr-wf-clock-hyb:floors: lbr-demo-clock:: lbr-wf-calls-dense:floors: lbr-wf-misses-dense:floors: lbr-demo-calls:: lbr-demo-misses:: lbr-wf-sys:floors: lbr-wf-2ev:floors: lbr-adv-calls::"
 for p in /usr/bin/perf /usr/bin/perf_*; do
@@ -611,6 +611,30 @@ while read -r name vmlinuz kdir; do
 			echo "ok $i $what"
 		else
 			head -n 30 "$tmp/report" 2>/dev/null | sed 's/^/# /'
+			echo "not ok $i $what"
+			fail=1
+		fi
+	fi
+	# kcc serve's /metrics in the guest, through Prometheus' own
+	# parser and linter on the host.
+	if [ -n "$record" ]; then
+		i=$((i + 1))
+		what="guest $name: kcc serve's /metrics: promtool check metrics finds no error and no lint"
+		m=$tmp/blobs/metrics.stream
+		pt=${KCC_PROMTOOL:-/var/cache/kcc/prometheus/usr/bin/promtool}
+		[ -x "$pt" ] || pt=$(command -v promtool)
+		if [ $rc -eq 4 ]; then
+			echo "ok $i $what # SKIP guest not booted"
+		elif [ ! -s "$m" ] &&
+		     grep -q '# SKIP no sockets' "$tmp/out"; then
+			echo "ok $i $what # SKIP no sockets in the guest kernel"
+		elif [ -z "$pt" ]; then
+			echo "ok $i $what # SKIP no promtool (scripts/deps.sh unpacks it)"
+		elif [ -s "$m" ] && grep -q '^kcc_samples_total{' "$m" &&
+		     "$pt" check metrics <"$m" >"$tmp/lint" 2>&1; then
+			echo "ok $i $what"
+		else
+			sed 's/^/# /' "$tmp/lint" 2>/dev/null
 			echo "not ok $i $what"
 			fail=1
 		fi

@@ -17,7 +17,7 @@
 ktap_begin
 command -v curl >/dev/null 2>&1 || ktap_skip_all "no curl"
 ktap_tmpdir serve
-plan 19
+plan 20
 D=$(dirname "$0")/data
 
 grep -v '^#' "$D/fig2.trace" >"$tmp/a.trace"
@@ -176,6 +176,16 @@ awk '
 	}
 	END { exit bad }' "$tmp/m"
 result $? "/metrics: Prometheus text format, every family typed"
+# Prometheus' own parser and linter (help text, counter names, units).
+promtool=${KCC_PROMTOOL:-/var/cache/kcc/prometheus/usr/bin/promtool}
+[ -x "$promtool" ] || promtool=$(command -v promtool)
+if [ -n "$promtool" ]; then
+	"$promtool" check metrics <"$tmp/m" >"$tmp/lint" 2>&1
+	result $? "/metrics: promtool check metrics finds no error and no lint"
+	sed 's/^/# /' "$tmp/lint"
+else
+	skip "no promtool (scripts/deps.sh unpacks it)"
+fi
 
 calls=$(grep -c '^call' "$tmp/ab.trace")
 grep -q "^kcc_samples_total{hostname=\"$(hostname)\",kernel=\"$(uname -r)\",session=\"0\"} $calls\$" "$tmp/m"
