@@ -166,6 +166,10 @@ unsigned int kcc_param_burst_sig_depth = 8;
 module_param_named(burst_sig_depth, kcc_param_burst_sig_depth, uint, 0444);
 MODULE_PARM_DESC(burst_sig_depth, "default stack entries in a context signature (default 8)");
 
+bool kcc_param_lbr_info;
+module_param_named(lbr_info, kcc_param_lbr_info, bool, 0644);
+MODULE_PARM_DESC(lbr_info, "lbr: ask for the records' flags and cycles, as perf record -j any_call,any_ret,u does, so that on Intel both program the same LBR_SELECT and share the LBR; costs the LBR_INFO reads (default 0: NO_FLAGS, NO_CYCLES)");
+
 struct kcc_global kcc_g;
 
 /*

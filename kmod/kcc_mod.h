@@ -54,6 +54,7 @@ extern unsigned int kcc_param_stack_depth;
 extern unsigned int kcc_param_ring_kb;
 extern unsigned int kcc_param_burst_table;
 extern unsigned int kcc_param_burst_sig_depth;
+extern bool kcc_param_lbr_info;
 extern unsigned int kcc_param_task_budget_us;
 extern unsigned int kcc_param_max_sessions;
 extern unsigned int kcc_param_user_sessions;
@@ -156,6 +157,8 @@ struct kcc_evsel {
 	 * for with their flags and cycles (kcc_probe_event()).
 	 */
 	bool br_flags;
+	/* lbr_info=1 when the session was configured: asked for them. */
+	bool br_info;
 };
 
 struct kcc_proc {

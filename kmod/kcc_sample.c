@@ -838,7 +838,13 @@ static void kcc_attr_init(struct perf_event_attr *a,
 		 * at most KCC_INJECT_MAX_BRANCHES records anyway.
 		 */
 		a->sample_max_stack = KCC_INJECT_MAX_BRANCHES;
-		if (!ev->br_flags)
+		/*
+		 * Without flags and cycles Intel's driver skips LBR_INFO
+		 * (LBR_NO_INFO in LBR_SELECT), so LBR_SELECT differs from
+		 * that of perf record -j any_call,any_ret,u and the two
+		 * time-share the one register; lbr_info=1 matches perf's.
+		 */
+		if (!ev->br_flags && !ev->br_info)
 			a->branch_sample_type |= KCC_BRANCH_SAMPLE_QUIET;
 	}
 }
@@ -875,6 +881,7 @@ int kcc_probe_event(struct kcc_evsel *evs, bool lbr, bool task,
 	int cpu = kcc_probe_cpu(task);
 
 	evs->br_flags = false;
+	evs->br_info = lbr && READ_ONCE(kcc_param_lbr_info);
 	kcc_attr_init(&attr, evs, 100000, lbr);
 	attr.disabled = 1;
 	ev = perf_event_create_kernel_counter(&attr, cpu,

@@ -869,6 +869,8 @@ void *kcc_snapshot(struct kcc_reader *r, size_t *len)
 		h->flags |= KCC_HDR_PID_NS;
 	if (s->ev.br_flags || (s->calls_on && s->cev.br_flags))
 		h->flags |= KCC_HDR_BR_FLAGS;
+	if (s->ev.br_info || (s->calls_on && s->cev.br_info))
+		h->flags |= KCC_HDR_BR_INFO;
 	if (s->cfg.flags & KCC_CFG_FREQ)
 		h->flags |= KCC_HDR_FREQ;
 	h->k = s->cfg.k;

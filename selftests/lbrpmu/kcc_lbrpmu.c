@@ -113,6 +113,12 @@ static bool amd_filter;
 module_param(amd_filter, bool, 0644);
 MODULE_PARM_DESC(amd_filter, "refuse PERF_SAMPLE_BRANCH_NO_FLAGS and NO_CYCLES with -EOPNOTSUPP, as AMD's amd_pmu_lbr_setup_filter() does (default 0)");
 
+static bool intel_select;
+module_param(intel_select, bool, 0644);
+MODULE_PARM_DESC(intel_select, "branch-stack events share a CPU only when they ask for the same LBR_SELECT (filter, and LBR_INFO unread with NO_FLAGS and NO_CYCLES), as Intel's shared-register constraint has it; another is not scheduled meanwhile (default 0)");
+
+static atomic_long_t lbrpmu_select_refused = ATOMIC_LONG_INIT(0);
+
 static unsigned long overflow_addr;
 module_param(overflow_addr, ulong, 0400);
 MODULE_PARM_DESC(overflow_addr, "address of perf_event_overflow (/proc/kallsyms) on kernels without kprobes");
@@ -142,6 +148,9 @@ MODULE_PARM_DESC(late, "samples of calls and misses events taken after the threa
 static atomic_long_t lbrpmu_wrong_paths = ATOMIC_LONG_INIT(0);
 module_param_cb(wrong_paths, &lbrpmu_count_ops, &lbrpmu_wrong_paths, 0444);
 MODULE_PARM_DESC(wrong_paths, "wrong-path records put on stacks (wrong_path=N; read only)");
+
+module_param_cb(select_refused, &lbrpmu_count_ops, &lbrpmu_select_refused, 0444);
+MODULE_PARM_DESC(select_refused, "schedulings of a branch-stack event refused for another LBR_SELECT in use on its CPU (intel_select=1; read only)");
 
 static atomic_long_t lbrpmu_unread = ATOMIC_LONG_INIT(0);
 module_param_cb(unread, &lbrpmu_count_ops, &lbrpmu_unread, 0444);
@@ -194,6 +203,7 @@ struct lbrpmu_event {
 	bool waited;			/* a poll left the due sample to a trap */
 	u64 due_pos;			/* ring pos when the sample fell due */
 	u64 pos;			/* ring pos at the last update */
+	bool sel_held;			/* counted in lbrpmu_cpu.sel_users */
 };
 
 /* The branch stack of one sample: one buffer per CPU (hrtimer context). */
@@ -202,6 +212,8 @@ struct lbrpmu_cpu {
 	struct kcc_lbr_ring ring;
 	struct perf_branch_stack bs;
 	struct perf_branch_entry e[KCC_LBR_RECS + 2];	/* + stray, wrong path */
+	u64 sel;			/* LBR_SELECT of the events holding it */
+	unsigned int sel_users;		/* branch-stack events added here */
 };
 
 static DEFINE_PER_CPU(struct lbrpmu_cpu, lbrpmu_cpu);
@@ -996,8 +1008,47 @@ static void lbrpmu_stop(struct perf_event *event, int flags)
 		list_del_init(&le->active);
 }
 
+/*
+ * The LBR_SELECT an Intel PMU would program for @event, as a key: the
+ * filter bits of its branch_sample_type, and LBR_NO_INFO (bit 63 here)
+ * when it asks for neither flags nor cycles (intel_pmu_setup_hw_lbr_filter()).
+ * Events share the one register only with an equal value
+ * (__intel_shared_reg_get_constraints()); the others get no counter
+ * while it is held.  On hardware the core then multiplexes them; this
+ * PMU, in the software context, has no multiplexing, so an event
+ * refused here waits for its next scheduling (a context switch).
+ */
+static u64 lbrpmu_select(const struct perf_event *event)
+{
+	u64 bst = event->attr.branch_sample_type;
+	u64 sel = bst & (PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_KERNEL |
+			 PERF_SAMPLE_BRANCH_ANY | PERF_SAMPLE_BRANCH_ANY_CALL |
+			 PERF_SAMPLE_BRANCH_ANY_RETURN |
+			 PERF_SAMPLE_BRANCH_IND_CALL | PERF_SAMPLE_BRANCH_CALL);
+
+	if ((bst & PERF_SAMPLE_BRANCH_NO_FLAGS) &&
+	    (bst & PERF_SAMPLE_BRANCH_NO_CYCLES))
+		sel |= BIT_ULL(63);
+	return sel;
+}
+
+/* add() and del() run on the event's CPU with interrupts off. */
 static int lbrpmu_add(struct perf_event *event, int flags)
 {
+	struct lbrpmu_event *le = event->pmu_private;
+	struct lbrpmu_cpu *c = this_cpu_ptr(&lbrpmu_cpu);
+
+	if (READ_ONCE(intel_select) && has_branch_stack(event)) {
+		u64 sel = lbrpmu_select(event);
+
+		if (c->sel_users && c->sel != sel) {
+			atomic_long_inc(&lbrpmu_select_refused);
+			return -EBUSY;
+		}
+		c->sel = sel;
+		c->sel_users++;
+		le->sel_held = true;
+	}
 	event->hw.state = PERF_HES_STOPPED | PERF_HES_UPTODATE;
 	if (flags & PERF_EF_START)
 		lbrpmu_start(event, flags);
@@ -1006,7 +1057,13 @@ static int lbrpmu_add(struct perf_event *event, int flags)
 
 static void lbrpmu_del(struct perf_event *event, int flags)
 {
+	struct lbrpmu_event *le = event->pmu_private;
+
 	lbrpmu_stop(event, PERF_EF_UPDATE);
+	if (le->sel_held) {
+		this_cpu_ptr(&lbrpmu_cpu)->sel_users--;
+		le->sel_held = false;
+	}
 }
 
 static void lbrpmu_destroy(struct perf_event *event)

@@ -1224,6 +1224,8 @@ static void print_header(struct report *r, FILE *out)
 		fprintf(out, "\n# calls: the calls event asked for could not be opened: bursts at the samples of the event above");
 	if (s->hdr.flags & KCC_HDR_BR_FLAGS)
 		fprintf(out, "\n# branch records: with flags and cycles (the PMU refused NO_FLAGS and NO_CYCLES)");
+	else if (s->hdr.flags & KCC_HDR_BR_INFO)
+		fprintf(out, "\n# branch records: with flags and cycles (lbr_info=1: the LBR_SELECT of perf record -j any_call,any_ret,u)");
 	if (r->st_br_wrong_path)
 		fprintf(out, "\n# branch records: %" PRIu64 " on a wrong path left out (speculative, never retired)",
 			r->st_br_wrong_path);

@@ -18,7 +18,7 @@
 #include <linux/ioctl.h>
 
 #define KCC_ABI_MAJOR		1	/* incompatible changes */
-#define KCC_ABI_MINOR		7	/* compatible additions */
+#define KCC_ABI_MINOR		8	/* compatible additions */
 
 #define KCC_DEVICE		"/dev/kcc"
 /*
@@ -469,6 +469,12 @@ struct kcc_metric_desc {
 #define KCC_HDR_IMPORTED	(1u << 7)
 /* ABI 1.5: the calls event ran as the hybrid estimate (KCC_CALLS_HYBRID). */
 #define KCC_HDR_CALLS_HYBRID	(1u << 8)
+/*
+ * ABI 1.8: kcc.ko's lbr_info=1 had the branch records asked for with
+ * their flags and cycles, as perf record -j any_call,any_ret,u asks, so
+ * that on Intel both program one LBR_SELECT and share the LBR.
+ */
+#define KCC_HDR_BR_INFO		(1u << 9)
 
 struct kcc_stream_header {
 	__u32 magic;		/* KCC_STREAM_MAGIC */

@@ -335,6 +335,61 @@ lbr_amd() {
 	dmesg_clean "lbr-amd"
 }
 
+# lbr_select: kcc beside perf record -j any_call,any_ret,u on one
+# process, on a PMU that models Intel's shared LBR_SELECT
+# (kcc_lbrpmu intel_select=1: branch-stack events with another
+# LBR_SELECT are not scheduled while one holds the CPU's).  perf's events
+# come first (inherited at the fork of kcc record's workload, before
+# kcc's START), so at every switch-in they take the LBR.  By default kcc
+# asks for no flags and no cycles, an LBR_SELECT with LBR_NO_INFO, and
+# its event must be refused (its running time below its enabled time,
+# refusals counted); with lbr_info=1 it asks as perf does, and both run
+# the whole time.  Skipped without perf in the guest.
+lbr_select() {
+	if [ ! -x /lbr/perf ]; then
+		for w in "refused beside perf -j any_call,any_ret,u (default)" \
+			 "shares the LBR with perf -j any_call,any_ret,u (lbr_info=1)"; do
+			ok "lbr-select: $w # SKIP perf not packed (Debian: linux-perf)"
+		done
+		return 0
+	fi
+	echo 1 >/sys/module/kcc_lbrpmu/parameters/intel_select
+	for info in 0 1; do
+		echo $info >/sys/module/kcc/parameters/lbr_info
+		r0=$(cat /sys/module/kcc_lbrpmu/parameters/select_refused)
+		rm -rf /tmp/lbrtr /tmp/perf.data /tmp/sel.data
+		mkdir -p /tmp/lbrtr
+		KCC_TRACE_LBR=1 KCC_TRACE_DIR=/tmp/lbrtr /lbr/perf record -N \
+			-o /tmp/perf.data -e kcc_lbr/calls/ -c 1009 \
+			-j any_call,any_ret,u -- /demo/kcc record --source lbr \
+			-e kcc_lbr/calls/ -c 1009 -k 3 -o /tmp/sel.data -- \
+			/demo/wordfreq 24 >/tmp/sel.err 2>&1
+		crc=$?
+		refused=$(( $(cat /sys/module/kcc_lbrpmu/parameters/select_refused) - r0 ))
+		/demo/kcc report /tmp/sel.data >/tmp/sel.rep 2>&1
+		ev=$(sed -n 's/^# event: .*enabled \([0-9.]*\) s, running \([0-9.]*\) s.*/\1 \2/p' /tmp/sel.rep)
+		set -- $ev
+		echo "# lbr-select: lbr_info=$info: kcc's event enabled ${1:-?} s, running ${2:-?} s; $refused schedulings refused"
+		if [ $crc -ne 0 ] || [ $# -ne 2 ]; then
+			sed 's/^/# /' /tmp/sel.err
+			grep '^# ' /tmp/sel.rep | head -n 12 | sed 's/^/# /'
+		fi
+		if [ $info -eq 0 ]; then
+			[ $crc -eq 0 ] && [ $# -eq 2 ] && [ "$refused" -gt 0 ] &&
+				awk -v e="$1" -v r="$2" 'BEGIN { exit !(r < e) }'
+			check $? "lbr-select: refused beside perf -j any_call,any_ret,u (default)"
+		else
+			[ $crc -eq 0 ] && [ $# -eq 2 ] && [ "$refused" -eq 0 ] &&
+				[ "$1" = "$2" ] && grep -q '^# branch records: with flags and cycles (lbr_info=1' /tmp/sel.rep
+			check $? "lbr-select: shares the LBR with perf -j any_call,any_ret,u (lbr_info=1)"
+		fi
+	done
+	echo 0 >/sys/module/kcc/parameters/lbr_info
+	echo 0 >/sys/module/kcc_lbrpmu/parameters/intel_select
+	rm -rf /tmp/lbrtr /tmp/perf.data /tmp/sel.data
+	dmesg_clean "lbr-select"
+}
+
 # kcc_lbrpmu finds perf_event_overflow with a kprobe; a kernel without
 # kprobes (the debug kernels) gives it the address from /proc/kallsyms,
 # which it checks.
@@ -351,6 +406,7 @@ elif lbrpmu_load poll_us=250; then
 	ok "insmod kcc_lbrpmu.ko poll_us=250 (software LBR PMU kcc_lbr)"
 	lbr_run lbr-wf-calls calls /demo/wordfreq 24
 	lbr_amd
+	lbr_select
 	lbr_run lbr-wf-misses misses /demo/wordfreq 24
 	lbr_period=20000
 	lbr_run lbr-wf-clock clock /demo/wordfreq 24
