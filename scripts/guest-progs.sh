@@ -131,14 +131,16 @@ echo "kcc-guest: kernel \$(uname -r), \$(grep -c ^processor /proc/cpuinfo) CPUs"
 kmemleak_begin
 insmod /kcc.ko $modargs
 echo "KCC-PROG-RESULT insmod \$?"
+i=0
 for spec in $list; do
 	prog=\${spec%%:*}
+	i=\$((i + 1))
 	args=
 	[ "\$prog" = "\$spec" ] || args=\$(echo "\${spec#*:}" | tr , ' ')
-	echo "KCC-PROG-BEGIN \$prog \$args"
+	echo "KCC-PROG-BEGIN \$prog#\$i \$args"
 	start=\$(date +%s)
 	{ /progs/\$prog \$args 2>&1; echo \$? >/tmp/rc; } | sed 's/^/KCC-PROG-OUT /'
-	echo "KCC-PROG-RESULT \$prog \$(cat /tmp/rc) \$(( \$(date +%s) - start ))"
+	echo "KCC-PROG-RESULT \$prog#\$i \$(cat /tmp/rc) \$(( \$(date +%s) - start ))"
 done
 rmmod kcc
 echo "KCC-PROG-RESULT rmmod \$?"
@@ -183,9 +185,12 @@ echo "1..$(( $# + 4 ))"
 tr -d '\r' <"$log" | grep -a -E '^kcc-guest:' | sed 's/^/# /'
 r=$(result insmod)
 res "${r:-1}" "insmod kcc.ko $modargs"
+i=0
 for spec in $list; do
-	prog=${spec%%:*}
-	# this program's own TAP, between its BEGIN and RESULT lines
+	# The i-th program run (one program may run more than once): its
+	# own TAP, between its BEGIN and RESULT lines.
+	i=$((i + 1))
+	prog=${spec%%:*}#$i
 	tr -d '\r' <"$log" | awk -v p="$prog" '
 		$1 == "KCC-PROG-BEGIN" && $2 == p { on = 1; next }
 		$1 == "KCC-PROG-RESULT" && $2 == p { if (on) exit }

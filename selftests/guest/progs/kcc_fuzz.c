@@ -2,7 +2,7 @@
 /*
  * kcc_fuzz - a bounded, seeded fuzzer of /dev/kcc for the guest.
  *
- * Usage: kcc_fuzz [-s SEED] [-n ITER] [-j THREADS] [-d DEVICE] [-v]
+ * Usage: kcc_fuzz [-s SEED] [-n ITER] [-j THREADS] [-d DEVICE] [-u UID] [-v]
  *
  * Drives every entry point of the device: random ioctl commands (any
  * magic, number, direction, size), the commands of include/uapi/linux/kcc.h
@@ -16,6 +16,12 @@
  * ENOTTY, nonzero reserved -> EINVAL, bad pointers -> EFAULT, the sample
  * accounting, a well-formed stream) and, above all, survives: the host
  * judges the guest's kernel log (KASAN, lockdep, UBSAN, kmemleak, ...).
+ *
+ * With -u it drops to user and group UID (no supplementary groups, no
+ * capabilities) before it opens the device, as any local user may (the
+ * device is 0666): the same promises hold, and what such a user may not
+ * do (system-wide sessions, other users' processes, more sessions than
+ * user_sessions) is refused, never done.
  *
  * Without -n it runs 200 iterations (seconds on the debug kernel under
  * TCG), so that a guest suite running every program without arguments
@@ -37,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <grp.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 
@@ -991,8 +998,9 @@ static void report(const char *what, const struct stats *s)
 
 static void usage(const char *prog)
 {
-	fprintf(stderr, "usage: %s [-s SEED] [-n ITER] [-j THREADS] [-d DEVICE] [-v]\n"
-		"Fuzz DEVICE (default %s); TAP on stdout; exit 0 pass, 1 fail, 4 skip.\n",
+	fprintf(stderr, "usage: %s [-s SEED] [-n ITER] [-j THREADS] [-d DEVICE] [-u UID] [-v]\n"
+		"Fuzz DEVICE (default %s), as user UID with -u; TAP on stdout;\n"
+		"exit 0 pass, 1 fail, 4 skip.\n",
 		prog, KCC_DEVICE);
 	exit(2);
 }
@@ -1013,6 +1021,7 @@ int main(int argc, char **argv)
 {
 	uint64_t seed = 1, iters = 200, i, tasks, nodes;
 	unsigned int nthreads = 4, t;
+	unsigned int uid = 0;
 	struct kcc_status status;
 	struct kcc_version v;
 	struct worker *w;
@@ -1024,7 +1033,7 @@ int main(int argc, char **argv)
 	int fd, opt, rc;
 	long len;
 
-	while ((opt = getopt(argc, argv, "s:n:j:d:vh")) != -1) {
+	while ((opt = getopt(argc, argv, "s:n:j:d:u:vh")) != -1) {
 		switch (opt) {
 		case 's':
 			seed = parse_u64(argv[0], optarg);
@@ -1040,6 +1049,11 @@ int main(int argc, char **argv)
 		case 'd':
 			kcc_dev = optarg;
 			break;
+		case 'u':
+			uid = parse_u64(argv[0], optarg);
+			if (uid == 0 || uid > 0x7fffffff)
+				usage(argv[0]);
+			break;
 		case 'v':
 			verbose++;
 			break;
@@ -1050,6 +1064,12 @@ int main(int argc, char **argv)
 	if (optind != argc)
 		usage(argv[0]);
 	find_lbr_pmu();
+	/* Groups first: without CAP_SETGID, setgroups() fails. */
+	if (uid && (setgroups(0, NULL) || setgid(uid) || setuid(uid) ||
+		    geteuid() != uid || getegid() != uid)) {
+		perror("kcc_fuzz: dropping to -u");
+		return 1;
+	}
 
 	signal(SIGPIPE, SIG_IGN);
 	fd = kcc_open(O_RDWR);
@@ -1066,8 +1086,9 @@ int main(int argc, char **argv)
 	}
 
 	tap_plan(6);
-	tap_diag("kcc_fuzz -s %llu -n %llu -j %u",
-		 (unsigned long long)seed, (unsigned long long)iters, nthreads);
+	tap_diag("kcc_fuzz -s %llu -n %llu -j %u, uid %u",
+		 (unsigned long long)seed, (unsigned long long)iters, nthreads,
+		 (unsigned int)geteuid());
 
 	memset(&v, 0, sizeof(v));
 	v.size = sizeof(v);
