@@ -27,6 +27,16 @@
  * connection.  A bad request is answered with a 4xx and touches nothing
  * but its own connection.
  *
+ * --push URL sends a window every --push-every seconds to a Pyroscope
+ * server's POST /ingest (format=pprof: a multipart form with the gzipped
+ * profile and its sample_type_config), as Pyroscope's agents push.  The
+ * windows are contiguous: one snapshot ends a window and begins the next.
+ * A forked child sends each one with the --timeout bound, so a slow or
+ * dead receiver never holds the loop; a window due while the last one is
+ * still being sent is counted as skipped, and /metrics counts every
+ * outcome.  Plain HTTP only: put a local proxy in front for TLS or
+ * authentication, as for the scraped endpoint.
+ *
  * --stream-file FILE (repeatable) replaces the device with profiles on
  * disk, snapshot i reading FILE i (the last one once they run out): the
  * test source that needs no kcc.ko (selftests/kcc/serve.sh).
@@ -44,8 +54,10 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <netdb.h>
 #include <sys/un.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -59,6 +71,7 @@
 #define SERVE_HEAD_MAX		8192	/* request line and headers */
 #define SERVE_MAX_FILES		16	/* --stream-file */
 #define SERVE_DEFAULT_SECONDS	30	/* as net/http/pprof */
+#define SERVE_PUSH_EVERY	10	/* s, as Pyroscope's agents upload */
 
 static void serve_usage(void)
 {
@@ -78,7 +91,8 @@ static void serve_usage(void)
 "  -G, --cgroup CG   only the tasks of cgroup v2 CG and below (as kcc\n"
 "                    record -G); profiles are labelled cgroup=CG\n"
 "  -p PID            process PID (threads and children follow)\n"
-"  -e EVENT, -c PERIOD, -k K, --source S, --device PATH   as kcc record\n"
+"  -e EVENT, -c PERIOD, -F FREQ, -k K, --source S, --device PATH\n"
+"                    as kcc record\n"
 "  --listen ADDR:PORT  where to listen (default 127.0.0.1:6060); an\n"
 "                    address other than loopback needs --allow-remote\n"
 "  --unix PATH       listen on a Unix socket instead\n"
@@ -90,6 +104,13 @@ static void serve_usage(void)
 "  --max-clients N   connections at once (default 16; more get 503)\n"
 "  --timeout SEC     time a client has to send its request and to take\n"
 "                    the reply (default 10)\n"
+"  --push URL        also POST a window every --push-every seconds to\n"
+"                    the Pyroscope server at URL (http://HOST[:PORT][/PATH];\n"
+"                    /ingest is added unless PATH ends with it), as\n"
+"                    format=pprof, named --push-name with the labels\n"
+"                    hostname and kernel; plain HTTP only\n"
+"  --push-every SEC  window length of --push (default 10)\n"
+"  --push-name NAME  application name of --push (default kcc)\n"
 "  --stream-file F   no module: snapshot i is the profile F given i-th\n"
 "                    (the last once they run out); for tests\n"
 "  -h, --help        this help\n"
@@ -98,12 +119,14 @@ static void serve_usage(void)
 "  kcc serve -a &\n"
 "  go tool pprof http://127.0.0.1:6060/debug/pprof/profile?seconds=10\n"
 "  curl -s http://127.0.0.1:6060/metrics\n"
+"  kcc serve -a --push http://pyroscope:4040\n"
 "  kcc serve --unix /run/kcc.sock -p 1234\n");
 }
 
 enum {
 	OPT_SOURCE = 256, OPT_DEVICE, OPT_LISTEN, OPT_UNIX, OPT_ALLOW_REMOTE,
 	OPT_MAX_SECONDS, OPT_MAX_CLIENTS, OPT_TIMEOUT, OPT_STREAM_FILE,
+	OPT_PUSH, OPT_PUSH_EVERY, OPT_PUSH_NAME,
 };
 
 enum conn_state { C_FREE, C_READ, C_WAIT, C_WRITE };
@@ -139,6 +162,14 @@ struct server {
 	const char *cgroup;	/* -G: as given */
 	char cgroup_path[4096];	/* as the cgroup2 root names it */
 	int cgroup_fd;		/* its directory, open while serving */
+	/* --push */
+	const char *push_url, *push_name;
+	char push_host[256], push_port[8], push_path[1024];
+	uint32_t push_every;
+	struct profile *push_base;	/* the window's first snapshot */
+	uint64_t push_base_wall_ns, push_due_ns;
+	pid_t push_child;		/* sending a window, or 0 */
+	uint64_t push_ok, push_failed, push_skipped;
 };
 
 static volatile sig_atomic_t stop_now;
@@ -158,30 +189,51 @@ static uint64_t now_ns(clockid_t c)
 
 /* ---- snapshots and windows --------------------------------------------- */
 
+static void snap_free(struct profile *p)
+{
+	if (p) {
+		profile__exit(p);
+		free(p);
+	}
+}
+
 /*
  * A snapshot of the session as a profile of one run; with @objects the
- * mapped objects' symbols are copied too (a window's end).
+ * mapped objects' symbols are copied too (a window's end).  With @twin,
+ * the same snapshot once more, without objects, in *@twin: the next
+ * window's start, so that consecutive windows leave nothing between.
  */
-static int snap_take(struct server *sv, bool objects, struct profile **pp)
+static int snap_take(struct server *sv, bool objects, struct profile **pp,
+		     struct profile **twin)
 {
 	struct profile *p = calloc(1, sizeof(*p));
+	struct profile *t = twin ? calloc(1, sizeof(*t)) : NULL;
 	void *buf = NULL;
 	size_t len;
-	int ret;
+	int ret = 0;
 
-	if (!p)
+	if (!p || (twin && !t)) {
+		free(p);
+		free(t);
 		return -ENOMEM;
+	}
 	profile__init(p);
+	if (t)
+		profile__init(t);
 	if (sv->dev < 0) {
 		uint32_t i = sv->next_file < sv->nr_files ?
 			     sv->next_file : sv->nr_files - 1;
 
 		sv->next_file++;
 		ret = profile__read(p, sv->files[i]);
+		if (!ret && t)
+			ret = profile__read(t, sv->files[i]);
 	} else {
 		ret = kccdev__snapshot(sv->dev, sv->device, false, &buf, &len);
 		if (!ret)
 			ret = profile__add_stream(p, buf, len, sv->device);
+		if (!ret && t)
+			ret = profile__add_stream(t, buf, len, sv->device);
 		/* Unreadable objects only leave routines unnamed. */
 		if (!ret && objects)
 			ret = profile__add_objects(p, 0) < 0 ? -ENOMEM : 0;
@@ -189,23 +241,17 @@ static int snap_take(struct server *sv, bool objects, struct profile **pp)
 		if (!ret && objects)
 			ret = profile__add_cgroups(p, 0) < 0 ? -ENOMEM : 0;
 	}
-	if (!ret && !p->nr_runs)
+	if (!ret && (!p->nr_runs || (t && !t->nr_runs)))
 		ret = -EINVAL;
 	if (ret) {
-		profile__exit(p);
-		free(p);
+		snap_free(p);
+		snap_free(t);
 		return ret;
 	}
 	*pp = p;
+	if (twin)
+		*twin = t;
 	return 0;
-}
-
-static void snap_free(struct profile *p)
-{
-	if (p) {
-		profile__exit(p);
-		free(p);
-	}
 }
 
 static uint64_t sub(uint64_t a, uint64_t b)
@@ -295,9 +341,33 @@ static int window_diff(struct profile *end, const struct profile *base)
 	return 0;
 }
 
-/* The gzipped pprof of the window from @c->base to now, in @out. */
-static int window_pprof(struct server *sv, struct conn *c, char **out,
-			size_t *len)
+/* What @write writes of @r, in a buffer of memory (@out, @len). */
+static int to_memory(struct report *r, int (*write)(struct report *, FILE *),
+		     char **out, size_t *len)
+{
+	FILE *f = open_memstream(out, len);
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = write(r, f);
+	if (fclose(f) && !ret)
+		ret = -EIO;
+	if (ret) {
+		free(*out);
+		*out = NULL;
+	}
+	return ret;
+}
+
+/*
+ * The gzipped pprof of the window from @base (taken at @base_wall_ns) to
+ * now, in @out; with @types, its sample types as Pyroscope's
+ * sample_type_config, and with @next the snapshot that ended it.
+ */
+static int window_pprof(struct server *sv, const struct profile *base,
+			uint64_t base_wall_ns, char **out, size_t *len,
+			char **types, struct profile **next)
 {
 	struct report_opts o = {
 		.sort = -1, .name = "kcc serve", .fleet_labels = true,
@@ -305,37 +375,37 @@ static int window_pprof(struct server *sv, struct conn *c, char **out,
 	struct profile *end = NULL;
 	struct report r;
 	uint64_t wall = now_ns(CLOCK_REALTIME);
-	FILE *f;
 	int ret;
 
 	memset(&r, 0, sizeof(r));
-	ret = snap_take(sv, true, &end);
+	ret = snap_take(sv, true, &end, next);
 	if (ret)
 		return ret;
-	ret = window_diff(end, c->base);
+	ret = window_diff(end, base);
 	/* The window's machine and clocks, for labels and time_nanos. */
 	if (!ret)
 		ret = profile__info_begin(end, "kcc", sv->argv, KCC_VERSION);
 	if (!ret && sv->cgroup)
 		ret = profile__info_set(end, "cgroup", sv->cgroup_path);
 	if (!ret) {
-		end->info.start_ns = c->base_wall_ns;
-		end->info.duration_ns = wall - c->base_wall_ns;
+		end->info.start_ns = base_wall_ns;
+		end->info.duration_ns = wall - base_wall_ns;
 		ret = report__build(&r, end, &o);
 	}
-	if (!ret) {
-		f = open_memstream(out, len);
-		if (!f) {
-			ret = -errno;
-		} else {
-			ret = report__pprof(&r, f);
-			if (fclose(f) && !ret)
-				ret = -EIO;
-			if (ret) {
-				free(*out);
-				*out = NULL;
-			}
-		}
+	if (!ret && types) {
+		size_t tlen;
+
+		ret = to_memory(&r, report__pprof_types, types, &tlen);
+	}
+	if (!ret)
+		ret = to_memory(&r, report__pprof, out, len);
+	if (ret && types) {
+		free(*types);
+		*types = NULL;
+	}
+	if (ret && next) {
+		snap_free(*next);
+		*next = NULL;
 	}
 	report__exit(&r);
 	snap_free(end);
@@ -433,7 +503,7 @@ static int session_status(struct server *sv, struct kcc_status *st)
 	/* Files: the latest one read, without moving on. */
 	keep = sv->next_file;
 	sv->next_file = keep ? keep - 1 : 0;
-	ret = snap_take(sv, false, &p);
+	ret = snap_take(sv, false, &p, NULL);
 	sv->next_file = keep;
 	if (ret)
 		return ret;
@@ -503,6 +573,15 @@ static void serve_metrics(struct server *sv, struct conn *c)
 	COUNTER("http_server_errors_total", "Replies with a 5xx status.", sv->errors_5xx);
 	COUNTER("http_rejected_total", "Connections refused: --max-clients.", sv->rejected);
 	COUNTER("http_timeouts_total", "Clients dropped after --timeout.", sv->timeouts);
+	if (sv->push_url) {
+		fprintf(f, "# HELP kcc_push_windows_total Windows of --push, by outcome: sent (a 2xx reply), failed (no 2xx reply, or not made), skipped (the last one still being sent).\n# TYPE kcc_push_windows_total counter\n");
+		fprintf(f, "kcc_push_windows_total{%s,result=\"sent\"} %llu\n", lab,
+			(unsigned long long)sv->push_ok);
+		fprintf(f, "kcc_push_windows_total{%s,result=\"failed\"} %llu\n", lab,
+			(unsigned long long)sv->push_failed);
+		fprintf(f, "kcc_push_windows_total{%s,result=\"skipped\"} %llu\n", lab,
+			(unsigned long long)sv->push_skipped);
+	}
 #undef COUNTER
 #undef GAUGE
 	if (fclose(f)) {
@@ -583,7 +662,7 @@ static void serve_request(struct server *sv, struct conn *c)
 				   sv->max_seconds);
 			return;
 		}
-		ret = snap_take(sv, false, &c->base);
+		ret = snap_take(sv, false, &c->base, NULL);
 		if (ret) {
 			reply_text(sv, c, 503, "kcc serve: no snapshot of the session: %s\n",
 				   strerror(-ret));
@@ -601,7 +680,8 @@ static void window_close(struct server *sv, struct conn *c)
 {
 	char *out = NULL;
 	size_t len = 0;
-	int ret = window_pprof(sv, c, &out, &len);
+	int ret = window_pprof(sv, c->base, c->base_wall_ns, &out, &len,
+			       NULL, NULL);
 
 	snap_free(c->base);
 	c->base = NULL;
@@ -612,6 +692,263 @@ static void window_close(struct server *sv, struct conn *c)
 	}
 	sv->windows++;
 	reply(sv, c, 200, "application/octet-stream", out, len);
+}
+
+/* ---- --push ------------------------------------------------------------- */
+
+/* URL is http://HOST[:PORT][/PATH]: 0, or -EINVAL (said on stderr). */
+static int push_parse_url(struct server *sv, const char *url)
+{
+	const char *h = url, *end, *colon;
+	size_t hl, pl;
+
+	if (strncmp(h, "http://", 7)) {
+		fprintf(stderr, "kcc serve: --push '%s': expected http://HOST[:PORT][/PATH] (plain HTTP; put a local proxy in front for TLS)\n",
+			url);
+		return -EINVAL;
+	}
+	h += 7;
+	end = h + strcspn(h, "/");
+	if (*h == '[') {			/* [v6]:port */
+		const char *rb = memchr(h, ']', end - h);
+
+		if (!rb)
+			goto bad;
+		colon = rb + 1 < end && rb[1] == ':' ? rb + 1 : NULL;
+		hl = rb - h - 1;
+		h++;
+	} else {
+		colon = memchr(h, ':', end - h);
+		hl = (colon ? colon : end) - h;
+	}
+	if (!hl || hl >= sizeof(sv->push_host))
+		goto bad;
+	memcpy(sv->push_host, h, hl);
+	sv->push_host[hl] = 0;
+	if (colon) {
+		uint32_t port;
+		char num[8];
+		size_t nl = end - colon - 1;
+
+		if (!nl || nl >= sizeof(num))
+			goto bad;
+		memcpy(num, colon + 1, nl);
+		num[nl] = 0;
+		if (parse_u32(num, &port) || !port || port > 65535)
+			goto bad;
+		snprintf(sv->push_port, sizeof(sv->push_port), "%u", port);
+	} else {
+		strcpy(sv->push_port, "80");
+	}
+	pl = strlen(end);
+	while (pl && end[pl - 1] == '/')
+		pl--;
+	if (pl + sizeof("/ingest") > sizeof(sv->push_path) ||
+	    strcspn(end, "?# \r\n") < strlen(end))
+		goto bad;
+	memcpy(sv->push_path, end, pl);
+	sv->push_path[pl] = 0;
+	if (pl < 7 || strcmp(sv->push_path + pl - 7, "/ingest"))
+		strcat(sv->push_path, "/ingest");
+	return 0;
+bad:
+	fprintf(stderr, "kcc serve: --push '%s': expected http://HOST[:PORT][/PATH]\n",
+		url);
+	return -EINVAL;
+}
+
+/* @s percent-encoded for a query value, to @f. */
+static void url_encode(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+		    c == '.' || c == '~')
+			fputc(c, f);
+		else
+			fprintf(f, "%%%02X", c);
+	}
+}
+
+/*
+ * The request of one window (from and until in whole seconds, both
+ * rounded down, so that one window's until is the next one's from):
+ * POST /ingest?name=NAME{hostname=..,kernel=..}
+ * &from=&until=&format=pprof&spyName=kcc, a multipart/form-data body
+ * with the parts "profile" (the gzipped pprof) and "sample_type_config"
+ * (JSON), as Pyroscope's HTTP API documents them.
+ */
+static int push_request(struct server *sv, const char *pb, size_t pb_len,
+			const char *types, uint64_t from_ns, uint64_t until_ns,
+			char **req, size_t *req_len)
+{
+	static const char boundary[] = "kcc-serve-window-8f3a1c5e";
+	char *body = NULL, *labels = NULL;
+	size_t body_len = 0;
+	FILE *f;
+
+	if (asprintf(&labels, "%s{hostname=%s,kernel=%s%s%s}", sv->push_name,
+		     sv->hostname, sv->release,
+		     sv->cgroup ? ",cgroup=" : "",
+		     sv->cgroup ? sv->cgroup_path : "") < 0)
+		return -ENOMEM;
+	f = open_memstream(&body, &body_len);
+	if (!f) {
+		free(labels);
+		return -ENOMEM;
+	}
+	fprintf(f, "--%s\r\nContent-Disposition: form-data; name=\"profile\"; filename=\"profile.pprof\"\r\n"
+		   "Content-Type: application/octet-stream\r\n\r\n", boundary);
+	fwrite(pb, 1, pb_len, f);
+	fprintf(f, "\r\n--%s\r\nContent-Disposition: form-data; name=\"sample_type_config\"; filename=\"sample_type_config.json\"\r\n"
+		   "Content-Type: application/json\r\n\r\n%s\r\n--%s--\r\n",
+		boundary, types, boundary);
+	if (fclose(f)) {
+		free(body);
+		free(labels);
+		return -ENOMEM;
+	}
+	f = open_memstream(req, req_len);
+	if (!f) {
+		free(body);
+		free(labels);
+		return -ENOMEM;
+	}
+	fprintf(f, "POST %s?name=", sv->push_path);
+	url_encode(f, labels);
+	fprintf(f, "&from=%llu&until=%llu&format=pprof&spyName=kcc HTTP/1.1\r\n"
+		   "Host: %s:%s\r\nUser-Agent: kcc/%s\r\n"
+		   "Content-Type: multipart/form-data; boundary=%s\r\n"
+		   "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+		(unsigned long long)(from_ns / 1000000000ull),
+		(unsigned long long)(until_ns / 1000000000ull),
+		sv->push_host, sv->push_port, KCC_VERSION, boundary, body_len);
+	fwrite(body, 1, body_len, f);
+	free(body);
+	free(labels);
+	if (fclose(f)) {
+		free(*req);
+		*req = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * In the child: send @req and read the status line; exit 0 on a 2xx.
+ * The whole exchange is bounded by --timeout (SIGALRM ends the child).
+ */
+static void __attribute__((noreturn))
+push_child_send(struct server *sv, const char *req, size_t len)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai, *a;
+	char status[64];
+	size_t off = 0;
+	ssize_t n;
+	int fd = -1, code;
+
+	signal(SIGALRM, SIG_DFL);
+	alarm(sv->timeout_s);
+	if (getaddrinfo(sv->push_host, sv->push_port, &hints, &ai))
+		_exit(2);
+	for (a = ai; a; a = a->ai_next) {
+		fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC,
+			    a->ai_protocol);
+		if (fd < 0)
+			continue;
+		if (!connect(fd, a->ai_addr, a->ai_addrlen))
+			break;
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(ai);
+	if (fd < 0)
+		_exit(3);
+	while (off < len) {
+		n = write(fd, req + off, len - off);
+		if (n <= 0)
+			_exit(4);
+		off += n;
+	}
+	off = 0;
+	while (off < sizeof(status) - 1 && !memchr(status, '\n', off)) {
+		n = read(fd, status + off, sizeof(status) - 1 - off);
+		if (n <= 0)
+			break;
+		off += n;
+	}
+	status[off] = 0;
+	if (sscanf(status, "HTTP/1.%*d %d", &code) != 1)
+		_exit(5);
+	_exit(code >= 200 && code < 300 ? 0 : 1);
+}
+
+/* A child that ended: its outcome counted. */
+static void push_reap(struct server *sv, bool wait)
+{
+	int st;
+	pid_t r;
+
+	if (!sv->push_child)
+		return;
+	r = waitpid(sv->push_child, &st, wait ? 0 : WNOHANG);
+	if (r != sv->push_child)
+		return;
+	sv->push_child = 0;
+	if (WIFEXITED(st) && !WEXITSTATUS(st))
+		sv->push_ok++;
+	else
+		sv->push_failed++;
+}
+
+/* The next window, when due: sent by a child, the loop goes on. */
+static void push_tick(struct server *sv, uint64_t now)
+{
+	struct profile *next = NULL;
+	char *pb = NULL, *types = NULL, *req = NULL;
+	size_t pb_len = 0, req_len = 0;
+	uint64_t wall;
+	pid_t pid;
+	int ret;
+
+	push_reap(sv, false);
+	if (!sv->push_url || now < sv->push_due_ns)
+		return;
+	sv->push_due_ns = now + sv->push_every * 1000000000ull;
+	if (sv->push_child) {
+		/* The receiver is slower than the windows: this one waits. */
+		sv->push_skipped++;
+		return;
+	}
+	wall = now_ns(CLOCK_REALTIME);
+	ret = window_pprof(sv, sv->push_base, sv->push_base_wall_ns, &pb,
+			   &pb_len, &types, &next);
+	if (ret) {
+		sv->push_failed++;
+		return;
+	}
+	ret = push_request(sv, pb, pb_len, types, sv->push_base_wall_ns,
+			   wall, &req, &req_len);
+	free(pb);
+	free(types);
+	snap_free(sv->push_base);
+	sv->push_base = next;
+	sv->push_base_wall_ns = wall;
+	if (ret) {
+		sv->push_failed++;
+		return;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0)
+		push_child_send(sv, req, req_len);
+	free(req);
+	if (pid < 0)
+		sv->push_failed++;
+	else
+		sv->push_child = pid;
 }
 
 /* ---- connections -------------------------------------------------------- */
@@ -709,6 +1046,10 @@ static int serve_loop(struct server *sv)
 	while (!stop_now) {
 		uint64_t now = now_ns(CLOCK_MONOTONIC), next = now + 1000000000ull;
 		struct conn *map[sv->max_clients];
+
+		push_tick(sv, now);
+		if (sv->push_url && sv->push_due_ns < next)
+			next = sv->push_due_ns;
 
 		pfd[0].fd = sv->lfd;
 		pfd[0].events = POLLIN;
@@ -971,6 +1312,9 @@ int cmd_serve(int argc, char **argv)
 		{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "stream-file", required_argument, NULL, OPT_STREAM_FILE },
+		{ "push", required_argument, NULL, OPT_PUSH },
+		{ "push-every", required_argument, NULL, OPT_PUSH_EVERY },
+		{ "push-name", required_argument, NULL, OPT_PUSH_NAME },
 		{ "cgroup", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -990,13 +1334,16 @@ int cmd_serve(int argc, char **argv)
 		.timeout_s = 10,
 		.lfd = -1,
 		.cgroup_fd = -1,
+		.push_every = SERVE_PUSH_EVERY,
+		.push_name = "kcc",
 	};
 	const char *listen_on = "127.0.0.1:6060", *unix_path = NULL;
 	bool allow_remote = false, have_p = false, have_a = false;
+	bool have_c = false, have_f = false;
 	uint32_t x, i;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, ":e:c:k:p:aG:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":e:c:F:k:p:aG:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (record__parse_event(optarg, &sv.cfg))
@@ -1006,6 +1353,16 @@ int cmd_serve(int argc, char **argv)
 			if (parse_u32(optarg, &x) || !x)
 				return usage_error(CMD, "bad -c '%s': expected a positive period", optarg);
 			sv.cfg.sample_period = x;
+			sv.cfg.flags &= ~KCC_CFG_FREQ;
+			have_c = true;
+			break;
+		case 'F':
+			if (parse_u32(optarg, &x) || !x || x > KCC_FREQ_MAX)
+				return usage_error(CMD, "bad -F '%s': expected 1..%d samples per second",
+						   optarg, KCC_FREQ_MAX);
+			sv.cfg.sample_period = x;
+			sv.cfg.flags |= KCC_CFG_FREQ;
+			have_f = true;
 			break;
 		case 'k':
 			if (parse_k(optarg, &sv.cfg.k) || !sv.cfg.k ||
@@ -1069,6 +1426,21 @@ int cmd_serve(int argc, char **argv)
 				return usage_error(CMD, "more than %d --stream-file", SERVE_MAX_FILES);
 			sv.files[sv.nr_files++] = optarg;
 			break;
+		case OPT_PUSH:
+			sv.push_url = optarg;
+			break;
+		case OPT_PUSH_EVERY:
+			if (parse_u32(optarg, &sv.push_every) || !sv.push_every ||
+			    sv.push_every > 3600)
+				return usage_error(CMD, "bad --push-every '%s': expected 1..3600 seconds", optarg);
+			break;
+		case OPT_PUSH_NAME:
+			if (!*optarg || strcspn(optarg, "{}=,\"") < strlen(optarg) ||
+			    strlen(optarg) > 128)
+				return usage_error(CMD, "bad --push-name '%s': expected 1..128 characters, none of {}=,\"",
+						   optarg);
+			sv.push_name = optarg;
+			break;
 		case 'h':
 			serve_usage();
 			return KCC_EXIT_OK;
@@ -1084,6 +1456,10 @@ int cmd_serve(int argc, char **argv)
 		return usage_error(CMD, "-G filters the system-wide session: not with -p or --stream-file");
 	if (sv.nr_files && have_p)
 		return usage_error(CMD, "--stream-file replaces the session: not with -p");
+	if (have_c && have_f)
+		return usage_error(CMD, "give one of -c PERIOD or -F FREQ");
+	if (sv.push_url && push_parse_url(&sv, sv.push_url))
+		return KCC_EXIT_USAGE;
 
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGINT, on_signal);
@@ -1108,9 +1484,25 @@ int cmd_serve(int argc, char **argv)
 		}
 	}
 	sv.start_wall_ns = now_ns(CLOCK_REALTIME);
+	if (sv.push_url) {
+		ret = snap_take(&sv, false, &sv.push_base, NULL);
+		if (ret) {
+			fprintf(stderr, "kcc serve: --push: no snapshot of the session: %s\n",
+				strerror(-ret));
+			goto cleanup;
+		}
+		sv.push_base_wall_ns = now_ns(CLOCK_REALTIME);
+		sv.push_due_ns = now_ns(CLOCK_MONOTONIC) +
+				 sv.push_every * 1000000000ull;
+	}
 	serve_announce(&sv, unix_path);
 	ret = serve_loop(&sv);
 cleanup:
+	if (sv.push_child) {
+		kill(sv.push_child, SIGTERM);
+		push_reap(&sv, true);
+	}
+	snap_free(sv.push_base);
 	for (i = 0; i < sv.max_clients; i++)
 		if (sv.conns[i].state != C_FREE)
 			conn_close(&sv.conns[i]);

@@ -17,7 +17,7 @@
 ktap_begin
 command -v curl >/dev/null 2>&1 || ktap_skip_all "no curl"
 ktap_tmpdir serve
-plan 20
+plan 26
 D=$(dirname "$0")/data
 
 grep -v '^#' "$D/fig2.trace" >"$tmp/a.trace"
@@ -222,5 +222,97 @@ url=http://localhost
 	grep -q '^kcc_samples_total' "$tmp/body"
 result $? "a Unix socket serves /metrics"
 stop_server
+
+# --push: windows POSTed to a stand-in of Pyroscope's /ingest
+# (push_receiver.py checks each request as Pyroscope's HTTP API
+# documents it).  Snapshot 0 is A, then A+B: the first window holds B's
+# calls exactly as a profile of trace B alone counts them, the next ones
+# nothing, with no gap between windows.
+# start_receiver [STATUS]: $rport, $rpid, requests logged in $tmp/recv.
+start_receiver() {
+	rm -rf "$tmp/recv" "$tmp/rport"
+	mkdir -p "$tmp/recv"
+	python3 "$(dirname "$0")/push_receiver.py" "$tmp/rport" "$tmp/recv" "$@" &
+	rpid=$!
+	i=0
+	while [ $i -lt 100 ] && [ ! -s "$tmp/rport" ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	rport=$(cat "$tmp/rport" 2>/dev/null)
+}
+# pushes N: wait (a hang bound) until the receiver logged N requests.
+pushes() {
+	i=0
+	while [ $i -lt 300 ] && [ "$(cat "$tmp/recv/log" 2>/dev/null | wc -l)" -lt "$1" ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ "$(cat "$tmp/recv/log" 2>/dev/null | wc -l)" -ge "$1" ]
+}
+if command -v python3 >/dev/null 2>&1; then
+	start_receiver
+	start_server --push "http://127.0.0.1:$rport/" --push-every 1 \
+		--push-name kcc.test --stream-file "$tmp/a.kcc" --stream-file "$tmp/ab.kcc"
+	pushes 3
+	st=$?
+	sed 's/^/# receiver: /' "$tmp/recv/log" 2>/dev/null
+	[ $st -eq 0 ] && [ "$(grep -c ' ok kcc.test{hostname=' "$tmp/recv/log")" -ge 3 ] &&
+		! grep -q ' bad:' "$tmp/recv/log"
+	result $? "--push: 3 windows POSTed to /ingest, each as Pyroscope's API documents it"
+	# Contiguous windows: each one starts where the one before ended.
+	awk '$2 == "ok" { if (NR > 1 && $4 != u) bad = 1; u = $5 }
+	     END { exit bad }' "$tmp/recv/log" &&
+		grep -q " ok kcc.test{hostname=$(hostname),kernel=$(uname -r)} " "$tmp/recv/log"
+	result $? "--push: windows back to back (from = the last until), labels hostname and kernel"
+	if [ -n "$gopprof" ] && [ -s "$tmp/recv/1.pb.gz" ]; then
+		pprof -traces -sample_index=calls "$tmp/recv/1.pb.gz" >"$tmp/pp" 2>&1
+		traces_folded "$tmp/pp" >"$tmp/got"
+		"$KCC" report --sort calls --format folded "$tmp/b.kcc" | LC_ALL=C sort >"$tmp/want"
+		[ -s "$tmp/want" ] && cmp -s "$tmp/want" "$tmp/got" &&
+			pprof -raw "$tmp/recv/2.pb.gz" >"$tmp/pp" 2>&1 &&
+			grep -q '^Samples:' "$tmp/pp" && ! grep -q ' M=' "$tmp/pp"
+		st=$?
+		[ $st -eq 0 ] || diff "$tmp/want" "$tmp/got" | sed 's/^/# /'
+		result $st "--push: the first window's calls = trace B's alone, the second window empty"
+	else
+		skip "no go tool pprof (golang-go)"
+	fi
+	[ "$(code /metrics)" = 200 ] &&
+		grep -q '^kcc_push_windows_total{.*result="sent"} [3-9]' "$tmp/body" &&
+		grep -q '^kcc_push_windows_total{.*result="failed"} 0$' "$tmp/body" &&
+		{ [ -z "$promtool" ] || "$promtool" check metrics <"$tmp/body" >"$tmp/lint" 2>&1; }
+	result $? "--push: /metrics counts the windows sent${promtool:+ (promtool: no error, no lint)}"
+	sed 's/^/# /' "$tmp/lint" 2>/dev/null
+	stop_server
+	kill $rpid 2>/dev/null
+	wait $rpid 2>/dev/null
+
+	# A receiver that refuses (500) and one that is gone: counted as
+	# failed, and the session is served all the while.
+	start_receiver 500
+	start_server --push "http://127.0.0.1:$rport/ingest" --push-every 1 \
+		--stream-file "$tmp/ab.kcc"
+	pushes 2
+	st=$?
+	kill $rpid 2>/dev/null
+	wait $rpid 2>/dev/null
+	sleep 2.5
+	[ $st -eq 0 ] && [ "$(code /metrics)" = 200 ] &&
+		grep -q '^kcc_push_windows_total{.*result="sent"} 0$' "$tmp/body" &&
+		grep -q '^kcc_push_windows_total{.*result="failed"} [3-9]' "$tmp/body" &&
+		[ "$(code '/debug/pprof/profile?seconds=1')" = 200 ]
+	result $? "--push: refused and unreachable receivers are counted as failed; the session keeps serving"
+	grep 'kcc_push' "$tmp/body" | sed 's/^/# /'
+	stop_server
+else
+	for i in 1 2 3 4 5; do
+		skip "no python3 for the push receiver"
+	done
+fi
+
+run "$KCC" serve --push https://example.org --stream-file "$tmp/a.kcc"
+[ $rc -eq 2 ] && grep -q 'plain HTTP' "$tmp/err"
+result $? "--push https://...: usage error naming plain HTTP"
 
 ktap_exit

@@ -158,6 +158,27 @@ static uint32_t pprof_ctrs(const struct report *r, uint32_t *idx)
 	return n;
 }
 
+int report__pprof_types(struct report *r, FILE *out)
+{
+	uint32_t idx[STREAM_MAX_CTRS], nc, i;
+
+	nc = pprof_ctrs(r, idx);
+	fputc('{', out);
+	for (i = 0; i < nc; i++) {
+		const char *name = r->desc[idx[i]].name;
+
+		if (i)
+			fputc(',', out);
+		json_str(name, out);
+		fprintf(out, ":{\"units\":\"%s\",\"aggregation\":\"sum\",\"display-name\":",
+			ctr_unit(r, idx[i]));
+		json_str(name, out);
+		fputs(",\"sampled\":false}", out);
+	}
+	fputs("}\n", out);
+	return ferror(out) ? -EIO : 0;
+}
+
 static void comment(struct sbuf *b, struct symtab *st, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

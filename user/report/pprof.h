@@ -32,5 +32,12 @@ struct report;
 
 /* kcc report --format pprof: @r as a gzipped profile.proto. */
 int report__pprof(struct report *r, FILE *out);
+/*
+ * The sample types report__pprof() writes, as the sample_type_config
+ * JSON of Pyroscope's /ingest (format=pprof): units, aggregation "sum",
+ * display name, and "sampled" false (every value is a total, never a
+ * count to scale).  Returns 0 or -EIO.
+ */
+int report__pprof_types(struct report *r, FILE *out);
 
 #endif /* KCC_PPROF_H */

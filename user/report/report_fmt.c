@@ -114,7 +114,8 @@ cleanup:
 	return ret;
 }
 
-static void json_str(const char *s, FILE *out)
+/* @s as a JSON string, quoted. */
+void json_str(const char *s, FILE *out)
 {
 	putc('"', out);
 	for (; *s; s++) {
