@@ -158,6 +158,23 @@ static uint32_t pprof_ctrs(const struct report *r, uint32_t *idx)
 	return n;
 }
 
+/* @s as a JSON string, quoted. */
+void json_str(const char *s, FILE *out)
+{
+	putc('"', out);
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			putc(c, out);
+	}
+	putc('"', out);
+}
+
 int report__pprof_types(struct report *r, FILE *out)
 {
 	uint32_t idx[STREAM_MAX_CTRS], nc, i;

@@ -25,6 +25,9 @@ void pb_bytes(struct sbuf *b, uint32_t field, const void *p, size_t len);
 void pb_msg(struct sbuf *b, uint32_t field, const struct sbuf *msg);
 void pb_packed(struct sbuf *b, uint32_t field, const uint64_t *v, size_t n);
 
+/* @s as a JSON string, quoted. */
+void json_str(const char *s, FILE *out);
+
 /* gzip @len bytes at @p to @out: 0 or -EIO / -ENOMEM. */
 int gzip_write(const void *p, size_t len, FILE *out);
 

@@ -265,8 +265,6 @@ const char *report__ctr_name(const struct report *r, uint32_t i);
  * render the same view over this model; the model calls none of them.
  */
 int report__text(struct report *r, FILE *out);
-/* @s as a JSON string, quoted (report_fmt.c). */
-void json_str(const char *s, FILE *out);
 
 /*
  * Exclusive k-contexts of every group as sorted (path, counters) rows:

@@ -114,23 +114,6 @@ cleanup:
 	return ret;
 }
 
-/* @s as a JSON string, quoted. */
-void json_str(const char *s, FILE *out)
-{
-	putc('"', out);
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			putc(c, out);
-	}
-	putc('"', out);
-}
-
 static void json_ctrs(const struct report *r, const uint64_t *c, FILE *out)
 {
 	uint32_t j;
