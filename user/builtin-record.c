@@ -208,6 +208,20 @@ int record__parse_event(const char *s, struct kcc_config *c)
 	return 0;
 }
 
+int record__parse_freq(const char *cmd, const char *s, struct kcc_config *c)
+{
+	uint32_t x;
+
+	if (parse_u32(s, &x) || !x || x > KCC_FREQ_MAX) {
+		usage_error(cmd, "bad -F '%s': expected 1..%d samples per second",
+			    s, KCC_FREQ_MAX);
+		return -EINVAL;
+	}
+	c->sample_period = x;
+	c->flags |= KCC_CFG_FREQ;
+	return 0;
+}
+
 /*
  * --calls-event: the second event, the one the bursts are taken at;
  * --calls-counter (@counter): the calls counted beside -e EVENT.
@@ -1005,11 +1019,8 @@ int cmd_record(int argc, char **argv)
 			ro.cfg.calls_sample_period = x;
 			break;
 		case 'F':
-			if (parse_u32(optarg, &x) || !x || x > KCC_FREQ_MAX)
-				return usage_error(CMD, "bad -F '%s': expected 1..%d samples per second",
-						   optarg, KCC_FREQ_MAX);
-			ro.cfg.sample_period = x;
-			ro.cfg.flags |= KCC_CFG_FREQ;
+			if (record__parse_freq(CMD, optarg, &ro.cfg))
+				return KCC_EXIT_USAGE;
 			have_freq = true;
 			break;
 		case 'k':

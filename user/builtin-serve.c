@@ -1357,11 +1357,8 @@ int cmd_serve(int argc, char **argv)
 			have_c = true;
 			break;
 		case 'F':
-			if (parse_u32(optarg, &x) || !x || x > KCC_FREQ_MAX)
-				return usage_error(CMD, "bad -F '%s': expected 1..%d samples per second",
-						   optarg, KCC_FREQ_MAX);
-			sv.cfg.sample_period = x;
-			sv.cfg.flags |= KCC_CFG_FREQ;
+			if (record__parse_freq(CMD, optarg, &sv.cfg))
+				return KCC_EXIT_USAGE;
 			have_f = true;
 			break;
 		case 'k':

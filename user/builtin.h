@@ -56,6 +56,8 @@ int cmd_serve(int argc, char **argv);
 struct kcc_config;
 struct kcc_version;
 int record__parse_event(const char *s, struct kcc_config *c);
+/* -F FREQ into @c (usage error printed; 0 or -EINVAL). */
+int record__parse_freq(const char *cmd, const char *s, struct kcc_config *c);
 /*
  * kcc record's default with the lbr source (auto or lbr) and no calls
  * event given: a calls counter beside the event (KCC_CALLS_COUNTER),
