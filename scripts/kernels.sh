@@ -92,18 +92,31 @@ packages() {
 	esac
 }
 
-# The newest header tree matching a glob (minus the rt and cloud trees
-# when $2 is "plain") whose kernel image is in /boot, or in CACHE/boot
-# ("image" below): "VMLINUZ KDIR", or nothing.
-packaged() {
-	pair=
-	for d in $(ls -d $1 2>/dev/null | sort -V); do
-		case $2:$d in
+# The header trees of packaged flavour $1 (6.1 and 6.12 without the rt
+# and cloud trees), oldest first: one "RELEASE KDIR" line each.
+headers() {
+	case $1 in
+	6.1) glob='/usr/src/linux-headers-6.1.*-amd64' kind=plain ;;
+	6.12) glob='/usr/src/linux-headers-6.12.*-amd64' kind=plain ;;
+	6.12-rt) glob='/usr/src/linux-headers-6.12.*-rt-amd64' kind=rt ;;
+	*) return 1 ;;
+	esac
+	for d in $(ls -d $glob 2>/dev/null | sort -V); do
+		case $kind:$d in
 		plain:*-rt-amd64 | plain:*-cloud-amd64) continue ;;
 		esac
 		f=$d/include/generated/utsrelease.h
 		[ -f "$d/Makefile" ] && [ -f "$f" ] || continue
-		rel=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$f")
+		echo "$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$f") $d"
+	done
+}
+
+# The newest header tree of packaged flavour $1 whose kernel image is in
+# /boot, or in CACHE/boot ("image" below): "VMLINUZ KDIR", or nothing.
+packaged() {
+	pair=
+	for rel_d in $(headers "$1" | tr ' ' '|'); do
+		rel=${rel_d%%|*} d=${rel_d#*|}
 		if [ -r "/boot/vmlinuz-$rel" ]; then
 			pair="/boot/vmlinuz-$rel $d"
 		elif [ -r "$cache/boot/vmlinuz-$rel" ]; then
@@ -116,9 +129,7 @@ packaged() {
 # "VMLINUZ KDIR" of a flavour, or nothing when it is absent.
 pair() {
 	case $1 in
-	6.1) packaged '/usr/src/linux-headers-6.1.*-amd64' plain ;;
-	6.12) packaged '/usr/src/linux-headers-6.12.*-amd64' plain ;;
-	6.12-rt) packaged '/usr/src/linux-headers-6.12.*-rt-amd64' rt ;;
+	6.1 | 6.12 | 6.12-rt) packaged "$1" ;;
 	debug | debug-6.12 | kcsan)
 		# shellcheck disable=SC2046
 		sh "$top/scripts/debug-kernel.sh" $(built "$1") -n 2>/dev/null ;;
@@ -247,20 +258,11 @@ fetch() {
 # /vmlinuz link, none of the modules' 400 MB).
 image() {
 	[ -n "$(pair "$1")" ] && return 0
-	rel=
 	case $1 in
-	6.1) glob='/usr/src/linux-headers-6.1.*-amd64' ;;
-	6.12) glob='/usr/src/linux-headers-6.12.*-amd64' ;;
-	6.12-rt) glob='/usr/src/linux-headers-6.12.*-rt-amd64' ;;
+	6.1 | 6.12 | 6.12-rt) ;;
 	*) echo "kernels.sh: image: $1 is not a packaged flavour" >&2; return 1 ;;
 	esac
-	for d in $(ls -d $glob 2>/dev/null | sort -V); do
-		case $1:$d in
-		6.1:*-rt-amd64 | 6.1:*-cloud-amd64 | 6.12:*-rt-amd64 | 6.12:*-cloud-amd64) continue ;;
-		esac
-		f=$d/include/generated/utsrelease.h
-		[ -f "$f" ] && rel=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$f")
-	done
+	rel=$(headers "$1" | tail -n 1 | cut -d' ' -f1)
 	if [ -z "$rel" ]; then
 		echo "kernels.sh: image: no headers of $1 (apt-get install $(packages "$1" | cut -d' ' -f2))" >&2
 		return 1
