@@ -11,7 +11,7 @@
 #   1. insmod kcc.ko selftest=1 (inject off): kcc_abi
 #   2. reload with inject=1: kcc_abi -i, kcc_inject, kcc_fp, kcc_inject
 #      over /data/*.smp (streams as blobs), every other program in /t
-#      that is not a helper (kcc_hold, kcc_bench); kcc_flood again with
+#      that is not a helper (kcc_hold, kcc_bench, kcc_blob); kcc_flood again with
 #      fixed_seed=1, and with task_budget_us=1 (-b); kcc_handoff (the
 #      batched hand-off) with ring_kb=16; kcc record of
 #      /demo/demo_workload when /demo/kcc is packed (blob "record")
@@ -111,6 +111,21 @@ dmesg_clean() {
 		not_ok "kernel log clean after $1"
 	else
 		ok "kernel log clean after $1"
+	fi
+}
+
+# blob NAME FILE: FILE back to the host as the blob NAME (nothing when
+# FILE is empty or missing), through /t/kcc_blob: QEMU's debug console
+# when the guest has one, else this console (progs/kcc_guest.h says
+# why).  Without kcc_blob packed, base64 on this console.
+blob() {
+	[ -s "$2" ] || return 0
+	if [ -x /t/kcc_blob ]; then
+		/t/kcc_blob "$1" "$2"
+	else
+		echo "KCC-BLOB-BEGIN $1 $(wc -c <"$2")"
+		busybox base64 "$2"
+		echo "KCC-BLOB-END $1"
 	fi
 }
 
@@ -339,17 +354,13 @@ elif [ "$mode" = demo ]; then
 		check $? "kcc record --source lbr -e kcc_lbr/clock/ -- demo_workload_lbr 3"
 		sed 's/^/# /' /tmp/demo-lbr.err
 		if [ -s /tmp/demo-lbr.data ]; then
-			echo "KCC-BLOB-BEGIN demo-lbr $(wc -c </tmp/demo-lbr.data)"
-			busybox base64 /tmp/demo-lbr.data
-			echo "KCC-BLOB-END demo-lbr"
+			blob demo-lbr /tmp/demo-lbr.data
 			# The profile's calls against the run's own trace
 			# (the tracing runtime's count of every call).
 			/demo/kcc eval --tsv -k 1,2 --profile /tmp/demo-lbr.data \
 				/tmp/demotr >/tmp/demo-lbr.eval 2>&1
 			check $? "kcc eval --profile of the lbr profile against its trace"
-			echo "KCC-BLOB-BEGIN demo-lbr-eval $(wc -c </tmp/demo-lbr.eval)"
-			busybox base64 /tmp/demo-lbr.eval
-			echo "KCC-BLOB-END demo-lbr-eval"
+			blob demo-lbr-eval /tmp/demo-lbr.eval
 		fi
 		rm -rf /tmp/demotr
 		rmmod kcc_lbrpmu
@@ -378,7 +389,7 @@ else
 	for p in /t/*; do
 		p=${p#/t/}
 		case $p in
-		kcc_abi | kcc_inject | kcc_fp | kcc_hold | kcc_bench | \
+		kcc_abi | kcc_inject | kcc_fp | kcc_hold | kcc_bench | kcc_blob | \
 		kcc_handoff | kcc_cost | *.so) continue ;;
 		esac
 		run "$p"
@@ -433,11 +444,7 @@ else
 		sed 's/^/# /' /tmp/rec.err
 		[ "$(head -c 7 /tmp/rec.data 2>/dev/null)" = KCCPROF ]
 		check $? "kcc record wrote a kcc profile (magic KCCPROF)"
-		if [ -s /tmp/rec.data ]; then
-			echo "KCC-BLOB-BEGIN record $(wc -c </tmp/rec.data)"
-			busybox base64 /tmp/rec.data
-			echo "KCC-BLOB-END record"
-		fi
+		blob record /tmp/rec.data
 		dmesg_clean "kcc record"
 	fi
 	# kcc serve on kcc.ko (selftests/kcc/serve.sh tests its HTTP layer
@@ -471,11 +478,7 @@ else
 		busybox wget -q -O /tmp/m1 $u/metrics
 		check $? "kcc serve -p: GET /metrics"
 		# For promtool on the host (selftests/kcc/guest.sh).
-		if [ -s /tmp/m1 ]; then
-			echo "KCC-BLOB-BEGIN metrics $(wc -c </tmp/m1)"
-			busybox base64 /tmp/m1
-			echo "KCC-BLOB-END metrics"
-		fi
+		blob metrics /tmp/m1
 		! busybox wget -q -O /tmp/bad "$u/debug/pprof/profile?seconds=-1" 2>/dev/null
 		check $? "kcc serve: seconds=-1 refused"
 		busybox wget -q -O /tmp/w.pb.gz "$u/debug/pprof/profile?seconds=2"
@@ -485,11 +488,7 @@ else
 		s2=$(sed -n 's/^kcc_samples_total{.*} //p' /tmp/m2)
 		[ "${s2:-0}" -gt "${s1:-0}" ]
 		check $? "kcc serve: the session kept counting (samples $s1, then $s2)"
-		if [ -s /tmp/w.pb.gz ]; then
-			echo "KCC-BLOB-BEGIN serve $(wc -c </tmp/w.pb.gz)"
-			busybox base64 /tmp/w.pb.gz
-			echo "KCC-BLOB-END serve"
-		fi
+		blob serve /tmp/w.pb.gz
 		kill $spid
 		wait $spid
 		check $? "kcc serve: exit 0 on SIGTERM"
@@ -506,11 +505,7 @@ else
 			/demo/dl_workload /demo/libkccdl.so >/tmp/dl.err 2>&1
 		check $? "kcc record -k 2 -- dl_workload (a dlopen()ed library)"
 		sed 's/^/# /' /tmp/dl.err
-		if [ -s /tmp/dl.data ]; then
-			echo "KCC-BLOB-BEGIN dlrecord $(wc -c </tmp/dl.data)"
-			busybox base64 /tmp/dl.data
-			echo "KCC-BLOB-END dlrecord"
-		fi
+		blob dlrecord /tmp/dl.data
 		echo "# maps_hook: $(cat /sys/class/misc/kcc/maps_hook)"
 		dmesg_clean "kcc record of dl_workload"
 	fi

@@ -152,10 +152,15 @@ accel=${KCC_QEMU_ACCEL:-tcg,thread=single}
 echo "run.sh: booting $kernel ($accel) with $ko, limit ${limit}s" >&2
 timeout "$limit" qemu-system-x86_64 -accel "$accel" -cpu max -m 1024 -smp 2 \
 	-nographic -no-reboot \
+	-chardev file,id=kccblob,path="$tmp/blobs.log" \
+	-device isa-debugcon,iobase=0xe9,chardev=kccblob \
 	-kernel "$kernel" -initrd "$tmp/initrd.gz" \
 	-append "console=ttyS0 panic=-1 quiet oops=panic noirqdebug $append" </dev/null >"$log" 2>&1
 rc=$?
 tr -d '\r' <"$log" >"$tmp/clean.log"
+# Blobs come on the debug console (progs/kcc_guest.h), or on the serial
+# console where a program could not use it.
+touch "$tmp/blobs.log"
 
 why=
 if [ $rc -eq 124 ]; then
@@ -193,17 +198,19 @@ sed -n '/kcc-guest: kernel [0-9]/,/^kcc-guest: kernel log:/p' "$tmp/clean.log" |
 if [ -n "$blobs" ]; then
 	mkdir -p "$blobs" || exit 1
 	awk -v dir="$blobs" '
+		FNR == 1 { name = "" }
 		/^KCC-BLOB-BEGIN / { name = $2; file = dir "/" name ".b64"; printf "" > file; next }
 		/^KCC-BLOB-END / { close(file); name = ""; next }
 		name != "" { print >> file }
-	' "$tmp/clean.log"
+	' "$tmp/clean.log" "$tmp/blobs.log"
 	for f in "$blobs"/*.b64; do
 		[ -f "$f" ] || continue
 		base64 -d "$f" >"${f%.b64}.stream" && rm -f "$f"
 	done
+	echo "# run.sh: blobs: $(grep -c '^KCC-BLOB-BEGIN ' "$tmp/blobs.log") on the debug console, $(grep -c '^KCC-BLOB-BEGIN ' "$tmp/clean.log") on the serial console"
 	# Each blob's BEGIN line gives its size: one cut or garbled on the
 	# console is named here, not left to look like a test's own failure.
-	sed -n 's/^KCC-BLOB-BEGIN \([^ ]*\) \([0-9][0-9]*\)$/\1 \2/p' "$tmp/clean.log" |
+	sed -n 's/^KCC-BLOB-BEGIN \([^ ]*\) \([0-9][0-9]*\)$/\1 \2/p' "$tmp/clean.log" "$tmp/blobs.log" |
 	while read -r name size; do
 		got=$( { wc -c <"$blobs/$name.stream"; } 2>/dev/null || echo 0)
 		[ "$got" -eq "$size" ] ||

@@ -37,13 +37,6 @@
 # frameless library, tail calls, a signal handler, longjmp, recursion,
 # threads and fork).
 
-lbr_blob() {	# lbr_blob NAME FILE
-	[ -s "$2" ] || return 0
-	echo "KCC-BLOB-BEGIN $1 $(wc -c <"$2")"
-	busybox base64 "$2"
-	echo "KCC-BLOB-END $1"
-}
-
 # lbr_run NAME EVENT PROGRAM [ARGS...]; $lbr_calls: more options of
 # kcc record (the calls event), empty for one event; $lbr_period: the
 # sample period (events, or ns of kcc_lbr/clock/).
@@ -128,8 +121,8 @@ lbr_eval() {
 	crc=$?
 	sed 's/^/# /' "/tmp/$name.eval" "/tmp/$name.everr"
 	check $crc "$name: kcc eval --profile against the run's own trace"
-	lbr_blob "$name" "/tmp/$name.data"
-	lbr_blob "$name-eval" "/tmp/$name.eval"
+	blob "$name" "/tmp/$name.data"
+	blob "$name-eval" "/tmp/$name.eval"
 	rm -rf /tmp/lbrtr "/tmp/$name.data"
 	dmesg_clean "$name"
 }
@@ -216,7 +209,7 @@ lbr_watch() {
 		{ n++; kk += $1; if ($1 == t[$2]) eq++ }
 		END { printf "# lbr-watch figures: %d of %d contexts equal to the trace; watched calls %d kcc.ko, %d trace\n", eq, n, kk, tt }' \
 		/tmp/w.tc /tmp/w.kern
-	lbr_blob lbr-watch-report /tmp/w.rep
+	blob lbr-watch-report /tmp/w.rep
 	echo 'r0;no_such_routine' >/tmp/bad.watch
 	rm -f /tmp/bad.data
 	/demo/kcc record --source lbr -e kcc_lbr/clock/ -c "$ww_period" \

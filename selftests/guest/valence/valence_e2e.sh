@@ -19,13 +19,6 @@
 # blobs NAME, NAME-paths, NAME-chk, NAME-err; selftests/kcc/guest.sh
 # judges them on the host (it has the table's names and kcc report).
 
-vblob() {	# vblob NAME FILE
-	[ -s "$2" ] || return 0
-	echo "KCC-BLOB-BEGIN $1 $(wc -c <"$2")"
-	busybox base64 "$2"
-	echo "KCC-BLOB-END $1"
-}
-
 vrun() {	# vrun NAME SOURCE MODE N
 	rm -f "/tmp/$1.data" "/tmp/$1.paths" "/tmp/$1.chk"
 	if [ "$2" = valence ]; then
@@ -44,10 +37,10 @@ vrun() {	# vrun NAME SOURCE MODE N
 	crc=$?
 	sed 's/^/# /' "/tmp/$1.err"
 	check $crc "$1: kcc record --source $2 -e cpu-clock -- vwork $3 $4"
-	vblob "$1" "/tmp/$1.data"
-	vblob "$1-paths" "/tmp/$1.paths"
-	vblob "$1-chk" "/tmp/$1.chk"
-	vblob "$1-err" "/tmp/$1.err"
+	blob "$1" "/tmp/$1.data"
+	blob "$1-paths" "/tmp/$1.paths"
+	blob "$1-chk" "/tmp/$1.chk"
+	blob "$1-err" "/tmp/$1.err"
 	rm -f "/tmp/$1.data" "/tmp/$1.paths" "/tmp/$1.chk"
 	dmesg_clean "$1"
 }
