@@ -391,10 +391,11 @@ lbr_ci_floor() {
 # calls event, two events) or misses: LBR_ABS_SPARSE, 0.20, the target
 # of Documentation/fidelity.rst for sparse sessions.  The software PMU
 # samples these at the overflowing call (kcc_lbrpmu's traps), so
-# wordfreq's runs are the same on every guest and every load: 0.023 /
-# 0.023 / 0.024 (calls, two events) and 0.043 / 0.046 / 0.047 (misses)
-# at k = 1..3 on 6.1 and 6.12, system-wide (misses, windows cut at
-# every context switch) the same as per task.  When it sampled at the
+# wordfreq's runs are the same on every guest and every load: 0.020 /
+# 0.021 / 0.022 (calls), 0.024 / 0.026 / 0.029 (two events) and 0.044 /
+# 0.046 / 0.048 (misses) at k = 1..3 on 6.1 (12 rounds of wordfreq),
+# system-wide (misses, windows cut at every context switch) the same as
+# per task.  When it sampled at the
 # next poll, where a sample landed followed the guest's speed and the
 # same runs gave 0.09 to 0.24 at k = 3.  Time-driven bursts (the 20 us
 # clock) have no floor, their figures are printed: where a clock sample
