@@ -121,6 +121,15 @@ lbrpmu_tests() {
 	lbrpmu_run "task_save=0 (wiped at context switches)" -e calls \
 		-c 499 -j any_call,any_ret,u
 	lbrpmu_param task_save 1
+	# The depth: AMD Zen 4 has 16 records; 0 and 33 are refused.
+	for v in 0 33 x; do
+		! lbrpmu_param records $v 2>/dev/null
+		check $? "kcc_lbrpmu records=$v refused"
+	done
+	lbrpmu_param records 16
+	lbrpmu_run "records=16 (AMD Zen 4's depth)" -e calls -c 499 \
+		-j any_call,any_ret,u -k 0 -r 16
+	lbrpmu_param records 32
 	# System-wide, each CPU's event counts the thread running there:
 	# a thread's calls are counted once only if every switch-out,
 	# also after exit_mm(), moves the point its next stay counts from.

@@ -375,7 +375,7 @@ lbr_counted() {
 LBR_CI_FLOOR=${LBR_CI_FLOOR:-0.90}
 lbr_ci_floor() {
 	case $1 in
-	lbr-wf-calls | lbr-wf-2ev) echo "$LBR_CI_FLOOR" ;;
+	lbr-wf-calls | lbr-wf-amd | lbr-wf-saved | lbr-wf-2ev) echo "$LBR_CI_FLOOR" ;;
 	*) echo "" ;;
 	esac
 }
@@ -481,7 +481,7 @@ if [ -n "${KCC:-}" ] && [ -x "$KCC" ]; then
 fi
 [ -n "$record" ] && per=$((per + 4))
 # kcc import in the guest needs perf there (run.sh packs the host's).
-lbr_runs="lbr-wf-calls:floors: lbr-wf-misses:floors: lbr-wf-clock:floors: lbr-wf-clock-hyb:floors: lbr-demo-clock:: lbr-wf-calls-dense:floors: lbr-wf-misses-dense:floors: lbr-demo-calls:: lbr-demo-misses:: lbr-wf-sys:floors: lbr-wf-2ev:floors: lbr-adv-calls::"
+lbr_runs="lbr-wf-calls:floors: lbr-wf-amd:floors: lbr-wf-saved:floors: lbr-wf-misses:floors: lbr-wf-clock:floors: lbr-wf-clock-hyb:floors: lbr-demo-clock:: lbr-wf-calls-dense:floors: lbr-wf-misses-dense:floors: lbr-demo-calls:: lbr-demo-misses:: lbr-wf-sys:floors: lbr-wf-2ev:floors: lbr-adv-calls::"
 for p in /usr/bin/perf /usr/bin/perf_*; do
 	[ -n "$lbr" ] && [ -x "$p" ] || continue
 	lbr_runs="$lbr_runs lbr-wf-import:floors:lbr-wf-calls"
@@ -672,7 +672,7 @@ while read -r name vmlinuz kdir; do
 			fi
 		done
 		[ $rc -eq 4 ] ||
-			lbr_table "$name" lbr-wf-calls lbr-wf-misses \
+			lbr_table "$name" lbr-wf-calls lbr-wf-amd lbr-wf-saved lbr-wf-misses \
 				lbr-wf-clock lbr-wf-clock-hyb lbr-demo-clock \
 				lbr-wf-calls-dense lbr-wf-misses-dense \
 				lbr-demo-calls lbr-demo-misses \

@@ -50,6 +50,8 @@
  *    per thread), after the filter, as one that slipped past it would be.
  *
  * Like the AMD driver (amd/lbr.c, amd_pmu_lbr_read(), 6.1 on):
+ *  - records=16 keeps the 16 newest records a stack, Zen 4's depth
+ *    (1 to 32; 32 by default, Skylake's);
  *  - wrong_path=N puts a call that never retired, tagged
  *    PERF_BR_SPEC_WRONG_PATH, on top of every N-th stack (counted as for
  *    stray) when the event asked for the branch flags: from the sampled
@@ -108,6 +110,29 @@ MODULE_PARM_DESC(wrong_path, "a call on a wrong path (PERF_BR_SPEC_WRONG_PATH) o
 static bool task_save = true;
 module_param(task_save, bool, 0644);
 MODULE_PARM_DESC(task_save, "per-task events keep the records across context switches (default 1)");
+
+/* The LBR's depth: 32 on Skylake and later, 16 on AMD Zen 4 (LbrExtV2). */
+static unsigned int records = KCC_LBR_RECS;
+
+static int lbrpmu_records_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+	int ret = kstrtouint(val, 0, &v);
+
+	if (ret)
+		return ret;
+	if (v < 1 || v > KCC_LBR_RECS)
+		return -EINVAL;
+	WRITE_ONCE(records, v);
+	return 0;
+}
+
+static const struct kernel_param_ops lbrpmu_records_ops = {
+	.set = lbrpmu_records_set,
+	.get = param_get_uint,
+};
+module_param_cb(records, &lbrpmu_records_ops, &records, 0644);
+MODULE_PARM_DESC(records, "records a stack holds at most, the LBR's depth: 1 to 32 (default 32; 16 models AMD Zen 4)");
 
 static bool amd_filter;
 module_param(amd_filter, bool, 0644);
@@ -575,7 +600,7 @@ lbrpmu_brstack(struct perf_event *event, u64 uaddr, u64 pos_in)
 	u64 bst = event->attr.branch_sample_type;
 	bool save_type = bst & PERF_SAMPLE_BRANCH_TYPE_SAVE;
 	struct kcc_lbr_ring *r = &c->ring;
-	u64 seq, first, i, n = 0, nr;
+	u64 seq, first, i, n = 0, nr, depth;
 
 	c->bs.nr = 0;
 	c->bs.hw_idx = -1ULL;
@@ -593,6 +618,9 @@ lbrpmu_brstack(struct perf_event *event, u64 uaddr, u64 pos_in)
 		if ((!lbrpmu_event_per_task(event) || !task_save) &&
 		    pos_in > first)
 			first = pos_in;
+		depth = READ_ONCE(records);
+		if (r->pos - first > depth)
+			first = r->pos - depth;
 		for (i = r->pos; i > first; i--) {
 			const struct kcc_lbr_rec *rec =
 				&r->rec[(i - 1) % KCC_LBR_RECS];
@@ -1250,8 +1278,8 @@ static int __init lbrpmu_init(void)
 	ret = misc_register(&lbrpmu_misc);
 	if (ret)
 		goto err_pmu;
-	pr_info("PMU kcc_lbr type %d, %d records, skid %u, stray %u, task_save %d\n",
-		lbrpmu_pmu.type, KCC_LBR_RECS, skid, stray, task_save);
+	pr_info("PMU kcc_lbr type %d, %u records, skid %u, stray %u, task_save %d\n",
+		lbrpmu_pmu.type, records, skid, stray, task_save);
 	return 0;
 
 err_pmu:

@@ -35,7 +35,10 @@
 # in its group at every sample); lbr-adv-calls (the PMU's
 # adversarial workload lbr_workload: frameless leaves, PLT calls into a
 # frameless library, tail calls, a signal handler, longjmp, recursion,
-# threads and fork).
+# threads and fork).  The PMU models Intel's LBR in every run (32
+# records, reset at each switch-in) but these: lbr-wf-amd (AMD Zen 4's,
+# lbr_amd), and lbr-wf-saved and the dense runs (records kept across
+# switches, lbr_saved and lbr_dense).
 
 # lbr_run NAME EVENT PROGRAM [ARGS...]; $lbr_calls: more options of
 # kcc record (the calls event), empty for one event; $lbr_period: the
@@ -251,7 +254,15 @@ lbr_watch() {
 # 0), and put both back after.  A worker that a busy host keeps from
 # running lets the rings fill (1,480 of 19,748 samples dropped as
 # ring-full in one run, their calls then weighted into the next
-# sample's burst): the module is loaded with rings of 4 MiB.
+# sample's burst): the module is loaded with rings of 4 MiB.  The PMU
+# keeps a task's records across its switches here (task_save=1): these
+# runs check the join's exactness, which holds while the records since
+# the previous sample are in the burst, and a reset at switch-in (the
+# Intel model of the other runs) breaks that whenever the task is
+# switched out between two samples.  Then kcc weights the burst, as it
+# must: in one 6.1 run under the Intel model main's call was in no
+# burst (reset away, the likely reading, by a switch before the first
+# sample), and main was counted 0 times (400 calls, 15 of them scaled).
 lbr_dense() {
 	inj=$(cat /sys/module/kcc/parameters/inject)
 	rate=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
@@ -274,6 +285,7 @@ lbr_dense() {
 	echo 1000000 >/proc/sys/kernel/perf_event_max_sample_rate &&
 		echo 0 >/proc/sys/kernel/perf_cpu_time_max_percent
 	check $? "lbr-dense: perf_event_max_sample_rate 10^6, perf_cpu_time_max_percent 0"
+	echo 1 >/sys/module/kcc_lbrpmu/parameters/task_save
 	lbr_period=11
 	lbr_run lbr-wf-calls-dense calls /demo/wordfreq 2
 	lbr_period=37
@@ -283,6 +295,7 @@ lbr_dense() {
 	lbr_period=7
 	lbr_run lbr-demo-misses misses /demo/demo_workload_lbr 1 100
 	lbr_period=1009
+	echo 0 >/sys/module/kcc_lbrpmu/parameters/task_save
 	echo "$pct" >/proc/sys/kernel/perf_cpu_time_max_percent
 	echo "$rate" >/proc/sys/kernel/perf_event_max_sample_rate
 	rmmod kcc
@@ -291,28 +304,33 @@ lbr_dense() {
 	dmesg_clean lbr-dense
 }
 
-# lbr_amd: the PMU refuses branch records without flags and cycles, as
-# AMD's amd_pmu_lbr_setup_filter() does (kcc_lbrpmu amd_filter=1):
-# kcc record --source lbr must still sample branch stacks, asking with
-# the flags, and its stream must say so (KCC_HDR_BR_FLAGS).  And it
-# keeps wrong-path entries, as amd_pmu_lbr_read() does (wrong_path=5: a
-# call that never retired, to KCC_LBR_WRONG_TO, on every 5th stack):
-# kcc.ko must leave every one of them out, count them as the PMU put
-# them (STATUS br_wrong_path, the report's header), and no context may
-# reach that address.  Kernels before 6.1 have no such tag (SKIP).
+# lbr_amd: the PMU as AMD Zen 4's LbrExtV2 (kcc_lbrpmu records=16
+# task_save=0 amd_filter=1 wrong_path=5): 16 records, reset at every
+# switch-in, branch records without flags and cycles refused, as
+# amd_pmu_lbr_setup_filter() does, and wrong-path entries kept, as
+# amd_pmu_lbr_read() does (a call that never retired, to
+# KCC_LBR_WRONG_TO, on every 5th stack).  kcc record --source lbr must
+# still sample branch stacks, asking with the flags, and its stream must
+# say so (KCC_HDR_BR_FLAGS); kcc.ko must leave every wrong-path record
+# out, count them as the PMU put them (STATUS br_wrong_path, the
+# report's header), and no context may reach that address; and the
+# profile, lbr-wf-amd, is judged against its trace as the Intel model's
+# runs are.  Kernels before 6.1 have no such tag (SKIP).
 lbr_amd() {
 	wp0=$(cat /sys/module/kcc_lbrpmu/parameters/wrong_paths)
+	echo 16 >/sys/module/kcc_lbrpmu/parameters/records
 	echo 5 >/sys/module/kcc_lbrpmu/parameters/wrong_path
 	echo 1 >/sys/module/kcc_lbrpmu/parameters/amd_filter
 	rm -rf /tmp/lbrtr
 	mkdir -p /tmp/lbrtr
 	KCC_TRACE_LBR=1 KCC_TRACE_DIR=/tmp/lbrtr /demo/kcc record \
 		--source lbr -e kcc_lbr/calls/ -c 1009 -k 3 \
-		-o /tmp/lbr-amd.data -- /demo/wordfreq 4 >/tmp/lbr-amd.err 2>&1
+		-o /tmp/lbr-wf-amd.data -- /demo/wordfreq "$wf_rounds" \
+		>/tmp/lbr-amd.err 2>&1
 	crc=$?
 	sed 's/^/# /' /tmp/lbr-amd.err
-	check $crc "lbr-amd: kcc record --source lbr on a PMU refusing NO_FLAGS/NO_CYCLES (amd_filter=1)"
-	/demo/kcc report /tmp/lbr-amd.data >/tmp/lbr-amd.rep 2>&1
+	check $crc "lbr-amd: kcc record --source lbr on the AMD model (16 records, NO_FLAGS/NO_CYCLES refused, wrong paths)"
+	/demo/kcc report /tmp/lbr-wf-amd.data >/tmp/lbr-amd.rep 2>&1
 	grep '^# source\|^# branch records' /tmp/lbr-amd.rep | sed 's/^/# /'
 	grep -q '^# source: lbr' /tmp/lbr-amd.rep &&
 		grep -q '^# branch records: with flags' /tmp/lbr-amd.rep
@@ -320,7 +338,7 @@ lbr_amd() {
 	echo 0 >/sys/module/kcc_lbrpmu/parameters/wrong_path
 	wp=$(( $(cat /sys/module/kcc_lbrpmu/parameters/wrong_paths) - wp0 ))
 	left=$(sed -n 's/^# branch records: \([0-9]*\) on a wrong path left out.*/\1/p' /tmp/lbr-amd.rep)
-	/demo/kcc report --format folded /tmp/lbr-amd.data >/tmp/lbr-amd.fold 2>&1
+	/demo/kcc report --format folded /tmp/lbr-wf-amd.data >/tmp/lbr-amd.fold 2>&1
 	reach=$(grep -c '0x1000\]' /tmp/lbr-amd.fold)
 	echo "# lbr-amd: wrong-path records: $wp put by the PMU, ${left:-none} left out by kcc.ko; $reach folded stacks reach 0x1000"
 	if [ "$wp" -eq 0 ]; then
@@ -331,8 +349,18 @@ lbr_amd() {
 		check $? "lbr-amd: all $wp wrong-path records left out and counted, no context reaches them"
 	fi
 	echo 0 >/sys/module/kcc_lbrpmu/parameters/amd_filter
-	rm -rf /tmp/lbrtr /tmp/lbr-amd.data /tmp/lbr-amd.fold
-	dmesg_clean "lbr-amd"
+	echo 32 >/sys/module/kcc_lbrpmu/parameters/records
+	rm -f /tmp/lbr-amd.fold /tmp/lbr-amd.rep /tmp/lbr-amd.err
+	lbr_eval lbr-wf-amd
+}
+
+# lbr_saved: the one run on the idealised PMU that keeps a task's
+# records across its context switches (task_save=1, which no x86 driver
+# does for a call/return filter): kcc's joins over the longer windows.
+lbr_saved() {
+	echo 1 >/sys/module/kcc_lbrpmu/parameters/task_save
+	lbr_run lbr-wf-saved calls /demo/wordfreq "$wf_rounds"
+	echo 0 >/sys/module/kcc_lbrpmu/parameters/task_save
 }
 
 # lbr_select: kcc beside perf record -j any_call,any_ret,u on one
@@ -401,11 +429,15 @@ lbrpmu_load() {
 
 if [ ! -f /lbr/kcc_lbrpmu.ko ]; then
 	not_ok "lbr end to end: kcc_lbrpmu.ko not packed in /lbr"
-elif lbrpmu_load poll_us=250; then
+elif lbrpmu_load poll_us=250 task_save=0; then
 	# Polled 4 times a millisecond: more samples of the short runs.
-	ok "insmod kcc_lbrpmu.ko poll_us=250 (software LBR PMU kcc_lbr)"
+	# The Intel model: 32 records, reset at every switch-in, as Intel's
+	# driver leaves them for a call/return filter (it restores records
+	# only in call-stack mode); lbr_amd and lbr_saved change it.
+	ok "insmod kcc_lbrpmu.ko poll_us=250 task_save=0 (software LBR PMU kcc_lbr, the Intel model)"
 	lbr_run lbr-wf-calls calls /demo/wordfreq "$wf_rounds"
 	lbr_amd
+	lbr_saved
 	lbr_select
 	lbr_run lbr-wf-misses misses /demo/wordfreq "$wf_rounds"
 	lbr_period=20000
@@ -437,5 +469,5 @@ elif lbrpmu_load poll_us=250; then
 	check $? "rmmod kcc_lbrpmu"
 	dmesg_clean "lbr end to end"
 else
-	not_ok "insmod kcc_lbrpmu.ko poll_us=250 (software LBR PMU kcc_lbr)"
+	not_ok "insmod kcc_lbrpmu.ko poll_us=250 task_save=0 (software LBR PMU kcc_lbr)"
 fi

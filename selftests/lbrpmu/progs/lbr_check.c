@@ -36,8 +36,9 @@
  * only on top, and floor(n / N) of them for a thread of n samples with
  * records (the samples of a thread come from several CPUs' buffers, out
  * of order);
- * with -k SKID, the deepest stack (below a stray) has KCC_LBR_RECS - SKID
- * records: the newest SKID are left out, the rest is there.
+ * with -k SKID, the deepest stack (below a stray) has RECORDS - SKID
+ * records: the newest SKID are left out, the rest is there (RECORDS: -r,
+ * the PMU's records parameter, default KCC_LBR_RECS).
  * The traces are read here, raw, because the checks need the events in
  * the order the runtime wrote them, which user/lib/ftrace_rt.c mends
  * (longjmp) on purpose.
@@ -81,6 +82,7 @@ struct thread {
 
 static struct thread threads[MAX_THREADS];
 static int nthreads;
+static int depth = KCC_LBR_RECS;	/* -r: the PMU's records */
 static uint64_t trace_calls;
 static uint64_t trace_misses;	/* the synthetic misses of the calls */
 
@@ -566,9 +568,9 @@ static void check_samples(uint64_t filter, unsigned int stray_every,
 	else
 		tap(!strays, "no stray far branch (%zu)", strays);
 	if (skid >= 0)
-		tap(deepest == KCC_LBR_RECS - (uint32_t)skid,
-		    "the deepest stack has %d records (%u): skid %d",
-		    KCC_LBR_RECS - skid, deepest, skid);
+		tap(deepest == (uint32_t)(depth - skid),
+		    "the deepest stack has %d records (%u): %d records, skid %d",
+		    depth - skid, deepest, depth, skid);
 	*with_out = with;
 	free(sites.s);
 	free(pairs.s);
@@ -758,7 +760,7 @@ out:
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: lbr_check [-a] [-P] [-e EVENT] [-c PERIOD] [-j FILTER] [-x N] [-k SKID] [-m MIN] -d DIR -- PROG [ARGS...]\n"
+		"usage: lbr_check [-a] [-P] [-e EVENT] [-c PERIOD] [-j FILTER] [-x N] [-k SKID] [-r RECORDS] [-m MIN] -d DIR -- PROG [ARGS...]\n"
 		"       lbr_check -S PERF_SCRIPT_OUTPUT [-j FILTER] [-x N] [-m MIN] -d DIR\n"
 		"       lbr_check -n -d DIR\n");
 	exit(2);
@@ -777,7 +779,7 @@ int main(int argc, char **argv)
 	size_t with = 0, top_not_call = 0;
 	long long late0 = -1, late1 = -1;
 
-	while ((opt = getopt(argc, argv, "ae:c:j:x:m:k:d:S:nP")) != -1) {
+	while ((opt = getopt(argc, argv, "ae:c:j:x:m:k:r:d:S:nP")) != -1) {
 		switch (opt) {
 		case 'a': syswide = 1; break;
 		case 'e': event = optarg; break;
@@ -786,6 +788,7 @@ int main(int argc, char **argv)
 		case 'x': stray_every = (unsigned int)atoi(optarg); break;
 		case 'm': min = (size_t)atol(optarg); break;
 		case 'k': skid = atoi(optarg); break;
+		case 'r': depth = atoi(optarg); break;
 		case 'd': dir = optarg; break;
 		case 'S': script = optarg; break;
 		case 'n': count_only = 1; break;
@@ -820,9 +823,9 @@ int main(int argc, char **argv)
 	}
 	printf("# %d threads traced, %" PRIu64 " calls in the trace\n",
 	       nthreads, trace_calls);
-	if (skid >= KCC_LBR_RECS) {
-		fprintf(stderr, "lbr_check: skid %d: at most %d\n", skid,
-			KCC_LBR_RECS - 1);
+	if (depth < 1 || depth > KCC_LBR_RECS || skid >= depth) {
+		fprintf(stderr, "lbr_check: records %d, skid %d: 1 to %d records, a skid below them\n",
+			depth, skid, KCC_LBR_RECS);
 		return 2;
 	}
 	check_samples(filter, stray_every, min, skid, &with, &top_not_call);
