@@ -63,7 +63,7 @@ stage() {	# stage NAME START: the time of a stage, as a comment
 debroot "$base" linux-headers-amd64
 kver=$(ls "$root/lib/modules" | sort -V | tail -n 1)
 echo "# root: Debian $(cat "$root/etc/debian_version"), headers $kver"
-plan 11
+plan 15
 
 # lintian's findings on these packages (scripts/deb.sh): no error and
 # no warning.
@@ -158,7 +158,55 @@ grep -q "^kcc/$ver, $kver, x86_64: built" "$tmp/out"
 result $? "dkms status: kcc/$ver built for $kver"
 [ $rc -eq 0 ] || show
 
-inroot apt-get remove -y -q kcc-dkms
+# kcc-dkms on the other kernels of the matrix (Documentation/
+# kernels.rst): Debian 11's 5.10 and sid's 7.2 as scripts/kernels.sh
+# prepares them, Debian 12's 6.12 and 6.12-rt from the host's headers
+# packages; each tree, and the trees it includes or links (the -common
+# headers, linux-kbuild), is bound into the root at its own path and
+# linked from /lib/modules/RELEASE/build, where dkms looks.
+tree_binds() {	# tree_binds KDIR: the directories KDIR's build reads
+	c=$(sed -n '1s|^include \(/.*\)/Makefile$|\1|p' "$1/Makefile")
+	k=$(readlink -f "$1/scripts")
+	echo "$1${c:+ $c}${k:+ $(dirname "$k")}"
+}
+# What building for them needs beyond 6.1's headers, as a user would
+# install it: gcc by that name (the 5.10 and 7.2 trees call it so) and
+# pahole (dwarves: 6.12's BTF of modules).
+inroot apt-get install -y -q --no-install-recommends gcc dwarves
+[ $rc -eq 0 ] || show
+all_binds=
+for name in 5.10 6.12 6.12-rt 7.2; do
+	kd=$(sh "$top/scripts/kernels.sh" get "$name" 2>/dev/null | cut -d' ' -f2)
+	if [ -z "$kd" ] || [ ! -f "$kd/Makefile" ]; then
+		skip "dkms build kcc/$ver for $name: no tree here (scripts/kernels.sh provide $name)"
+		continue
+	fi
+	rel=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' \
+		"$kd/include/generated/utsrelease.h" 2>/dev/null)
+	mkdir -p "$root/lib/modules/$rel" &&
+		ln -sfn "$kd" "$root/lib/modules/$rel/build"
+	all_binds="$all_binds $(tree_binds "$kd")"
+	start=$(date +%s)
+	root_binds=$(tree_binds "$kd") inroot dkms build "kcc/$ver" -k "$rel"
+	stage "dkms build for $name" "$start"
+	mko=/var/lib/dkms/kcc/$ver/$rel/x86_64/module/kcc.ko
+	if [ $rc -eq 0 ]; then
+		inroot modinfo -F vermagic "$mko"
+		case $(cat "$tmp/out") in
+		"$rel "*) rc=0 ;;
+		*) rc=1 ;;
+		esac
+	fi
+	result $rc "dkms build kcc/$ver -k $rel ($name): kcc.ko with $rel's vermagic"
+	if [ $rc -ne 0 ]; then
+		show
+		tail -n 30 "$root/var/lib/dkms/kcc/$ver/build/make.log" \
+			2>/dev/null | sed 's/^/# /'
+	fi
+done
+
+# The removal unbuilds kcc for every kernel: their trees stay bound.
+root_binds=$all_binds inroot apt-get remove -y -q kcc-dkms
 [ $rc -eq 0 ] && inroot dkms status kcc &&
 	[ $rc -eq 0 ] && [ ! -s "$tmp/out" ] && [ ! -e "$src" ]
 result $? "removing kcc-dkms removes kcc from dkms and /usr/src"

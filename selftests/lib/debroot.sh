@@ -9,20 +9,24 @@
 #	inroot CMD...	CMD in the root, with /proc, /sys and /dev mounted
 #			in a mount namespace of its own (nothing is mounted
 #			outside it, so an interrupted run leaves no mount
-#			behind); output in $tmp/out and $tmp/err, status
-#			in $rc
+#			behind), and each directory of $root_binds (host
+#			paths) bound at its own path; output in $tmp/out
+#			and $tmp/err, status in $rc
 #	show		the last lines of the last inroot's output, as
 #			TAP comments
 
 inroot() {
 	unshare --mount --propagation private sh -c '
-		r=$1 a=$2; shift 2
+		r=$1 a=$2 b=$3; shift 3
 		mount -t proc proc "$r/proc" && mount -t sysfs sys "$r/sys" &&
 		mount --rbind /dev "$r/dev" &&
-		mount --bind "$a" "$r/var/cache/apt/archives" &&
+		mount --bind "$a" "$r/var/cache/apt/archives" || exit 1
+		for p in $b; do
+			mkdir -p "$r$p" && mount --bind "$p" "$r$p" || exit 1
+		done
 		exec chroot "$r" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 			HOME=/root LC_ALL=C DEBIAN_FRONTEND=noninteractive "$@"
-	' sh "$root" "$cache/archives" "$@" >"$tmp/out" 2>"$tmp/err"
+	' sh "$root" "$cache/archives" "${root_binds:-}" "$@" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 }
 
