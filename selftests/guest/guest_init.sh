@@ -114,6 +114,13 @@ dmesg_clean() {
 	fi
 }
 
+# utime_of PID: the user time of PID in clock ticks (0 when it is gone).
+utime_of() {
+	# shellcheck disable=SC2046
+	set -- $(cat "/proc/$1/stat" 2>/dev/null)
+	echo "${14:-0}"
+}
+
 # blob NAME FILE: FILE back to the host as the blob NAME (nothing when
 # FILE is empty or missing), through /t/kcc_blob: QEMU's debug console
 # when the guest has one, else this console (progs/kcc_guest.h says
@@ -537,6 +544,18 @@ else
 			(echo 0 >$cg/kcc-b/cgroup.procs &&
 			 exec /demo/demo_workload 8 50) >/dev/null 2>&1 &
 			bpid=$!
+			# Both past their first touch of 64 MiB, which runs in the
+			# kernel (page faults) and which the sessions' events, user
+			# only, never sample: on a starved guest it can outlast
+			# the 2 s window, and kcc-b's process was then never
+			# sampled (none left out).  Both have run 25 ticks of user
+			# time (/proc/PID/stat utime); the bound is for a hang.
+			n_u=0
+			until [ "$(utime_of $apid)" -ge 25 ] &&
+			      [ "$(utime_of $bpid)" -ge 25 ] || [ $n_u -ge 1200 ]; do
+				n_u=$((n_u + 1))
+				sleep 0.1
+			done
 			/demo/kcc record -a -G kcc-a -k 2 --duration 2 \
 				-o /tmp/cg.data >/tmp/cg.err 2>&1
 			check $? "kcc record -a -G kcc-a"
