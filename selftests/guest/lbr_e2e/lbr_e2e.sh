@@ -354,9 +354,10 @@ lbr_amd() {
 	lbr_eval lbr-wf-amd
 }
 
-# lbr_saved: the one run on the idealised PMU that keeps a task's
+# lbr_saved: a sparse run on the idealised PMU that keeps a task's
 # records across its context switches (task_save=1, which no x86 driver
-# does for a call/return filter): kcc's joins over the longer windows.
+# does for a call/return filter; the dense runs use it too): kcc's
+# joins over the longer windows.
 lbr_saved() {
 	echo 1 >/sys/module/kcc_lbrpmu/parameters/task_save
 	lbr_run lbr-wf-saved calls /demo/wordfreq "$wf_rounds"
