@@ -185,9 +185,10 @@ for name in 5.10 6.12 6.12-rt 7.2; do
 		"$kd/include/generated/utsrelease.h" 2>/dev/null)
 	mkdir -p "$root/lib/modules/$rel" &&
 		ln -sfn "$kd" "$root/lib/modules/$rel/build"
-	all_binds="$all_binds $(tree_binds "$kd")"
+	binds=$(tree_binds "$kd")
+	all_binds="$all_binds $binds"
 	start=$(date +%s)
-	root_binds=$(tree_binds "$kd") inroot dkms build "kcc/$ver" -k "$rel"
+	root_binds=$binds inroot dkms build "kcc/$ver" -k "$rel"
 	stage "dkms build for $name" "$start"
 	mko=/var/lib/dkms/kcc/$ver/$rel/x86_64/module/kcc.ko
 	if [ $rc -eq 0 ]; then

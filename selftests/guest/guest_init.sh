@@ -122,18 +122,12 @@ utime_of() {
 }
 
 # blob NAME FILE: FILE back to the host as the blob NAME (nothing when
-# FILE is empty or missing), through /t/kcc_blob: QEMU's debug console
-# when the guest has one, else this console (progs/kcc_guest.h says
-# why).  Without kcc_blob packed, base64 on this console.
+# FILE is empty or missing), through /t/kcc_blob (run.sh packs it or
+# does not boot): QEMU's debug console when the guest has one, else this
+# console (progs/kcc_guest.h says why).
 blob() {
 	[ -s "$2" ] || return 0
-	if [ -x /t/kcc_blob ]; then
-		/t/kcc_blob "$1" "$2"
-	else
-		echo "KCC-BLOB-BEGIN $1 $(wc -c <"$2")"
-		busybox base64 "$2"
-		echo "KCC-BLOB-END $1"
-	fi
+	/t/kcc_blob "$1" "$2"
 }
 
 run() {	# run NAME [ARGS...]: one program, then the log check
