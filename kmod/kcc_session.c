@@ -149,7 +149,20 @@ static int kcc_calls_resolve(struct kcc_session *s, const struct kcc_config *in)
 		ret = kcc_probe_event(&s->cev, true, task, NULL, 0, NULL);
 	if (ret && !kcc_no_pmu(ret))
 		return ret;
-	if (ret) {
+	/*
+	 * ABI 1.9: a hybrid whose calls event cannot be sampled with
+	 * branch stacks counts the calls beside the sampled event
+	 * instead, where the PMU can count them (header: counter and
+	 * fallback, not hybrid).
+	 */
+	if (ret && (in->calls_flags & KCC_CALLS_HYBRID) &&
+	    !kcc_probe_counter(&s->cev, task)) {
+		s->calls_fallback = true;
+		counter = true;
+		c->calls_sample_period = 0;
+		c->calls_flags = KCC_CALLS_EVENT | KCC_CALLS_COUNTER;
+		ret = 0;
+	} else if (ret) {
 		/* Said in the stream header; the period is the one event's. */
 		s->calls_fallback = true;
 		return 0;
@@ -158,7 +171,7 @@ static int kcc_calls_resolve(struct kcc_session *s, const struct kcc_config *in)
 		s->calls_counter = true;
 	else
 		s->calls_on = true;
-	s->calls_hybrid = in->calls_flags & KCC_CALLS_HYBRID;
+	s->calls_hybrid = c->calls_flags & KCC_CALLS_HYBRID;
 	return 0;
 }
 

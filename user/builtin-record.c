@@ -68,12 +68,15 @@ static void record_usage(void)
 "                    for the next burst of EVENT (retired calls, sampled at\n"
 "                    --calls-period), which spreads them: exact where\n"
 "                    samples are dense, unbiased where they are not (per\n"
-"                    process: not with -a)\n"
+"                    process: not with -a).  Default with the LBR source\n"
+"                    for -p and a command, on the calls event named below,\n"
+"                    unless -e EVENT is that event (kcc.ko ABI 1.9)\n"
 "  --calls-counter EVENT  count retired calls beside -e EVENT and read the\n"
 "                    count at each of its samples (LBR source): each burst\n"
 "                    then adds exactly the calls since the thread's previous\n"
 "                    sample (with -a a counter per CPU, taken off at every\n"
-"                    context switch).  Default with the LBR source: the PMU's own\n"
+"                    context switch).  Default with the LBR source for -a\n"
+"                    and where -e EVENT is the calls event: the PMU's own\n"
 "                    calls event (kcc_lbr/calls/) or BR_INST_RETIRED:NEAR_CALL\n"
 "                    where libpfm4 knows it; where none opens, the header\n"
 "                    says the calls are the records replayed, not a count\n"
@@ -258,24 +261,44 @@ static void record_clear_counter(struct kcc_config *c)
 }
 
 /*
- * The default of the LBR source: the calls counter of the sampled
- * event's PMU (evspec__calls_counter()), when there is one to name.
- * Whether it opens is kcc.ko's to find: where it does not, the session
- * runs on the one event and the header says so (KCC_HDR_CALLS_FALLBACK).
+ * The default of the LBR source, for a module of ABI 1.@minor: the calls
+ * event of the sampled event's PMU (evspec__calls_counter()), when there
+ * is one to name.  Per task and with @pools, the hybrid estimate (ABI
+ * 1.9, where kcc.ko counts the calls instead when that event cannot be
+ * sampled): its error shrinks with the calls event's samples, where the
+ * counter's bias on time and miss events does not
+ * (Documentation/fidelity.rst, "The default estimate").  System-wide,
+ * without @pools (windows, watched contexts), before ABI 1.9, or where
+ * the sampled event is that calls event, the counter (ABI 1.3).
+ * Whether the event
+ * opens is kcc.ko's to find: where it does not, the session runs on the
+ * one event and the header says so (KCC_HDR_CALLS_FALLBACK).
  */
-bool record__default_counter(struct kcc_config *c)
+bool record__default_calls(struct kcc_config *c, unsigned int minor,
+			   bool pools)
 {
 	char spec[EVSPEC_NAME_LEN + 16];
+	bool hybrid = pools && c->target == KCC_TARGET_PID && minor >= 9;
 
-	if (c->calls_flags || (c->source != KCC_SOURCE_AUTO &&
-			       c->source != KCC_SOURCE_LBR))
+	if (minor < 3 || c->calls_flags ||
+	    (c->source != KCC_SOURCE_AUTO && c->source != KCC_SOURCE_LBR))
 		return false;
 	if (evspec__calls_counter(c->event_type, NULL, spec, sizeof(spec)))
 		return false;
-	if (!parse_calls_event(spec, c, true, false))
-		return true;
-	record_clear_counter(c);
-	return false;
+	if (parse_calls_event(spec, c, !hybrid, hybrid)) {
+		record_clear_counter(c);
+		return false;
+	}
+	/*
+	 * Sampled at retired calls already: the event's own bursts are
+	 * where calls are, and a second sampled event would only spread
+	 * the calls over fewer bursts.
+	 */
+	if (hybrid && c->calls_event_type == c->event_type &&
+	    c->calls_event_config == c->event_config &&
+	    c->calls_event_config1 == c->event_config1)
+		c->calls_flags = KCC_CALLS_EVENT | KCC_CALLS_COUNTER;
+	return true;
 }
 
 /*
@@ -733,7 +756,7 @@ static const char *record_abi12_lack(const struct record_opts *ro)
 {
 	if (ro->cfg.flags & KCC_CFG_FREQ)
 		return "samples by period only (-c), not by frequency (-F)";
-	if ((ro->cfg.calls_flags & KCC_CALLS_COUNTER) && !ro->calls_default)
+	if (ro->cfg.calls_flags & KCC_CALLS_COUNTER)
 		return "cannot count calls beside the sampled event";
 	return NULL;
 }
@@ -805,6 +828,17 @@ static int record_device(struct record_opts *ro)
 		if (ret)
 			goto cleanup;
 	}
+	if (!ro->no_counter && !ro->cfg.calls_flags)
+		ro->calls_default = record__default_calls(&ro->cfg, v.minor,
+							   !ro->watch_file);
+	/* --calls-period alone: only a sampled calls event has one. */
+	if (ro->cfg.calls_sample_period &&
+	    (ro->cfg.calls_flags & (KCC_CALLS_EVENT | KCC_CALLS_COUNTER)) !=
+	    KCC_CALLS_EVENT) {
+		fprintf(stderr, "kcc: --calls-period: the calls here are counted, not sampled (-a, -e EVENT is the calls event, no calls event to name, or kcc.ko before ABI 1.9): give --calls-hybrid or --calls-event\n");
+		ret = -EINVAL;
+		goto cleanup;
+	}
 	if (v.minor < 5 && (ro->cfg.calls_flags & KCC_CALLS_HYBRID)) {
 		fprintf(stderr, "kcc: %s: ABI %u.%u has no hybrid estimate (--calls-hybrid): load kcc.ko of ABI %d.%d\n",
 			ro->device, v.major, v.minor, KCC_ABI_MAJOR,
@@ -822,9 +856,6 @@ static int record_device(struct record_opts *ro)
 			ret = -EOPNOTSUPP;
 			goto cleanup;
 		}
-		/* The default counter goes: the session runs on one event. */
-		if (ro->cfg.calls_flags & KCC_CALLS_COUNTER)
-			record_clear_counter(&ro->cfg);
 	}
 	ret = record__configure(fd, ro->device, &v, &ro->cfg);
 	if (ret)
@@ -890,7 +921,12 @@ static int record_device(struct record_opts *ro)
 	if (ret)
 		goto cleanup;
 	hf = p.runs[0].s.hdr.flags;
-	if ((hf & KCC_HDR_CALLS_FALLBACK) && !ro->calls_default)
+	if ((hf & KCC_HDR_CALLS_FALLBACK) && (hf & KCC_HDR_CALLS_COUNTER)) {
+		/* A hybrid whose calls event counts but cannot sample. */
+		if (!ro->calls_default)
+			fprintf(stderr, "kcc: warning: %s: the calls event cannot be sampled here: calls were counted beside -e EVENT instead (as --calls-counter does), not spread by the hybrid estimate\n",
+				ro->device);
+	} else if ((hf & KCC_HDR_CALLS_FALLBACK) && !ro->calls_default)
 		fprintf(stderr, "kcc: warning: %s: the calls event cannot be %s here: bursts were taken at the samples of -e EVENT (one event)%s\n",
 			ro->device,
 			ro->cfg.calls_flags & KCC_CALLS_COUNTER ? "counted" : "sampled",
@@ -1126,9 +1162,9 @@ int cmd_record(int argc, char **argv)
 		return usage_error(CMD, "-F samples with kcc.ko: not with --trace");
 	if (!strcmp(ro.output, "-") && isatty(1))
 		return usage_error(CMD, "refusing to write a binary profile to a terminal");
+	/* Without a calls option, the period is the default hybrid's. */
 	if (ro.cfg.calls_sample_period &&
-	    (ro.cfg.calls_flags & KCC_CALLS_COUNTER ||
-	     !(ro.cfg.calls_flags & KCC_CALLS_EVENT)))
+	    (ro.cfg.calls_flags & KCC_CALLS_COUNTER || ro.no_counter))
 		return usage_error(CMD, "--calls-period needs --calls-event or --calls-hybrid");
 	if (ro.no_counter && (ro.cfg.calls_flags & KCC_CALLS_COUNTER))
 		return usage_error(CMD, "--calls-counter and --no-calls-counter: give one");
@@ -1157,6 +1193,12 @@ int cmd_record(int argc, char **argv)
 		return usage_error(CMD, "-G samples a cgroup's tasks on every CPU: give -a too");
 	if (have_a && (ro.cfg.calls_flags & KCC_CALLS_HYBRID))
 		return usage_error(CMD, "--calls-hybrid keeps a pool per thread: -p PID or -- CMD, not -a");
+	/*
+	 * Watched contexts count what the bursts replay; the spread of
+	 * the hybrid's pools adds to forest nodes only.
+	 */
+	if (ro.watch_file && (ro.cfg.calls_flags & KCC_CALLS_HYBRID))
+		return usage_error(CMD, "--calls-hybrid spreads its pools over forest nodes, not watched contexts: not with --watch");
 	if (ro.watch_file && have_a)
 		return usage_error(CMD, "--watch needs one process to resolve routines in: -p PID or -- CMD, not -a");
 	if (ro.cmd) {
@@ -1166,8 +1208,6 @@ int cmd_record(int argc, char **argv)
 	}
 	if (ro.vtable && ro.cfg.source != KCC_SOURCE_VALENCE)
 		return usage_error(CMD, "--valence-table needs --source valence");
-	if (!ro.no_counter)
-		ro.calls_default = record__default_counter(&ro.cfg);
 	if (ro.cfg.source == KCC_SOURCE_VALENCE) {
 		if (have_a)
 			return usage_error(CMD, "--source valence profiles one program: -p PID or -- CMD");

@@ -1221,9 +1221,11 @@ static int serve_session(struct server *sv)
 	fd = kccdev__open(sv->device, &v);
 	if (fd < 0)
 		return fd;
-	/* Calls counted beside the event, as kcc record does (ABI 1.3). */
-	if (v.minor >= 3)
-		record__default_counter(&sv->cfg);
+	/*
+	 * The calls counter kcc record takes by default, not the hybrid:
+	 * each window's RESET would drop the calls its pools hold.
+	 */
+	record__default_calls(&sv->cfg, v.minor, false);
 	if (sv->cgroup) {
 		sv->cgroup_fd = record__cgroup(sv->device, &v, sv->cgroup,
 					       &sv->cfg, sv->cgroup_path,

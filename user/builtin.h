@@ -64,7 +64,8 @@ int record__parse_freq(const char *cmd, const char *s, struct kcc_config *c);
  * the sampled PMU's calls event or BR_INST_RETIRED:NEAR_CALL.  true
  * when @c now names one; for kcc.ko of ABI 1.3 and later.
  */
-bool record__default_counter(struct kcc_config *c);
+bool record__default_calls(struct kcc_config *c, unsigned int minor,
+			   bool pools);
 /*
  * -G @name for @cfg on @device (ABI @v): open the cgroup v2 directory,
  * its path as the cgroup2 root names it into @path, and set

@@ -121,6 +121,53 @@ utime_of() {
 	echo "${14:-0}"
 }
 
+# ticks_until PID:TICKS...: until each PID has run TICKS ticks in user
+# mode (utime) or is gone, 120 s at most in all (a hang).
+ticks_until() {
+	tu_end=$(($(date +%s) + 120))
+	for tu in "$@"; do
+		while kill -0 "${tu%%:*}" 2>/dev/null &&
+		      [ "$(utime_of "${tu%%:*}")" -lt "${tu#*:}" ] &&
+		      [ "$(date +%s)" -lt $tu_end ]; do
+			sleep 0.1
+		done
+	done
+}
+
+# record_ticks ERR N PID... -- ARGS...: kcc record -a ARGS from the
+# start of its session (sysfs sessions: one system-wide, running) until
+# every PID has run N more ticks in user mode, then SIGTERM (a
+# background job of this shell ignores SIGINT until kcc record installs
+# its handler, which it does before the session runs); its stderr in
+# ERR, its exit status.  --duration 120 ends it if nothing else does.
+record_ticks() {
+	rt_err=$1
+	rt_n=$2
+	shift 2
+	rt_pids=
+	while [ "$1" != -- ]; do
+		rt_pids="$rt_pids $1"
+		shift
+	done
+	shift
+	/demo/kcc record -a --duration 120 "$@" >"$rt_err" 2>&1 &
+	rt_rec=$!
+	rt_i=0
+	until grep -q '^[0-9]* 2 all ' /sys/class/misc/kcc/sessions ||
+	      ! kill -0 $rt_rec 2>/dev/null || [ $rt_i -ge 600 ]; do
+		rt_i=$((rt_i + 1))
+		sleep 0.1
+	done
+	rt_to=
+	for rt_p in $rt_pids; do
+		rt_to="$rt_to $rt_p:$(($(utime_of "$rt_p") + rt_n))"
+	done
+	# shellcheck disable=SC2086
+	ticks_until $rt_to
+	kill -TERM $rt_rec 2>/dev/null
+	wait $rt_rec
+}
+
 # blob NAME FILE: FILE back to the host as the blob NAME (nothing when
 # FILE is empty or missing), through /t/kcc_blob (run.sh packs it or
 # does not boot): QEMU's debug console when the guest has one, else this
@@ -531,36 +578,37 @@ else
 			done
 		else
 			mkdir -p $cg/kcc-a $cg/kcc-b
-			# The subshell moves itself, then becomes the program.
+			# The subshell moves itself, then becomes the program,
+			# which runs until it is killed below.
 			(echo 0 >$cg/kcc-a/cgroup.procs &&
-			 exec /demo/demo_workload 8 50) >/dev/null 2>&1 &
+			 exec /demo/demo_workload 3600) >/dev/null 2>&1 &
 			apid=$!
 			(echo 0 >$cg/kcc-b/cgroup.procs &&
-			 exec /demo/demo_workload 8 50) >/dev/null 2>&1 &
+			 exec /demo/demo_workload 3600) >/dev/null 2>&1 &
 			bpid=$!
 			# Both past their first touch of 64 MiB, which runs in the
 			# kernel (page faults) and which the sessions' events, user
 			# only, never sample: on a starved guest it can outlast
-			# the 2 s window, and kcc-b's process was then never
+			# a window of seconds, and kcc-b's process was then never
 			# sampled (none left out).  Both have run 25 ticks of user
 			# time (/proc/PID/stat utime); the bound is for a hang.
-			n_u=0
-			until [ "$(utime_of $apid)" -ge 25 ] &&
-			      [ "$(utime_of $bpid)" -ge 25 ] || [ $n_u -ge 1200 ]; do
-				n_u=$((n_u + 1))
-				sleep 0.1
-			done
-			/demo/kcc record -a -G kcc-a -k 2 --duration 2 \
-				-o /tmp/cg.data >/tmp/cg.err 2>&1
+			ticks_until $apid:25 $bpid:25
+			# Each session runs until both processes have run 20
+			# more ticks in user mode, not for a time: a host busy
+			# with other work once gave kcc-a's process 0.08 s of
+			# a 2 s window, 1 sample, and kcc-b's none.
+			record_ticks /tmp/cg.err 20 $apid $bpid -- \
+				-G kcc-a -k 2 -o /tmp/cg.data
 			check $? "kcc record -a -G kcc-a"
 			balive=$(kill -0 $bpid 2>/dev/null && echo yes || echo no)
 			sed 's/^/# /' /tmp/cg.err
-			/demo/kcc record -a -k 2 --duration 2 -o /tmp/cga.data \
-				>/tmp/cga.err 2>&1
+			record_ticks /tmp/cga.err 20 $apid $bpid -- \
+				-k 2 -o /tmp/cga.data
 			rc=$?
 			sed 's/^/# /' /tmp/cga.err
 			kill -0 $apid 2>/dev/null && kill -0 $bpid 2>/dev/null
 			alive=$?
+			kill $apid $bpid 2>/dev/null
 			wait $apid $bpid
 			/demo/kcc report --per-cgroup /tmp/cga.data >/tmp/cga.rep 2>&1
 			[ $rc -eq 0 ] &&

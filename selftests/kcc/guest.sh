@@ -285,20 +285,29 @@ lbr_two_events() {
 			   exit !(seen && n > 0 && n == e + s + u) }' \
 			r="$1" "$tmp/lbr.report" &&
 		lbr_counted "$1" ;;
-	*-hyb)
+	*-hyb | lbr-demo-clock | lbr-demo-misses)
 		# The hybrid estimate (ABI 1.5): bursts at both events, the
-		# clock's counted exactly up to their records, the rest
-		# spread at the calls event's.
-		grep -q '^# calls: hybrid: bursts at the samples of kcc_lbr/clock/, each counting exactly the calls it holds since the thread.s previous sample; the calls they miss spread over the bursts of a second event (type [0-9]*, config 0x1) sampled every so many calls$' \
+		# sampled event's counted exactly up to their records, the
+		# rest spread at the calls event's.  The demo's runs asked
+		# for nothing: kcc record's default for a process on an event
+		# other than the calls event (ABI 1.9).
+		grep -q '^# calls: hybrid: bursts at the samples of kcc_lbr/[a-z]*/, each counting exactly the calls it holds since the thread.s previous sample; the calls they miss spread over the bursts of a second event (type [0-9]*, config 0x1) sampled every so many calls$' \
 			"$tmp/lbr.report" &&
 		lbr_counted "$1" ;;
 	*-import)
 		! grep -q '^# calls:' "$tmp/lbr.report" &&
 		grep -q '^# calls counted: none (no calls counter); calls: seen in bursts, not scaled$' \
 			"$tmp/lbr.report" ;;
+	lbr-demo-fallback)
+		# kcc record's defaults where kcc_lbr/calls/ counts but does
+		# not sample (kcc_lbrpmu calls_sample=0): the hybrid's calls
+		# event became the counter (ABI 1.9), and the header says so.
+		grep -q '^# calls: counted beside the event above (type [0-9]*, config 0x1) and read at its samples: .* (the hybrid estimate was asked for; its calls event can be counted here, not sampled)$' \
+			"$tmp/lbr.report" &&
+		lbr_counted "$1" ;;
 	*)
-		# One event with kcc record's default calls counter
-		# (kcc_lbr/calls/, ABI 1.3): the bursts are the event's,
+		# One event with the calls counter (--calls-counter
+		# kcc_lbr/calls/, ABI 1.3): the bursts are the event's,
 		# each with the calls since the thread's previous sample.
 		grep -q '^# calls: counted beside the event above (type [0-9]*, config 0x1) and read at its samples: ' \
 			"$tmp/lbr.report" &&
@@ -481,7 +490,7 @@ if [ -n "${KCC:-}" ] && [ -x "$KCC" ]; then
 fi
 [ -n "$record" ] && per=$((per + 4))
 # kcc import in the guest needs perf there (run.sh packs the host's).
-lbr_runs="lbr-wf-calls:floors: lbr-wf-amd:floors: lbr-wf-saved:floors: lbr-wf-misses:floors: lbr-wf-clock:floors: lbr-wf-clock-hyb:floors: lbr-demo-clock:: lbr-wf-calls-dense:floors: lbr-wf-misses-dense:floors: lbr-demo-calls:: lbr-demo-misses:: lbr-wf-sys:floors: lbr-wf-2ev:floors: lbr-adv-calls::"
+lbr_runs="lbr-wf-calls:floors: lbr-wf-amd:floors: lbr-wf-saved:floors: lbr-wf-misses:floors: lbr-wf-clock:floors: lbr-wf-clock-hyb:floors: lbr-demo-clock:: lbr-demo-fallback:: lbr-wf-calls-dense:floors: lbr-wf-misses-dense:floors: lbr-demo-calls:: lbr-demo-misses:: lbr-wf-sys:floors: lbr-wf-2ev:floors: lbr-adv-calls::"
 for p in /usr/bin/perf /usr/bin/perf_*; do
 	[ -n "$lbr" ] && [ -x "$p" ] || continue
 	lbr_runs="$lbr_runs lbr-wf-import:floors:lbr-wf-calls"
@@ -673,7 +682,7 @@ while read -r name vmlinuz kdir; do
 		done
 		[ $rc -eq 4 ] ||
 			lbr_table "$name" lbr-wf-calls lbr-wf-amd lbr-wf-saved lbr-wf-misses \
-				lbr-wf-clock lbr-wf-clock-hyb lbr-demo-clock \
+				lbr-wf-clock lbr-wf-clock-hyb lbr-demo-clock lbr-demo-fallback \
 				lbr-wf-calls-dense lbr-wf-misses-dense \
 				lbr-demo-calls lbr-demo-misses \
 				lbr-wf-sys lbr-wf-2ev \

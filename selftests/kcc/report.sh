@@ -18,7 +18,7 @@ D=selftests/kcc/data
 ktap_begin
 KCCREAD=${KCCREAD:-$(dirname "$KCC")/kccread}
 ktap_tmpdir report
-plan 114
+plan 116
 
 # Exclusive counts from an expected inclusive k-CCF ("count TAB path",
 # outermost caller first): a path's count less those of the paths that
@@ -670,8 +670,13 @@ expect 2 "give one" "record --calls-counter and --no-calls-counter: exit 2" -- \
 expect 2 "give one" "record --calls-counter and --calls-event: exit 2" -- \
 	"$KCC" record --calls-counter cycles --calls-event cycles -- true
 expect 2 "bad -k" "record -k 0: exit 2" -- "$KCC" record -k 0 -- true
-expect 2 "needs --calls-event" "record --calls-period alone: exit 2" -- \
-	"$KCC" record --calls-period 1000 -- true
+printf 'main\n' >"$tmp/watch1"
+expect 2 "not with --watch" "record --calls-hybrid with --watch: exit 2" -- \
+	"$KCC" record --calls-hybrid cycles --watch "$tmp/watch1" -- true
+expect 2 "needs --calls-event" "record --calls-period with --no-calls-counter: exit 2" -- \
+	"$KCC" record --calls-period 1000 --no-calls-counter -- true
+expect 2 "needs --calls-event" "record --calls-period with --calls-counter: exit 2" -- \
+	"$KCC" record --calls-period 1000 --calls-counter cycles -- true
 expect 2 "not with --source fp" "record --calls-event with --source fp: exit 2" -- \
 	"$KCC" record --source fp --calls-event cycles -- true
 expect 2 "no PMU 'nosuchpmu'" "record --calls-event of no PMU: exit 2 naming it" -- \

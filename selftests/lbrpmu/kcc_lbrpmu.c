@@ -138,6 +138,10 @@ static bool amd_filter;
 module_param(amd_filter, bool, 0644);
 MODULE_PARM_DESC(amd_filter, "refuse PERF_SAMPLE_BRANCH_NO_FLAGS and NO_CYCLES with -EOPNOTSUPP, as AMD's amd_pmu_lbr_setup_filter() does (default 0)");
 
+static bool calls_sample = true;
+module_param(calls_sample, bool, 0644);
+MODULE_PARM_DESC(calls_sample, "0: refuse a sampling calls event with a branch stack (-EOPNOTSUPP) and count it only, as a PMU whose retired-calls event cannot take records (default 1)");
+
 static bool intel_select;
 module_param(intel_select, bool, 0644);
 MODULE_PARM_DESC(intel_select, "branch-stack events share a CPU only when they ask for the same LBR_SELECT (filter, and LBR_INFO unread with NO_FLAGS and NO_CYCLES), as Intel's shared-register constraint has it; another is not scheduled meanwhile (default 0)");
@@ -1120,6 +1124,9 @@ static int lbrpmu_event_init(struct perf_event *event)
 		return -EINVAL;
 	if (has_branch_stack(event) &&
 	    (event->attr.branch_sample_type & ~LBRPMU_BRANCH_OK))
+		return -EOPNOTSUPP;
+	if (config == KCC_LBR_EV_CALLS && has_branch_stack(event) &&
+	    is_sampling_event(event) && !READ_ONCE(calls_sample))
 		return -EOPNOTSUPP;
 	if (has_branch_stack(event) && READ_ONCE(amd_filter) &&
 	    (event->attr.branch_sample_type &

@@ -1217,9 +1217,11 @@ static void print_header(struct report *r, FILE *out)
 			(uint64_t)r->desc[KCC_CTR_CALLS].config,
 			r->desc[KCC_CTR_EVENTS].name);
 	else if (s->hdr.flags & KCC_HDR_CALLS_COUNTER)
-		fprintf(out, "\n# calls: counted beside the event above (type %u, config %#" PRIx64 ") and read at its samples: each burst adds the calls since the thread's previous sample",
+		fprintf(out, "\n# calls: counted beside the event above (type %u, config %#" PRIx64 ") and read at its samples: each burst adds the calls since the thread's previous sample%s",
 			r->desc[KCC_CTR_CALLS].type,
-			(uint64_t)r->desc[KCC_CTR_CALLS].config);
+			(uint64_t)r->desc[KCC_CTR_CALLS].config,
+			s->hdr.flags & KCC_HDR_CALLS_FALLBACK ?
+			" (the hybrid estimate was asked for; its calls event can be counted here, not sampled)" : "");
 	else if (s->hdr.flags & KCC_HDR_CALLS_FALLBACK)
 		fprintf(out, "\n# calls: the calls event asked for could not be opened: bursts at the samples of the event above");
 	if (s->hdr.flags & KCC_HDR_BR_FLAGS)

@@ -18,7 +18,7 @@
 #include <linux/ioctl.h>
 
 #define KCC_ABI_MAJOR		1	/* incompatible changes */
-#define KCC_ABI_MINOR		8	/* compatible additions */
+#define KCC_ABI_MINOR		9	/* compatible additions */
 
 #define KCC_DEVICE		"/dev/kcc"
 /*
@@ -181,7 +181,10 @@ struct kcc_config {
  * exactly and pool the calls above them (KCC_SAMPLE_CALLS_POOL); the
  * calls event's bursts, one every so many calls wherever the time
  * goes, spread the pool (KCC_SAMPLE_CALLS_DRAW).  Per thread
- * (KCC_TARGET_PID) only; not with KCC_CALLS_COUNTER.
+ * (KCC_TARGET_PID) only; not with KCC_CALLS_COUNTER.  ABI 1.9: where
+ * the calls event can be counted but not sampled, the session counts it
+ * as KCC_CALLS_COUNTER does (KCC_HDR_CALLS_COUNTER and
+ * KCC_HDR_CALLS_FALLBACK in the stream header).
  */
 #define KCC_CALLS_HYBRID	(1u << 2)
 #define KCC_CALLS_FLAGS_ALL	(KCC_CALLS_EVENT | KCC_CALLS_COUNTER | \
@@ -440,7 +443,11 @@ struct kcc_metric_desc {
  * name stays "calls"); the events descriptor names the other event.
  */
 #define KCC_HDR_CALLS_EVENT	(1u << 1)
-/* A calls event was asked for but could not be opened: one event. */
+/*
+ * A calls event was asked for but could not be opened: one event; with
+ * KCC_HDR_CALLS_COUNTER (ABI 1.9), a hybrid's calls event that could
+ * only be counted: the counter.
+ */
 #define KCC_HDR_CALLS_FALLBACK	(1u << 2)
 /*
  * The reader is in another pid namespace than the initial one: the pid

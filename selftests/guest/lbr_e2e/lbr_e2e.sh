@@ -22,8 +22,12 @@
 # lbr-wf-calls-dense, lbr-wf-misses-dense, lbr-demo-calls and
 # lbr-demo-misses (the counting events every 5 to 37 events, closer than
 # the LBR's records, lbr_dense); these one-
-# event runs count calls beside the event (kcc record's default calls
-# counter, kcc_lbr/calls/); lbr-wf-clock-hyb (wordfreq on the 20 us
+# event runs count calls beside the event (--calls-counter
+# kcc_lbr/calls/), but the demo's, which take kcc record's defaults:
+# lbr-demo-clock and lbr-demo-misses the hybrid estimate (ABI 1.9),
+# lbr-demo-calls the counter (its event is the calls event), and
+# lbr-demo-fallback the counter where the PMU cannot sample its calls
+# event; lbr-wf-clock-hyb (wordfreq on the 20 us
 # clock with the hybrid estimate, --calls-hybrid: the bursts of both
 # the clock and kcc_lbr/calls/, the calls the clock's miss spread at
 # the calls event's); lbr-wf-sys (wordfreq under a system-wide
@@ -41,9 +45,10 @@
 # switches, lbr_saved and lbr_dense).
 
 # lbr_run NAME EVENT PROGRAM [ARGS...]; $lbr_calls: more options of
-# kcc record (the calls event), empty for one event; $lbr_period: the
+# kcc record (the calls event), empty for its default; $lbr_period: the
 # sample period (events, or ns of kcc_lbr/clock/).
-lbr_calls=
+lbr_counter="--calls-counter kcc_lbr/calls/"
+lbr_calls=$lbr_counter
 lbr_period=1009
 # The rounds of wordfreq in the measured runs: 12, about 1.3 million
 # calls, 1,290 samples at the period of 1009.  They were 24, which
@@ -104,6 +109,36 @@ lbr_sys() {
 # period 10^9 / FREQ ns: the header gives the frequency and every
 # sample charged 10^6 ns of clock, so events = 10^6 x samples in every
 # process of the report.
+# lbr_fallback: kcc record's defaults where the PMU counts retired calls
+# but cannot sample them with records (kcc_lbrpmu calls_sample=0): the
+# hybrid's calls event falls back to the counter (ABI 1.9), which
+# guest.sh finds in the profile's header.
+# --calls-period alone sets the default hybrid's period; where the
+# default counts (-a), there is none to set, and kcc record says so.
+lbr_fallback() {
+	echo 0 >/sys/module/kcc_lbrpmu/parameters/calls_sample
+	lbr_run lbr-demo-fallback clock /demo/demo_workload_lbr 1 100
+	echo 1 >/sys/module/kcc_lbrpmu/parameters/calls_sample
+	lbr_refused "lbr-calls-period: kcc record -a --calls-period refused, saying so" \
+		'the calls here are counted, not sampled' -a --source lbr \
+		-e kcc_lbr/clock/ -c 200000 --calls-period 1009 --duration 1
+}
+
+# lbr_refused WHAT MESSAGE ARGS...: kcc record ARGS must fail, write no
+# profile and say MESSAGE.
+lbr_refused() {
+	what=$1
+	msg=$2
+	shift 2
+	/demo/kcc record -o /tmp/refused.data "$@" >/tmp/refused.err 2>&1
+	rc=$?
+	sed 's/^/# /' /tmp/refused.err
+	[ $rc -ne 0 ] && [ ! -e /tmp/refused.data ] &&
+		grep -q "$msg" /tmp/refused.err
+	check $? "$what (exit $rc)"
+	rm -f /tmp/refused.data /tmp/refused.err
+}
+
 lbr_freq() {
 	/demo/kcc record --source lbr -e kcc_lbr/clock/ -F 1000 -k 2 \
 		-o /tmp/freq.data -- /demo/demo_workload_lbr 1 \
@@ -267,14 +302,9 @@ lbr_dense() {
 	inj=$(cat /sys/module/kcc/parameters/inject)
 	rate=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
 	pct=$(cat /proc/sys/kernel/perf_cpu_time_max_percent)
-	/demo/kcc record --source lbr -e kcc_lbr/calls/ -c 11 -k 3 \
-		-o /tmp/floor.data -- /demo/wordfreq 1 >/tmp/floor.err 2>&1
-	rc=$?
-	sed 's/^/# /' /tmp/floor.err
-	[ $rc -ne 0 ] && [ ! -e /tmp/floor.data ] &&
-		grep -q 'period 11 is under kcc.ko.s floor: 1000 events' /tmp/floor.err
-	check $? "lbr-dense: -c 11 refused under the default floor, saying so (exit $rc)"
-	rm -f /tmp/floor.data /tmp/floor.err
+	lbr_refused "lbr-dense: -c 11 refused under the default floor, saying so" \
+		'period 11 is under kcc.ko.s floor: 1000 events' \
+		--source lbr -e kcc_lbr/calls/ -c 11 -k 3 -- /demo/wordfreq 1
 	rmmod kcc
 	for v in 0 1001 x; do
 		! insmod /kcc.ko period_min=$v 2>/dev/null
@@ -290,10 +320,14 @@ lbr_dense() {
 	lbr_run lbr-wf-calls-dense calls /demo/wordfreq 2
 	lbr_period=37
 	lbr_run lbr-wf-misses-dense misses /demo/wordfreq 2
+	# kcc record's defaults: the counter on the calls event itself,
+	# the hybrid on the misses event.
+	lbr_calls=
 	lbr_period=5
 	lbr_run lbr-demo-calls calls /demo/demo_workload_lbr 1 100
 	lbr_period=7
 	lbr_run lbr-demo-misses misses /demo/demo_workload_lbr 1 100
+	lbr_calls=$lbr_counter
 	lbr_period=1009
 	echo 0 >/sys/module/kcc_lbrpmu/parameters/task_save
 	echo "$pct" >/proc/sys/kernel/perf_cpu_time_max_percent
@@ -448,13 +482,15 @@ elif lbrpmu_load poll_us=250 task_save=0; then
 	lbr_calls=
 	lbr_period=200000
 	lbr_run lbr-demo-clock clock /demo/demo_workload_lbr 1 100
+	lbr_fallback
+	lbr_calls=$lbr_counter
 	lbr_period=1009
 	lbr_dense
 	lbr_freq
 	lbr_sys lbr-wf-sys misses 1009 /demo/wordfreq "$wf_rounds"
 	lbr_calls="--calls-event kcc_lbr/calls/ --calls-period 1009"
 	lbr_run lbr-wf-2ev misses /demo/wordfreq "$wf_rounds"
-	lbr_calls=
+	lbr_calls=$lbr_counter
 	lbr_run lbr-adv-calls calls /lbr/lbr_workload 1000
 	lbr_watch
 	if [ -x /lbr/perf ]; then
