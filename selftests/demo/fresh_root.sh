@@ -55,7 +55,7 @@ root=$tmp/root
 # ---- the root --------------------------------------------------------
 debroot "$base" make
 echo "# root: Debian $(cat "$root/etc/debian_version"), $(chroot "$root" dpkg-query -W -f='.\n' | wc -l) packages"
-plan 4
+plan 5
 
 # ---- make demo -------------------------------------------------------
 mkdir -p "$root/root/kcc"
@@ -88,6 +88,12 @@ grep -q 'scan_big;touch\|scan_big *$' "$tmp/demo.out" &&
 	[ -s "$root/root/kcc/build/demo/kcc.svg" ] &&
 	[ -s "$root/root/kcc/build/demo/kcc.pb.gz" ]
 result $? "the demo's reports: contexts of scan_big, kcc eval's line, SVG and pprof files"
+awk '/^-- kcc report --k 1 --percent-limit 0.5 .*kcc-lbr\.data$/ { on = 1; next }
+     /^-- / { on = 0 }
+     on && $NF == "__libc_start_call_main;main" { n = $2; seen = 1 }
+     END { printf "# the lbr profile: main called %s times\n", seen ? n : "(no line)"
+	   exit !(seen && n == 1) }' "$tmp/demo.out"
+result $? "the demo's lbr profile counts main once"
 
 # ---- what was installed, and was it used ------------------------------
 chroot "$root" dpkg-query -W -f='${Package}\n' | sort >"$tmp/after"
