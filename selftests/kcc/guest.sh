@@ -285,7 +285,7 @@ lbr_two_events() {
 			   exit !(seen && n > 0 && n == e + s + u) }' \
 			r="$1" "$tmp/lbr.report" &&
 		lbr_counted "$1" ;;
-	*-hyb | lbr-demo-clock | lbr-demo-misses)
+	*-hyb | *-dflt | lbr-demo-clock | lbr-demo-misses)
 		# The hybrid estimate (ABI 1.5): bursts at both events, the
 		# sampled event's counted exactly up to their records, the
 		# rest spread at the calls event's.  The demo's runs asked
@@ -418,13 +418,17 @@ lbr_ci_floor() {
 # these runs.
 # The clock with the hybrid estimate (lbr-wf-clock-hyb, ABI 1.5: the
 # calls its bursts miss spread at the bursts of kcc_lbr/calls/, every
-# 1009th call) has the sparse floor.
+# 1009th call) has the sparse floor.  lbr-wf-clock-dflt, kcc record's
+# default (the hybrid at the module's calls period, 10007: about 130
+# bursts of the calls event in this short run), is printed: its error
+# is the variance of those few bursts (Documentation/fidelity.rst, "The
+# default estimate").
 LBR_ABS_DENSE=${LBR_ABS_DENSE:-0.05}
 LBR_ABS_SPARSE=${LBR_ABS_SPARSE:-0.20}
 lbr_abs_floor() {
 	case $1 in
 	lbr-demo-* | *-dense) echo "$LBR_ABS_DENSE" ;;
-	*-clock) echo "" ;;
+	*-clock | *-clock-dflt) echo "" ;;
 	*) echo "$LBR_ABS_SPARSE" ;;
 	esac
 }
@@ -490,7 +494,7 @@ if [ -n "${KCC:-}" ] && [ -x "$KCC" ]; then
 fi
 [ -n "$record" ] && per=$((per + 4))
 # kcc import in the guest needs perf there (run.sh packs the host's).
-lbr_runs="lbr-wf-calls:floors: lbr-wf-amd:floors: lbr-wf-saved:floors: lbr-wf-misses:floors: lbr-wf-clock:floors: lbr-wf-clock-hyb:floors: lbr-demo-clock:: lbr-demo-fallback:: lbr-wf-calls-dense:floors: lbr-wf-misses-dense:floors: lbr-demo-calls:: lbr-demo-misses:: lbr-wf-sys:floors: lbr-wf-2ev:floors: lbr-adv-calls::"
+lbr_runs="lbr-wf-calls:floors: lbr-wf-amd:floors: lbr-wf-saved:floors: lbr-wf-misses:floors: lbr-wf-clock:floors: lbr-wf-clock-hyb:floors: lbr-wf-clock-dflt:floors: lbr-demo-clock:: lbr-demo-fallback:: lbr-wf-calls-dense:floors: lbr-wf-misses-dense:floors: lbr-demo-calls:: lbr-demo-misses:: lbr-wf-sys:floors: lbr-wf-2ev:floors: lbr-adv-calls::"
 for p in /usr/bin/perf /usr/bin/perf_*; do
 	[ -n "$lbr" ] && [ -x "$p" ] || continue
 	lbr_runs="$lbr_runs lbr-wf-import:floors:lbr-wf-calls"
@@ -682,7 +686,8 @@ while read -r name vmlinuz kdir; do
 		done
 		[ $rc -eq 4 ] ||
 			lbr_table "$name" lbr-wf-calls lbr-wf-amd lbr-wf-saved lbr-wf-misses \
-				lbr-wf-clock lbr-wf-clock-hyb lbr-demo-clock lbr-demo-fallback \
+				lbr-wf-clock lbr-wf-clock-hyb lbr-wf-clock-dflt \
+				lbr-demo-clock lbr-demo-fallback \
 				lbr-wf-calls-dense lbr-wf-misses-dense \
 				lbr-demo-calls lbr-demo-misses \
 				lbr-wf-sys lbr-wf-2ev \

@@ -27,7 +27,9 @@
 # lbr-demo-clock and lbr-demo-misses the hybrid estimate (ABI 1.9),
 # lbr-demo-calls the counter (its event is the calls event), and
 # lbr-demo-fallback the counter where the PMU cannot sample its calls
-# event; lbr-wf-clock-hyb (wordfreq on the 20 us
+# event, and lbr-wf-clock-dflt (wordfreq on the 20 us clock, the
+# hybrid at the module's calls period, 10007: about 130 bursts of the
+# calls event); lbr-wf-clock-hyb (wordfreq on the 20 us
 # clock with the hybrid estimate, --calls-hybrid: the bursts of both
 # the clock and kcc_lbr/calls/, the calls the clock's miss spread at
 # the calls event's); lbr-wf-sys (wordfreq under a system-wide
@@ -480,6 +482,7 @@ elif lbrpmu_load poll_us=250 task_save=0; then
 	lbr_calls="--calls-hybrid kcc_lbr/calls/ --calls-period 1009"
 	lbr_run lbr-wf-clock-hyb clock /demo/wordfreq "$wf_rounds"
 	lbr_calls=
+	lbr_run lbr-wf-clock-dflt clock /demo/wordfreq "$wf_rounds"
 	lbr_period=200000
 	lbr_run lbr-demo-clock clock /demo/demo_workload_lbr 1 100
 	lbr_fallback

@@ -11,6 +11,7 @@
 #include <grp.h>
 #include <sys/io.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/capability.h>
 
@@ -217,6 +218,65 @@ static inline int kcc_become(uid_t uid, uint64_t caps)
 	d[0].permitted = d[0].effective = (uint32_t)caps;
 	d[1].permitted = d[1].effective = (uint32_t)(caps >> 32);
 	return syscall(SYS_capset, &h, d) ? -errno : 0;
+}
+
+/* Write @s to @path (made 0644 if it is not there); 0 or -1. */
+static inline int kcc_put(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	return (close(fd) || n != (ssize_t)strlen(s)) ? -1 : 0;
+}
+
+#define KCC_PARANOID	"/proc/sys/kernel/perf_event_paranoid"
+
+/* kernel.perf_event_paranoid, or 99 where it cannot be read. */
+static inline int kcc_paranoid(void)
+{
+	FILE *f = fopen(KCC_PARANOID, "r");
+	int l = 99;
+
+	if (f) {
+		if (fscanf(f, "%d", &l) != 1)
+			l = 99;
+		fclose(f);
+	}
+	return l;
+}
+
+/*
+ * The start of a root test that changes the paranoid level: skips
+ * unless root, with /dev/kcc and the sysctl; the level to put back.
+ */
+static inline int kcc_root_paranoid(void)
+{
+	int fd, l;
+
+	if (geteuid())
+		tap_skip_all("not root");
+	fd = kcc_open(O_RDWR);
+	if (fd < 0)
+		tap_skip_all("no /dev/kcc");
+	close(fd);
+	l = kcc_paranoid();
+	if (l == 99)
+		tap_skip_all("no " KCC_PARANOID);
+	return l;
+}
+
+/* Copy @from to @to with @mode, owner root; 0 or -1. */
+static inline int kcc_install(const char *from, const char *to, mode_t mode)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "cp %s %s", from, to);
+	if (system(cmd) || chown(to, 0, 0) || chmod(to, mode))
+		return -1;
+	return 0;
 }
 
 #endif /* KCC_GUEST_H */

@@ -55,7 +55,7 @@
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define NOBODY		65534
 #define OTHER		65533
-#define PARANOID	"/proc/sys/kernel/perf_event_paranoid"
+#define PARANOID	KCC_PARANOID
 #define NCASES		10	/* results per paranoid level */
 
 /* Run @fn(@arg) in a child that became @uid with @caps: its -errno or 0. */
@@ -523,22 +523,12 @@ int main(int argc, char **argv)
 {
 	static const int levels[] = { -1, 1, 2, 3 };
 	const uint64_t perfmon = 1ull << CAP_PERFMON;
-	int fd, saved = 2, i;
+	int saved, i;
 	pid_t mine, other;
-	FILE *f;
 
 	if (argc == 3 && !strcmp(argv[1], "--exec-wait"))
 		return exec_wait(argv[2]);
-	if (geteuid())
-		tap_skip_all("not root");
-	fd = kcc_open(O_RDWR);
-	if (fd < 0)
-		tap_skip_all("no /dev/kcc");
-	close(fd);
-	f = fopen(PARANOID, "r");
-	if (!f || fscanf(f, "%d", &saved) != 1)
-		tap_skip_all("no " PARANOID);
-	fclose(f);
+	saved = kcc_root_paranoid();
 	tap_plan(NCASES * (int)ARRAY_SIZE(levels) + 6);
 
 	mine = sleeper(NOBODY);

@@ -55,17 +55,6 @@ static void no_task(const struct gtask *t, void *arg)
 	(void)arg;
 }
 
-/* Copy @from to @to with @mode (owner root). */
-static int install(const char *from, const char *to, mode_t mode)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "cp %s %s", from, to);
-	if (system(cmd) || chown(to, 0, 0) || chmod(to, mode))
-		return -1;
-	return 0;
-}
-
 /* A child of uid 65534 execs @img; once it runs, read @fd's stream. */
 static int exec_and_look(int fd, const char *img, struct look *l)
 {
@@ -130,8 +119,8 @@ int main(int argc, char **argv)
 	if (kcc_ioc(fd, KCC_IOC_VERSION, &v) ||
 	    !(v.sources & 1u << KCC_SOURCE_INJECT))
 		tap_skip_all("kcc.ko without inject=1");
-	if (install(self, "/tmp/kcc_setuid.plain", 0755) ||
-	    install(self, "/tmp/kcc_setuid.suid", 04755))
+	if (kcc_install(self, "/tmp/kcc_setuid.plain", 0755) ||
+	    kcc_install(self, "/tmp/kcc_setuid.suid", 04755))
 		tap_skip_all("cannot install the images in /tmp");
 	tap_plan(2);
 	kcc_cfg_init(&cfg, KCC_SOURCE_INJECT, KCC_TARGET_ALL, 0, 1);

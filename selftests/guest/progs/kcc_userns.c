@@ -45,7 +45,7 @@
 #include "kcc_guest.h"
 
 #define NOBODY		65534
-#define PARANOID	"/proc/sys/kernel/perf_event_paranoid"
+#define PARANOID	KCC_PARANOID
 #define DIR		"/tmp/kcc_userns"
 #define FAKE		DIR "/fake"
 #define ROOT		DIR "/root"
@@ -59,30 +59,6 @@ static int setup_failed(const char *step)
 	return SKIPPED;
 }
 
-static int put(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, strlen(s));
-	return (close(fd) || n != (ssize_t)strlen(s)) ? -1 : 0;
-}
-
-static int paranoid_now(void)
-{
-	FILE *f = fopen(PARANOID, "r");
-	int l = 99;
-
-	if (f) {
-		if (fscanf(f, "%d", &l) != 1)
-			l = 99;
-		fclose(f);
-	}
-	return l;
-}
-
 /* Become root of a new user namespace mapping uid/gid 65534. */
 static int userns(int flags)
 {
@@ -91,8 +67,8 @@ static int userns(int flags)
 	if (unshare(CLONE_NEWUSER | flags))
 		return -1;
 	snprintf(map, sizeof(map), "0 %d 1", NOBODY);
-	if (put("/proc/self/setgroups", "deny") ||
-	    put("/proc/self/uid_map", map) || put("/proc/self/gid_map", map))
+	if (kcc_put("/proc/self/setgroups", "deny") ||
+	    kcc_put("/proc/self/uid_map", map) || kcc_put("/proc/self/gid_map", map))
 		return -1;
 	return 0;
 }
@@ -126,7 +102,7 @@ static int attack_bind(void)
 		return setup_failed("mount --make-rprivate /");
 	if (mount(FAKE, PARANOID, NULL, MS_BIND, NULL))
 		return setup_failed("mount --bind " FAKE " " PARANOID);
-	if (paranoid_now() != -1)
+	if (kcc_paranoid() != -1)
 		return setup_failed("the bind mount does not read -1");
 	fd = kcc_open(O_RDWR);
 	if (fd < 0)
@@ -145,7 +121,7 @@ static int attack_chroot(void)
 		return setup_failed("unshare(CLONE_NEWUSER)");
 	if (chroot(ROOT) || chdir("/"))
 		return setup_failed("chroot " ROOT);
-	if (paranoid_now() != -1)
+	if (kcc_paranoid() != -1)
 		return setup_failed("the chroot's sysctl does not read -1");
 	return -configure_all(fd);
 }
@@ -263,27 +239,18 @@ static int set_paranoid(int level)
 	char b[16];
 
 	snprintf(b, sizeof(b), "%d\n", level);
-	return put(PARANOID, b);
+	return kcc_put(PARANOID, b);
 }
 
 int main(void)
 {
-	int fd, saved;
+	int saved = kcc_root_paranoid();
 
-	if (geteuid())
-		tap_skip_all("not root");
-	fd = kcc_open(O_RDWR);
-	if (fd < 0)
-		tap_skip_all("no /dev/kcc");
-	close(fd);
-	saved = paranoid_now();
-	if (saved == 99)
-		tap_skip_all("no " PARANOID);
 	mkdir(DIR, 0755);
 	if (mkdir(ROOT, 0755) && errno != EEXIST)
 		tap_skip_all("cannot make " ROOT);
 	if (system("mkdir -p " ROOT "/proc/sys/kernel") ||
-	    put(FAKE, "-1\n") || put(ROOT PARANOID, "-1\n") ||
+	    kcc_put(FAKE, "-1\n") || kcc_put(ROOT PARANOID, "-1\n") ||
 	    chmod(DIR, 0755))
 		tap_skip_all("cannot write the fake sysctl files");
 	tap_plan(7);
