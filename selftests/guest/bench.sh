@@ -14,14 +14,30 @@
 # completed.  Under TCG absolute times mean little; the ratios within
 # the one boot are the result (Documentation/benchmark.rst).
 #
+# With --long (make bench-guest-long), the boot runs the curve instead
+# (bench_cost.sh's cost_curve): perf -g, kcc-fp and kcc-fp-lean, and on
+# kcc_lbr perf -j, kcc-lbr and kcc-lbr-lean, once each at about 10^4,
+# 10^5 and 10^6 samples, and prints bytes, time to a report and kernel
+# memory at each point (bench_curve.awk), with the goal of kcc's bytes
+# at most 1% of perf's from 10^5 samples on.
+#
 # Environment: KDIR; KCC_STATIC (static kcc, make static-kcc) and
 # KCC_TRACE_RT (kcc_trace_rt.o, make trace-rt), both set by make;
 # BENCH_COST: the sizes, "ROUNDS,THREADS,PERIOD_NS,REPS,LROUNDS,LTHREADS,
-# LPERIOD,SWEEP" (default below); BENCH_LOG: keep the raw guest output
+# LPERIOD,SWEEP", with --long "curve,ROUNDS,THREADS,PERIOD_NS,LROUNDS,
+# LTHREADS,LPERIOD,POINT:POINT:..." (defaults below); BENCH_LIMIT: the
+# guest's time limit in seconds; BENCH_LOG: keep the raw guest output
 # there.
 #
-# Usage: bench.sh		(make bench-guest)
+# Usage: bench.sh [--long]	(make bench-guest, make bench-guest-long)
 set -u
+
+long=
+case ${1:-} in
+--long) long=1 ;;
+"") ;;
+*) echo "usage: bench.sh [--long]" >&2; exit 2 ;;
+esac
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/kcc-bench.XXXXXX") || exit 1
@@ -32,6 +48,18 @@ trap 'exit 130' INT TERM
 # 1,000 samples in the guest, the sweep 10,000 and 100,000 (the 1000x
 # point would take about an hour of TCG: not run).
 cost=${BENCH_COST:-80,2,1000000,5,12,2,1009,1}
+limit=${BENCH_LIMIT:-2400}
+# The curve: wordfreq on 2 threads at 100 us of cpu-clock, 100 rounds
+# for the first point (about 10,000 samples); on kcc_lbr a sample every
+# 20 calls (kcc.ko loaded with period_min=20), 3 rounds: at 1009 calls
+# 10^6 samples would be 10^9 traced calls, whose trace files (about 6
+# bytes a call, written by every run of the group) the guest could not
+# hold.  20 calls still span more than the 32 records (about 16 calls
+# and their returns), so consecutive bursts do not overlap.
+if [ -n "$long" ]; then
+	cost=${BENCH_COST:-curve,100,2,100000,3,2,20,10000:100000:1000000}
+	limit=${BENCH_LIMIT:-5400}
+fi
 
 : "${KCC_STATIC:?set KCC_STATIC to a static kcc (make static-kcc)}"
 : "${KCC_TRACE_RT:?set KCC_TRACE_RT to kcc_trace_rt.o (make trace-rt)}"
@@ -64,7 +92,7 @@ cp "$KCC_STATIC" "$demo/kcc" &&
 
 echo "kcc bench: guest $vmlinuz, sizes $cost" >&2
 sh "$top/selftests/guest/run.sh" -K "$kdir" -k "$vmlinuz" -e "$demo" \
-	-l "$tmp/serial.log" -t "${BENCH_LIMIT:-2400}" \
+	-l "$tmp/serial.log" -t "$limit" \
 	-a "kccmode=cost kcccost=$cost" >"$tmp/out" 2>&1
 rc=$?
 [ -n "${BENCH_LOG:-}" ] && cp "$tmp/out" "$BENCH_LOG"
@@ -76,8 +104,16 @@ if [ $rc -ne 0 ]; then
 fi
 
 sed -n 's/^# cost setup /setup: /p' "$tmp/out"
+if [ -n "$long" ]; then
+	sed -n -e 's/^# cost run /run /p' -e 's/^# cost curve /curve /p' \
+		"$tmp/out" >"$tmp/runs"
+	awk -f "$top/selftests/guest/bench_fmt.awk" \
+		-f "$top/selftests/guest/bench_curve.awk" "$tmp/runs"
+	exit 0
+fi
 sed -n 's/^# cost run //p' "$tmp/out" >"$tmp/runs"
-awk -f "$top/selftests/guest/bench_table.awk" "$tmp/runs"
+awk -f "$top/selftests/guest/bench_fmt.awk" \
+	-f "$top/selftests/guest/bench_table.awk" "$tmp/runs"
 echo
 echo "kcc_bench (worker time per injected sample, kcc.ko alone):"
 sed -n 's/^# bench /  /p' "$tmp/out"

@@ -38,6 +38,13 @@ cost_kv() {	# cost_kv FILE KEY: the value of KEY=VALUE in FILE
 cost_setup() {
 	ncpu=$(grep -c ^processor /proc/cpuinfo)
 	set -- $(echo "${cost_args:-80,2,1000000,5,12,2,1009,1}" | tr , ' ')
+	c_curve=
+	if [ "$1" = curve ]; then
+		# make bench-guest-long (cost_curve):
+		# curve,ROUNDS,THREADS,PERIOD_NS,LROUNDS,LTHREADS,LPERIOD,POINTS
+		c_curve=$8
+		set -- "$2" "$3" "$4" 1 "$5" "$6" "$7" 0
+	fi
 	c_rounds=$1 c_threads=$2 c_period=$3 c_reps=$4
 	c_lrounds=$5 c_lthreads=$6 c_lperiod=$7 c_sweep=$8
 	# The emulated CPU is slow: without this the kernel lowers the
@@ -117,12 +124,13 @@ cost_run() {
 	[ "$mode" = h ] && cost_trace_on
 	case $tool in
 	none) /t/kcc_cost run /tmp/prog.t $cost_prog >/tmp/tool.out 2>&1 ;;
-	perf) /lbr/perf record -N -v -o /tmp/o.data "$@" -- \
+	perf) [ "$mode" = p ] || /lbr/perf record -N -v -o /tmp/o.data "$@" -- \
 		/t/kcc_cost run /tmp/prog.t $cost_prog >/tmp/tool.out 2>&1 ;;
 	kcc) /demo/kcc record -k 3 -o /tmp/o.data "$@" -- \
 		/t/kcc_cost run /tmp/prog.t $cost_prog >/tmp/tool.out 2>&1 ;;
 	esac
 	rc=$?
+	[ "$mode" = p ] && cost_pipe "$@"
 	tend=$(cost_now)
 	h="0 0 0"
 	[ "$mode" = h ] && h=$(cost_trace_off)
@@ -134,6 +142,10 @@ cost_run() {
 	case $tool in
 	perf)
 		samples=$(sed -n 's/.*(\([0-9]*\) samples).*/\1/p' /tmp/tool.out | tail -n 1)
+		if [ "$mode" = p ]; then
+			samples=$(sed -n 's/.*SAMPLE events: *\([0-9]*\).*/\1/p' /tmp/rep.out | head -n 1)
+			bytes=$(cat /tmp/o.bytes)
+		fi
 		m=$(sed -n 's/.*mmap size \([0-9]*\)B.*/\1/p' /tmp/tool.out | head -n 1)
 		kmem=$((${m:-0} * ncpu))
 		if [ "$mode" = t ] && [ -f /tmp/o.data ]; then
@@ -160,6 +172,33 @@ cost_run() {
 	[ "$rrc" -eq 0 ] || rc=$((rc + 1000 * rrc))
 	echo "# cost run group=$g cfg=$cfg scale=$sc rep=$rep mode=$mode rc=$rc wall=$wall samples=${samples:-0} bytes=$bytes fin=$((tend - pend)) report=$report kmem=$kmem wakeups=$((w1 - w0)) hcalls=$(echo "$h" | cut -d' ' -f1) hns=$(echo "$h" | cut -d' ' -f2) hmed=$(echo "$h" | cut -d' ' -f3) workns=$workns"
 	rm -rf /tmp/o.data /tmp/o.data.old /tmp/tr
+}
+
+# cost_pipe PERF-OPTIONS...: cost_run's mode p, perf record into a pipe,
+# for a file the guest's memory would not hold.  The bytes are counted
+# on their way (wc -c) and perf report --stats counts the samples, which
+# perf record says only of a file; no report is timed.  The program's
+# stdout goes to /dev/null, not into perf's stream, and it runs at nice
+# 19: the readers of the pipe share the guest's two CPUs with it, and
+# perf's ring would overflow while they wait (the samples perf took and
+# lost are in the report's "LOST" records, which cost_curve_took
+# prints).
+cost_pipe() {
+	rm -f /tmp/o.fifo /tmp/o.bytes /tmp/o.rc
+	mkfifo /tmp/o.fifo || { rc=1; return 0; }
+	wc -c </tmp/o.fifo >/tmp/o.bytes &
+	# shellcheck disable=SC2016,SC2086
+	{
+		/lbr/perf record -N -v -o - "$@" -- \
+			sh -c 'renice -n 19 $$ >/dev/null; exec "$@" >/dev/null' sh \
+			/t/kcc_cost run /tmp/prog.t $cost_prog 2>/tmp/tool.out
+		echo $? >/tmp/o.rc
+	} | tee /tmp/o.fifo | /lbr/perf report -i - --stats >/tmp/rep.out 2>&1
+	r=$?
+	wait
+	rc=$(cat /tmp/o.rc 2>/dev/null || echo 1)
+	[ "$r" -eq 0 ] || rc=$((rc + 1000 * r))
+	rm -f /tmp/o.fifo /tmp/o.rc
 }
 
 cost_batch() {	# cost_batch 0|1
@@ -267,8 +306,98 @@ cost_depth() {
 	done
 }
 
+# make bench-guest-long: the bytes, the time to a report and the kernel
+# memory of perf and kcc at each point of POINTS (about 10^4, 10^5 and
+# 10^6 samples), one run each: the fp group (perf -g, kcc-fp and
+# kcc-fp-lean) and the lbr group on kcc_lbr (perf -j, kcc-lbr and
+# kcc-lbr-lean, the calls counted explicitly).  The first point runs
+# ROUNDS (LROUNDS) rounds; each next one scales the rounds of the point
+# before by the point over the fewest samples a tool of the group took
+# there, so that every tool lands near (10% above) the point whatever
+# the guest's speed.  perf -j records into a pipe (cost_pipe) where, at
+# the bytes a sample it took at the point before, its file would pass
+# 256 MiB.
+cost_curve() {
+	p=$c_lperiod
+	if [ "$p" -lt 1000 ]; then
+		# kcc.ko refuses a counting period below period_min (1000).
+		rmmod kcc && insmod /kcc.ko period_min="$p" ||
+			echo "# cost: insmod kcc.ko period_min=$p failed"
+	fi
+	fr=$c_rounds lr=$c_lrounds fmin=0 lmin=0 bps=0 prev=
+	for pt in $(echo "$c_curve" | tr : ' '); do
+		if [ -n "$prev" ]; then
+			# 10% above the point: the fp group's samples move
+			# with the host's load from run to run.
+			[ "$fmin" -gt 0 ] && fr=$((fr * pt * 11 / (10 * fmin)))
+			[ "$lmin" -gt 0 ] && lr=$((lr * pt * 11 / (10 * lmin)))
+			[ "$fr" -gt 0 ] || fr=1
+			[ "$lr" -gt 0 ] || lr=1
+		fi
+		prev=$pt
+		t0=$(cost_now)
+		cost_prog="/demo/wf $fr $c_threads"
+		echo "# cost curve point=$pt group=fp rounds=$fr threads=$c_threads period=$c_period"
+		fmin=
+		for cfg in perf-g kcc-fp kcc-fp-lean; do
+			case $cfg in
+			perf-g) cost_run fp "$cfg" "$pt" 1 t perf -e cpu-clock:u \
+				-c "$c_period" -g ;;
+			kcc-fp) cost_run fp "$cfg" "$pt" 1 t kcc --source fp \
+				-e cpu-clock -c "$c_period" ;;
+			kcc-fp-lean) cost_run fp "$cfg" "$pt" 1 t kcc --source fp \
+				-e cpu-clock -c "$c_period" --per-process --build-ids ;;
+			esac
+			cost_curve_took fp "$cfg"
+			[ -z "$fmin" ] || [ "${samples:-0}" -lt "$fmin" ] && fmin=${samples:-0}
+		done
+		if [ -n "$lbr" ]; then
+			cost_prog="env KCC_TRACE_LBR=1 KCC_TRACE_DIR=/tmp/tr /demo/wft $lr $c_lthreads"
+			echo "# cost curve point=$pt group=lbr rounds=$lr threads=$c_lthreads period=$p"
+			pm=t
+			[ $((bps * pt)) -gt 268435456 ] && pm=p
+			lmin=
+			for cfg in perf-j kcc-lbr kcc-lbr-lean; do
+				case $cfg in
+				perf-j) cost_run lbr "$cfg" "$pt" 1 "$pm" perf -e kcc_lbr/calls/ \
+					-c "$p" -j any_call,any_ret,u
+					[ "${samples:-0}" -gt 0 ] && bps=$((bytes / samples)) ;;
+				kcc-lbr) cost_run lbr "$cfg" "$pt" 1 t kcc --source lbr \
+					-e kcc_lbr/calls/ -c "$p" \
+					--calls-counter kcc_lbr/calls/ ;;
+				kcc-lbr-lean) cost_run lbr "$cfg" "$pt" 1 t kcc --source lbr \
+					-e kcc_lbr/calls/ -c "$p" \
+					--calls-counter kcc_lbr/calls/ \
+					--per-process --build-ids ;;
+				esac
+				cost_curve_took lbr "$cfg" "$pm"
+				[ -z "$lmin" ] || [ "${samples:-0}" -lt "$lmin" ] && lmin=${samples:-0}
+			done
+		fi
+		echo "# cost curve point=$pt took=$(($(cost_now) - t0))"
+	done
+}
+
+# After cost_run of a kcc configuration: what its report says it
+# dropped (the samples it counts include them); of perf through a pipe:
+# the LOST records of its stream (each says how many samples its ring
+# lost), which perf report --stats counted.
+cost_curve_took() {	# cost_curve_took GROUP CFG MODE
+	case $2 in
+	kcc*) echo "# cost curve point=$pt group=$1 cfg=$2 dropped=$(sed -n 's/^# samples: .* dropped: *//p' /tmp/rep.out | tr ' ' _)" ;;
+	perf*) [ "${3:-t}" = p ] &&
+		echo "# cost curve point=$pt group=$1 cfg=$2 dropped=lost_records_$(sed -n 's/^ *LOST events: *\([0-9]*\).*/\1/p' /tmp/rep.out | head -n 1)" ;;
+	esac
+	return 0
+}
+
 cost_main() {
 	cost_setup
+	if [ -n "$c_curve" ]; then
+		cost_curve
+		[ -z "$lbr" ] || rmmod kcc_lbrpmu
+		return 0
+	fi
 	cost_fp 1 "$c_rounds" "$c_threads" "$c_period" "$c_reps" \
 		plain perf-g perf-dwarf kcc-fp kcc-fp-b0 kcc-fp-lean
 	cost_depth

@@ -46,14 +46,6 @@ function hns(key) {
 	return hc[key] > 0 ? ht[key] / hc[key] : ""
 }
 
-function human(b) {
-	if (b >= 1048576)
-		return sprintf("%.1fM", b / 1048576)
-	if (b >= 1024)
-		return sprintf("%.1fK", b / 1024)
-	return sprintf("%d", b)
-}
-
 function ratio(a, b, fmt) {
 	if (a == "" || b == "" || b + 0 == 0)
 		return "-"
