@@ -43,14 +43,198 @@
 #include <linux/wait_bit.h>
 #include <linux/rcupdate.h>
 #include <linux/err.h>
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/fs.h>
+#include <linux/dcache.h>
 #include <asm/syscall.h>
 #include <asm/unistd.h>
 
-#include "kcc_mod.h"
+#include "kcc_param.h"
+#include "kcc_state.h"
+#include "kcc_budget.h"
+#include "kcc_maps.h"
 #include "wrapper/cgroup.h"
 #include "wrapper/dumpable.h"
 #include "wrapper/maps_tp.h"
 #include "wrapper/perf.h"
+
+/* ---- the processes and their mappings (worker, kcc_g.lock held) -------- */
+
+#define KCC_MAPS_MAX_BYTES	(256u << 10)	/* per process */
+
+static bool kcc_map_known(const struct kcc_proc *pr,
+			  const struct kcc_rec_map *m)
+{
+	u32 off = 0;
+
+	while (off < pr->maps_len) {
+		const struct kcc_rec_map *o = (const void *)(pr->maps + off);
+
+		if (o->start == m->start && o->end == m->end &&
+		    o->pgoff == m->pgoff && o->ino == m->ino)
+			return true;
+		off += o->hdr.size;
+	}
+	return false;
+}
+
+/*
+ * The vDSO: a special mapping without a file, named as /proc/PID/maps
+ * names it.  Recorded under that name (pgoff and ino 0); user space
+ * reads its symbols from its own vDSO, the kernel's same image.
+ */
+static bool kcc_vma_vdso(struct vm_area_struct *vma)
+{
+	const char *name;
+
+	if (vma->vm_file || !vma->vm_ops || !vma->vm_ops->name)
+		return false;
+	name = vma->vm_ops->name(vma);
+	return name && !strcmp(name, KCC_MAP_VDSO);
+}
+
+static int kcc_map_add(struct kcc_session *s, struct kcc_proc *pr,
+		       struct vm_area_struct *vma, char *buf)
+{
+	struct kcc_rec_map m = { .hdr.type = KCC_REC_MAP };
+	const char *path = KCC_MAP_VDSO;
+	u32 plen, size;
+
+	if (vma->vm_file) {
+		path = d_path(&vma->vm_file->f_path, buf, PATH_MAX);
+		if (IS_ERR(path))
+			path = "[unknown]";
+		m.pgoff = (u64)vma->vm_pgoff << PAGE_SHIFT;
+		m.ino = file_inode(vma->vm_file)->i_ino;
+	}
+	plen = strlen(path) + 1;
+	size = ALIGN(sizeof(m) + plen, 8);
+
+	m.tgid = pr->tgid;
+	m.image = pr->image;
+	m.start = vma->vm_start;
+	m.end = vma->vm_end;
+	m.hdr.size = size;
+	if (kcc_map_known(pr, &m))
+		return 0;
+
+	if (pr->maps_len + size > pr->maps_cap) {
+		u32 cap = max(pr->maps_cap * 2, 4096u);
+		u8 *n;
+
+		while (cap < pr->maps_len + size)
+			cap *= 2;
+		if (cap > KCC_MAPS_MAX_BYTES ||
+		    !kcc_mem_room(s, cap - pr->maps_cap))
+			return -ENOSPC;
+		n = kvmalloc(cap, GFP_KERNEL);
+		if (!n)
+			return -ENOMEM;
+		if (pr->maps_len)
+			memcpy(n, pr->maps, pr->maps_len);
+		kvfree(pr->maps);
+		kcc_mem_add(s, cap - pr->maps_cap);
+		pr->maps = n;
+		pr->maps_cap = cap;
+	}
+	memcpy(pr->maps + pr->maps_len, &m, sizeof(m));
+	memset(pr->maps + pr->maps_len + sizeof(m), 0, size - sizeof(m));
+	memcpy(pr->maps + pr->maps_len + sizeof(m), path, plen);
+	pr->maps_len += size;
+	pr->nr_maps++;
+	return 0;
+}
+
+/*
+ * Record the file-backed executable mappings of @p's process.  Process
+ * context: takes the mmap lock for reading.
+ */
+void kcc_maps_capture(struct kcc_session *s, struct kcc_proc *pr,
+		      struct task_struct *p)
+{
+	struct vm_area_struct *vma;
+	struct mm_struct *mm;
+	unsigned long addr = 0;
+	char *buf;
+
+	mm = get_task_mm(p);
+	if (!mm)
+		return;
+	buf = kmalloc(PATH_MAX, GFP_KERNEL);
+	if (!buf)
+		goto out_mm;
+	mmap_read_lock(mm);
+	while ((vma = find_vma(mm, addr))) {
+		addr = vma->vm_end;
+		if (!(vma->vm_flags & VM_EXEC) ||
+		    (!vma->vm_file && !kcc_vma_vdso(vma)))
+			continue;
+		if (kcc_map_add(s, pr, vma, buf)) {
+			s->map_drops++;
+			break;
+		}
+	}
+	mmap_read_unlock(mm);
+	kfree(buf);
+out_mm:
+	mmput(mm);
+}
+
+/* The process (tgid, start) in its image @exec_id, or NULL. */
+struct kcc_proc *kcc_proc_find(struct kcc_session *s, u32 tgid, u64 start,
+			       u32 exec_id)
+{
+	struct kcc_proc *pr;
+
+	list_for_each_entry(pr, &s->procs, node)
+		if (pr->tgid == tgid && pr->start == start &&
+		    pr->exec_id == exec_id)
+			return pr;
+	return NULL;
+}
+
+/*
+ * The process of a task, created with the mappings of @live (when the
+ * task is alive) if it is new.  Its images are numbered from 0, the
+ * first one this session saw, so that map records say which one they
+ * belong to.
+ */
+struct kcc_proc *kcc_proc_get(struct kcc_session *s, u32 tgid, u64 start,
+			      u32 exec_id, struct task_struct *live)
+{
+	struct kcc_proc *pr, *o;
+	u32 image = 0;
+
+	pr = kcc_proc_find(s, tgid, start, exec_id);
+	if (pr)
+		return pr;
+	list_for_each_entry(o, &s->procs, node)
+		if (o->tgid == tgid && o->start == start && o->image >= image)
+			image = o->image + 1;
+	pr = kzalloc(sizeof(*pr), GFP_KERNEL);
+	if (!pr)
+		return NULL;
+	pr->tgid = tgid;
+	pr->start = start;
+	pr->exec_id = exec_id;
+	pr->image = image;
+	list_add_tail(&pr->node, &s->procs);
+	if (live)
+		kcc_maps_capture(s, pr, live);
+	return pr;
+}
+
+void kcc_proc_free(struct kcc_session *s, struct kcc_proc *pr)
+{
+	list_del(&pr->node);
+	kcc_mem_add(s, -(ssize_t)pr->maps_cap);
+	kvfree(pr->maps);
+	kfree(pr);
+}
+
+/* ---- the mapping hook -------------------------------------------------- */
 
 #define KCC_MAPW_NR	64
 #define KCC_MAPS_TGT_NR	16	/* running per-task targets copied */
