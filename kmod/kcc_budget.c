@@ -7,13 +7,15 @@
  *
  * Memory is charged and given back by the rooms that allocate (the
  * tasks' forests and states, the mappings, the Valence tables, the
- * watched sets) under kcc_g.lock; the handler counts are written by the
- * handlers alone (this_cpu_inc()) and summed here.
+ * watched sets) under kcc_g.lock, but for the mapping hook's captures
+ * waiting for the worker (atomic, below); the handler counts are
+ * written by the handlers alone (this_cpu_inc()) and summed here.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kernel.h>
 #include <linux/percpu.h>
+#include <linux/atomic.h>
 
 #include "kcc_param.h"
 #include "kcc_state.h"
@@ -41,7 +43,8 @@ void kcc_mem_add(struct kcc_session *s, ssize_t n)
 /*
  * Room for @add more bytes (negative: fewer) in the session's max_bytes
  * and in the budget all sessions share (kcc_mem_room()); without
- * @reserve, in seven eighths of each.
+ * @reserve, in seven eighths of each (the last eighth is for the
+ * summaries of the forests that cannot grow, kcc_task.c).
  */
 bool kcc_budget_ok(const struct kcc_session *s, s64 add, bool reserve)
 {
@@ -52,6 +55,37 @@ bool kcc_budget_ok(const struct kcc_session *s, s64 add, bool reserve)
 		all -= all / 8;
 	}
 	return (s64)s->bytes + add <= limit && (s64)kcc_g.bytes + add <= all;
+}
+
+/* ---- captures waiting for the worker ------------------------------------ */
+
+/*
+ * The mapping hook's captures (kcc_maps.c) are made in the mapping
+ * task, without kcc_g.lock, before any session can be charged: they
+ * are charged here until the worker folds them into the sessions,
+ * which then charge what they keep.  At most KCC_PENDING_MAX bytes and
+ * an eighth of max_bytes wait at once.
+ */
+#define KCC_PENDING_MAX		(4ul << 20)
+
+static atomic_long_t kcc_pending_bytes = ATOMIC_LONG_INIT(0);
+
+/* Charge @n bytes of captures; false (nothing charged) beyond the cap. */
+bool kcc_pending_charge(size_t n)
+{
+	unsigned long cap = min(KCC_PENDING_MAX,
+				READ_ONCE(kcc_param_max_bytes) / 8);
+
+	if ((unsigned long)atomic_long_add_return(n, &kcc_pending_bytes) > cap) {
+		atomic_long_sub(n, &kcc_pending_bytes);
+		return false;
+	}
+	return true;
+}
+
+void kcc_pending_uncharge(size_t n)
+{
+	atomic_long_sub(n, &kcc_pending_bytes);
 }
 
 /* ---- counts kept by the handlers ---------------------------------------- */

@@ -15,6 +15,8 @@ struct kcc_hcount;
 bool kcc_mem_room(const struct kcc_session *s, size_t n);
 void kcc_mem_add(struct kcc_session *s, ssize_t n);
 bool kcc_budget_ok(const struct kcc_session *s, s64 add, bool reserve);
+bool kcc_pending_charge(size_t n);
+void kcc_pending_uncharge(size_t n);
 void kcc_hcount_sum(const struct kcc_session *s, struct kcc_hcount *sum);
 void kcc_handler_drops(const struct kcc_session *s, u64 *out);
 u64 kcc_handler_throttles(const struct kcc_session *s);

@@ -25,6 +25,7 @@ void kcc_maps_init(void);
 void kcc_maps_running(struct kcc_session *s, bool on);
 bool kcc_maps_concerns(struct task_struct *p);
 void kcc_maps_exit(void);
+void kcc_maps_fold(void);
 void kcc_maps_free_orphans(struct kcc_session *s, const struct kcc_tev *ev,
 			   u32 nr);
 int kcc_maps_show(char *buf);

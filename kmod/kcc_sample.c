@@ -787,10 +787,10 @@ static void kcc_drain_rings(void)
 }
 
 /*
- * Apply everything pending to every session: the queued task events
- * that were already there, then the samples, then those events (a
- * thread's samples are in the rings before its exit is queued, so they
- * find it alive).
+ * Apply everything pending to every session: the mapping hook's
+ * captures, the queued task events that were already there, then the
+ * samples, then those events (a thread's samples are in the rings
+ * before its exit is queued, so they find it alive).
  */
 void kcc_drain(void)
 {
@@ -800,6 +800,7 @@ void kcc_drain(void)
 	u64 hd[KCC_DROP_NR];
 	u32 nr;
 
+	kcc_maps_fold();
 	nr = kcc_task_grab_events(ev);
 	kcc_drain_rings();
 	list_for_each_entry(s, &kcc_g.sessions, node) {
