@@ -779,15 +779,22 @@ void kcc_maps_running(struct kcc_session *s, bool on)
 void kcc_maps_exit(void)
 {
 	struct kcc_mapcap *c, *n;
+	LIST_HEAD(q);
 
 	wait_var_event(&kcc_mapw_inflight, !atomic_read(&kcc_mapw_inflight));
 	synchronize_rcu_tasks();
-	/* No session is left to fold the captures into. */
-	list_for_each_entry_safe(c, n, &kcc_mapq, node) {
+	/*
+	 * No session is left to fold the captures into.  A worker a last
+	 * work kicked may still drain: what it splices away it frees.
+	 */
+	spin_lock(&kcc_mapq_lock);
+	list_splice_init(&kcc_mapq, &q);
+	kcc_mapq_nr = 0;
+	spin_unlock(&kcc_mapq_lock);
+	list_for_each_entry_safe(c, n, &q, node) {
 		list_del(&c->node);
 		kcc_mapcap_free(c);
 	}
-	kcc_mapq_nr = 0;
 }
 
 /* The processes the mapping hook made that no task ever joined. */

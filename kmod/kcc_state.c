@@ -14,7 +14,7 @@
 
 struct kcc_global kcc_g;
 
-/* Queue the worker (the ordered workqueue runs it once at a time). */
+/* Wake the worker, from rooms below the one that runs it (kcc_sample.c). */
 void kcc_kick(void)
 {
 	queue_work(kcc_g.wq, &kcc_g.work);
