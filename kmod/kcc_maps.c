@@ -445,16 +445,14 @@ static struct kcc_mapcap *kcc_mapcap_take(struct task_struct *p)
 	u8 *n;
 
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
-	buf = kmalloc(PATH_MAX, GFP_KERNEL);
-	if (c)
-		c->recs = kvmalloc(cap, GFP_KERNEL);
-	if (!c || !buf || !c->recs) {
-		if (c)
-			kvfree(c->recs);
-		kfree(c);
-		kfree(buf);
+	if (!c)
 		return NULL;
-	}
+	c->recs = kvmalloc(cap, GFP_KERNEL);
+	if (!c->recs)
+		goto err_recs;
+	buf = kmalloc(PATH_MAX, GFP_KERNEL);
+	if (!buf)
+		goto err_buf;
 	mmap_read_lock(p->mm);
 	while ((vma = find_vma(p->mm, addr))) {
 		addr = vma->vm_end;
@@ -489,6 +487,12 @@ static struct kcc_mapcap *kcc_mapcap_take(struct task_struct *p)
 	c->start = p->group_leader->start_boottime;
 	c->exec_id = (u32)p->self_exec_id;
 	return c;
+
+err_buf:
+	kvfree(c->recs);
+err_recs:
+	kfree(c);
+	return NULL;
 }
 
 /*
