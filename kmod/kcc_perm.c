@@ -28,7 +28,7 @@
 #include "wrapper/dumpable.h"
 #include "wrapper/fs.h"
 
-unsigned int kcc_param_user_sessions;
+static unsigned int kcc_param_user_sessions;
 module_param_named(user_sessions, kcc_param_user_sessions, uint, 0444);
 MODULE_PARM_DESC(user_sessions, "sessions one user without CAP_PERFMON may have at once (default 0: half of max_sessions, at least 1)");
 
