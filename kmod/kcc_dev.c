@@ -29,9 +29,15 @@
 #include <linux/sched/signal.h>
 #include <linux/string.h>
 
-#include "kcc_mod.h"
-#include "wrapper/dumpable.h"
-#include "wrapper/fs.h"
+#include "kcc_param.h"
+#include "kcc_state.h"
+#include "kcc_perm.h"
+#include "kcc_valence.h"
+#include "kcc_watch.h"
+#include "kcc_maps.h"
+#include "kcc_sample.h"
+#include "kcc_session.h"
+#include "kcc_dev.h"
 
 /* What a file holds besides the session it may own. */
 struct kcc_file {
@@ -116,17 +122,6 @@ static struct kcc_session *kcc_own(struct file *file)
 }
 
 /*
- * Whether the caller may read @s: its creator (same effective uid), a
- * CAP_PERFMON (or CAP_SYS_ADMIN) holder, or the file that owns it, which
- * may have been passed to another process as a perf event fd can be.
- */
-static bool kcc_may_read(struct file *file, const struct kcc_session *s)
-{
-	return s->owner == file || perfmon_capable() ||
-	       uid_eq(current_euid(), s->uid);
-}
-
-/*
  * The session @file reads: the one it is attached to, else the one it
  * owns, else the autostart session.  -ENODEV when there is none (or it
  * went away with its owner), -EACCES when the default is not the
@@ -147,150 +142,6 @@ static struct kcc_session *kcc_view(struct file *file, bool attach)
 	if (attach)
 		kcc_reader_attach(&kf->rd, s);
 	return s;
-}
-
-/*
- * kernel.perf_event_paranoid, from the kernel, never from a path the
- * caller can redirect.  perf reads the variable (perf_allow_cpu()); it
- * is not exported to modules, and neither is security_perf_event_open().
- * A path lookup from the caller's root and mount namespace could be
- * faked by any user (unshare -Urm and a bind mount over the sysctl, or
- * a chroot after open()).  So kcc reads the sysctl through a procfs
- * instance of its own, mounted at load by the kernel (kern_mount(): in
- * no mount namespace, so nobody can mount over it) and looked up from
- * that mount's root (file_open_root()).  Where it cannot be read the
- * strictest level is assumed.
- */
-#define KCC_PARANOID_MAX	3	/* Debian's "no unprivileged use at all" */
-
-static struct vfsmount *kcc_proc_mnt;
-
-static int kcc_perf_paranoid(void)
-{
-	struct file *f;
-	char buf[16] = "";
-	loff_t pos = 0;
-	ssize_t n;
-	int level;
-
-	if (IS_ERR_OR_NULL(kcc_proc_mnt))
-		return KCC_PARANOID_MAX;
-	f = kcc_file_open_root_mnt(kcc_proc_mnt,
-				   "sys/kernel/perf_event_paranoid",
-				   O_RDONLY | O_NOFOLLOW);
-	if (IS_ERR(f))
-		return KCC_PARANOID_MAX;
-	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
-	filp_close(f, NULL);
-	if (n <= 0 || kstrtoint(strim(buf), 10, &level))
-		return KCC_PARANOID_MAX;
-	return level;
-}
-
-/* The private procfs instance; without one every caller is refused. */
-static void kcc_proc_mount(void)
-{
-	struct file_system_type *t = get_fs_type("proc");
-
-	kcc_proc_mnt = t ? kern_mount(t) : ERR_PTR(-ENODEV);
-	if (t)
-		module_put(t->owner);	/* put_filesystem(), not exported */
-	if (IS_ERR(kcc_proc_mnt))
-		pr_warn("no private procfs (%ld): perf_event_paranoid taken as %d\n",
-			PTR_ERR(kcc_proc_mnt), KCC_PARANOID_MAX);
-}
-
-/*
- * May the caller profile @task?  perf_event_open() asks
- * ptrace_may_access(PTRACE_MODE_READ_REALCREDS) of a per-task event even
- * from a CAP_PERFMON caller; that function is not exported to modules,
- * so this is its credential part (kernel/ptrace.c): the caller's real
- * uid and gid are each of the target's, and the target is dumpable, or
- * the caller has CAP_SYS_PTRACE.  That capability is asked of the
- * initial user namespace, not of the target's as ptrace does: kcc's
- * events are the kernel's own counters, so a capability a user holds
- * only in a namespace of its own grants nothing here.  The ptrace LSM
- * hook (Yama) is not consulted.  0 or -EACCES.
- */
-static int kcc_may_profile_task(struct task_struct *task)
-{
-	const struct cred *cred = current_cred(), *tcred;
-	bool same, dumpable = true;
-	int ret = 0;
-
-	if (task == current)
-		return 0;
-	tcred = get_task_cred(task);
-	same = uid_eq(cred->uid, tcred->euid) &&
-	       uid_eq(cred->uid, tcred->suid) &&
-	       uid_eq(cred->uid, tcred->uid) &&
-	       gid_eq(cred->gid, tcred->egid) &&
-	       gid_eq(cred->gid, tcred->sgid) &&
-	       gid_eq(cred->gid, tcred->gid);
-	task_lock(task);
-	if (task->mm)
-		dumpable = kcc_task_dumpable(task);
-	task_unlock(task);
-	if (!(same && dumpable) && !capable(CAP_SYS_PTRACE))
-		ret = -EACCES;
-	put_cred(tcred);
-	return ret;
-}
-
-/* The same of process @nr: 0, -ESRCH or -EACCES. */
-static int kcc_may_profile(pid_t nr)
-{
-	struct pid *pid = find_get_pid(nr);
-	struct task_struct *task;
-	int ret;
-
-	task = pid ? get_pid_task(pid, PIDTYPE_PID) : NULL;
-	put_pid(pid);
-	if (!task)
-		return -ESRCH;
-	ret = kcc_may_profile_task(task);
-	put_task_struct(task);
-	return ret;
-}
-
-/*
- * START's check of a per-task target, where its events attach: the
- * CONFIGURE rules again, with the caller's credentials, on the process
- * as it is now.  The caller holds @p's exec_update_lock, as
- * perf_event_open() does around its check and the attach, so that an
- * exec of a setuid or otherwise undumpable image cannot come between
- * them: a target that became one since CONFIGURE is refused (-EACCES).
- */
-int kcc_may_attach(struct task_struct *p)
-{
-	lockdep_assert_held(&p->signal->exec_update_lock);
-	if (kcc_perf_paranoid() > 2 && !perfmon_capable())
-		return -EACCES;
-	return kcc_may_profile_task(p);
-}
-
-/*
- * Who may configure what, as perf_event_open() decides for the events
- * kcc opens (user-space only, exclude_kernel): every task needs
- * perf_event_paranoid <= 0 or CAP_PERFMON (perf_allow_cpu()); one
- * process needs paranoid <= 2 (3 is Debian's level that refuses every
- * unprivileged user) or CAP_PERFMON, and in any case the ptrace
- * credential check on that process.  -EACCES, or 0.
- */
-static int kcc_may_configure(const struct kcc_config *c)
-{
-	int paranoid = kcc_perf_paranoid();
-	int ret;
-
-	if (c->target == KCC_TARGET_ALL)
-		return paranoid > 0 && !perfmon_capable() ? -EACCES : 0;
-	if (c->target != KCC_TARGET_PID || c->pid <= 0)
-		return 0;	/* CONFIGURE's -EINVAL */
-	if (paranoid > 2 && !perfmon_capable())
-		return -EACCES;
-	ret = kcc_may_profile(c->pid);
-	/* A missing process is CONFIGURE's to report, as before. */
-	return ret == -EACCES ? ret : 0;
 }
 
 static long kcc_ioc_configure(struct file *file, void __user *u,
@@ -831,17 +682,15 @@ int kcc_dev_init(void)
 {
 	int ret;
 
-	kcc_proc_mount();
+	kcc_perm_init();
 	ret = misc_register(&kcc_misc);
-	if (ret && !IS_ERR(kcc_proc_mnt))
-		kern_unmount(kcc_proc_mnt);
+	if (ret)
+		kcc_perm_exit();
 	return ret;
 }
 
 void kcc_dev_exit(void)
 {
 	misc_deregister(&kcc_misc);
-	if (!IS_ERR(kcc_proc_mnt))
-		kern_unmount(kcc_proc_mnt);
-	kcc_proc_mnt = NULL;
+	kcc_perm_exit();
 }

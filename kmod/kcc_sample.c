@@ -42,12 +42,48 @@
 #include <linux/ktime.h>
 #include <linux/cpu.h>
 #include <linux/tracepoint.h>
+#include <linux/irq_work.h>
 #include <asm/perf_event.h>
 
-#include "kcc_mod.h"
+#include "kcc_param.h"
+#include "kcc_state.h"
+#include "kcc_budget.h"
+#include "kcc_perm.h"
+#include "kcc_valence.h"
+#include "kcc_maps.h"
+#include "kcc_task.h"
+#include "kcc_sample.h"
 #include "wrapper/cgroup.h"
 #include "wrapper/perf.h"
 #include "wrapper/sched_tp.h"
+
+/* Context levels: a ring has one writer at a time per CPU. */
+#define KCC_LVL_TASK		0
+#define KCC_LVL_IRQ		1
+#define KCC_LVL_NMI		2
+#define KCC_NR_LVL		3
+
+#define KCC_RING_RECENT		8
+
+struct kcc_ring {
+	u8 *buf;
+	u32 size;		/* power of two */
+	u64 head;		/* bytes committed: producer, release */
+	u64 tail;		/* bytes consumed: consumer, release */
+	/* Processes of the last samples (tgid, leader start): producer only */
+	u64 recent[KCC_RING_RECENT];
+	u32 recent_next;
+};
+
+struct kcc_cpu {
+	struct kcc_ring ring[KCC_NR_LVL];
+	struct irq_work iw;
+	/*
+	 * Wake the worker now, not at the flush timer: a ring passed its
+	 * watermark or a process new to it was sampled.
+	 */
+	unsigned long wake;	/* bit 0; set by handlers, cleared by the drain */
+};
 
 static DEFINE_PER_CPU(struct kcc_cpu, kcc_cpus);
 
@@ -660,41 +696,6 @@ int kcc_push_task(const struct kcc_sample *smp)
 	return ret;
 }
 
-void kcc_kick(void)
-{
-	queue_work(kcc_g.wq, &kcc_g.work);
-}
-
-/*
- * The handler counters of session @s summed over every CPU.  Each field
- * is a u64 the handlers only add to, so the sum is one of u64 words.
- */
-void kcc_hcount_sum(const struct kcc_session *s, struct kcc_hcount *sum)
-{
-	const size_t nw = sizeof(*sum) / sizeof(u64);
-	u64 *out = (u64 *)sum;
-	size_t i;
-	int cpu;
-
-	BUILD_BUG_ON(sizeof(*sum) % sizeof(u64));
-	memset(sum, 0, sizeof(*sum));
-	for_each_possible_cpu(cpu) {
-		const u64 *h = (const u64 *)per_cpu_ptr(s->hc, cpu);
-
-		for (i = 0; i < nw; i++)
-			out[i] += READ_ONCE(h[i]);
-	}
-}
-
-/* Handler-side drops of session @s on every CPU, by reason. */
-void kcc_handler_drops(const struct kcc_session *s, u64 *out)
-{
-	struct kcc_hcount sum;
-
-	kcc_hcount_sum(s, &sum);
-	memcpy(out, sum.drops, sizeof(sum.drops));
-}
-
 /*
  * An injected record goes to every running inject session whose target
  * holds the injecting process: all tasks, or that process.
@@ -738,7 +739,7 @@ static struct kcc_session *kcc_dispatch(const struct kcc_rrec *rec,
  * session that is gone are discarded.  Process context, kcc_g.lock
  * held.
  */
-void kcc_drain_rings(void)
+static void kcc_drain_rings(void)
 {
 	struct kcc_session *s, *last = NULL;
 	u64 t0 = ktime_get_ns();
@@ -785,21 +786,43 @@ void kcc_drain_rings(void)
 	}
 }
 
+/*
+ * Apply everything pending to every session: the mapping hook's
+ * captures, the queued task events that were already there, then the
+ * samples, then those events (a thread's samples are in the rings
+ * before its exit is queued, so they find it alive).
+ */
+void kcc_drain(void)
+{
+	static struct kcc_tev ev[KCC_TEV_MAX];	/* under kcc_g.lock */
+	struct kcc_session *s;
+	struct kcc_task *t;
+	u64 hd[KCC_DROP_NR];
+	u32 nr;
+
+	kcc_maps_fold();
+	nr = kcc_task_grab_events(ev);
+	kcc_drain_rings();
+	list_for_each_entry(s, &kcc_g.sessions, node) {
+		kcc_task_events(s, ev, nr);
+		kcc_maps_free_orphans(s, ev, nr);
+
+		/* A lost sample may sit between two bursts: do not join them. */
+		kcc_handler_drops(s, hd);
+		if (hd[KCC_DROP_RING_FULL] != s->ring_drops_seen) {
+			s->ring_drops_seen = hd[KCC_DROP_RING_FULL];
+			list_for_each_entry(t, &s->task_list, node)
+				kcc_stitch_break(&t->st);
+		}
+	}
+}
+
 void kcc_work_fn(struct work_struct *work)
 {
 	mutex_lock(&kcc_g.lock);
 	kcc_drain();
 	mutex_unlock(&kcc_g.lock);
 	wake_up_interruptible(&kcc_g.wait);
-}
-
-/* Overflows of @s's events that throttled them, every CPU. */
-u64 kcc_handler_throttles(const struct kcc_session *s)
-{
-	struct kcc_hcount sum;
-
-	kcc_hcount_sum(s, &sum);
-	return sum.throttles;
 }
 
 /* ---- perf events ------------------------------------------------------- */

@@ -2,8 +2,8 @@
 /*
  * kcc_session.c - the profiling sessions of /dev/kcc: their
  * configuration, their life cycle (ready, running, stopped), their
- * counters, the memory budget they share, their readers and the
- * snapshot read() serves.
+ * counters, their readers and the snapshot read() serves (the memory
+ * budget they share is kcc_budget.c's, who may have one kcc_perm.c's).
  *
  * A session belongs to the file that configured it and dies with it
  * (the autostart session belongs to no file and dies at unload).  Any
@@ -25,7 +25,16 @@
 #include <linux/cred.h>
 #include <linux/percpu.h>
 
-#include "kcc_mod.h"
+#include "kcc_param.h"
+#include "kcc_state.h"
+#include "kcc_budget.h"
+#include "kcc_perm.h"
+#include "kcc_valence.h"
+#include "kcc_watch.h"
+#include "kcc_maps.h"
+#include "kcc_task.h"
+#include "kcc_sample.h"
+#include "kcc_session.h"
 #include "wrapper/cgroup.h"
 
 #define KCC_PERIOD_MAX		BIT_ULL(40)
@@ -382,47 +391,7 @@ static void kcc_counters_zero(struct kcc_session *s)
 	kcc_valence_counters_zero(s);
 }
 
-/* ---- the shared memory budget ------------------------------------------ */
-
-/*
- * Whether @n more bytes fit both the session's own cap (its max_bytes)
- * and the budget every session shares (the max_bytes parameter).
- */
-bool kcc_mem_room(const struct kcc_session *s, size_t n)
-{
-	return s->bytes + n <= s->cfg.max_bytes &&
-	       kcc_g.bytes + n <= READ_ONCE(kcc_param_max_bytes);
-}
-
-/* Charge @n bytes (negative: give back) to @s and the shared budget. */
-void kcc_mem_add(struct kcc_session *s, ssize_t n)
-{
-	s->bytes += n;
-	kcc_g.bytes += n;
-}
-
 /* ---- sessions ----------------------------------------------------------- */
-
-struct kcc_session *kcc_session_find(u32 id)
-{
-	struct kcc_session *s;
-
-	list_for_each_entry(s, &kcc_g.sessions, node)
-		if (s->id == id)
-			return s;
-	return NULL;
-}
-
-/* The session @file owns, or NULL. */
-struct kcc_session *kcc_session_owned(struct file *file)
-{
-	struct kcc_session *s;
-
-	list_for_each_entry(s, &kcc_g.sessions, node)
-		if (s->owner == file)
-			return s;
-	return NULL;
-}
 
 static u32 kcc_session_new_id(void)
 {
@@ -430,26 +399,6 @@ static u32 kcc_session_new_id(void)
 		kcc_g.next_id++;
 	} while (!kcc_g.next_id || kcc_session_find(kcc_g.next_id));
 	return kcc_g.next_id;
-}
-
-/*
- * May the caller have one more session?  A user without CAP_PERFMON may
- * have user_sessions of them (0: half of max_sessions, at least one),
- * so that one user cannot take every slot from the others.
- */
-static bool kcc_user_room(void)
-{
-	unsigned int cap = kcc_param_user_sessions ?:
-			   max(1u, kcc_param_max_sessions / 2);
-	struct kcc_session *it;
-	unsigned int n = 0;
-
-	if (perfmon_capable())
-		return true;
-	list_for_each_entry(it, &kcc_g.sessions, node)
-		if (it->owner && uid_eq(it->uid, current_euid()))
-			n++;
-	return n < cap;
 }
 
 /*
@@ -601,36 +550,6 @@ void kcc_session_destroy(struct kcc_session *s)
 	kcc_cgroup_put(s->cgrp);
 	free_percpu(s->hc);
 	kvfree(s);
-}
-
-/*
- * Apply everything pending to every session: the queued task events
- * that were already there, then the samples, then those events (a
- * thread's samples are in the rings before its exit is queued, so they
- * find it alive).
- */
-void kcc_drain(void)
-{
-	static struct kcc_tev ev[KCC_TEV_MAX];	/* under kcc_g.lock */
-	struct kcc_session *s;
-	struct kcc_task *t;
-	u64 hd[KCC_DROP_NR];
-	u32 nr;
-
-	nr = kcc_task_grab_events(ev);
-	kcc_drain_rings();
-	list_for_each_entry(s, &kcc_g.sessions, node) {
-		kcc_task_events(s, ev, nr);
-		kcc_maps_free_orphans(s, ev, nr);
-
-		/* A lost sample may sit between two bursts: do not join them. */
-		kcc_handler_drops(s, hd);
-		if (hd[KCC_DROP_RING_FULL] != s->ring_drops_seen) {
-			s->ring_drops_seen = hd[KCC_DROP_RING_FULL];
-			list_for_each_entry(t, &s->task_list, node)
-				kcc_stitch_break(&t->st);
-		}
-	}
 }
 
 /* ---- readers ------------------------------------------------------------ */

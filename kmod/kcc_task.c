@@ -2,9 +2,9 @@
 /*
  * kcc_task.c - per-task state: one k-SF per sampled thread, keyed by
  * (pid, start time) so that a recycled pid never lands in the forest of
- * the thread that had it before; the executable mappings of each sampled
- * process, captured while it is alive; the sched tracepoints that tell
- * the worker about exits and execs.
+ * the thread that had it before (its process and mappings are
+ * kcc_maps.c's); the sched tracepoints that tell the worker about exits
+ * and execs.
  *
  * All of it is touched by the worker (or a reader) with kcc_g.lock held.
  * The tracepoint probes only append to a small queue under a raw
@@ -27,10 +27,19 @@
 #include <linux/tracepoint.h>
 #include <linux/random.h>
 
-#include "kcc_mod.h"
 #include "kcc_hcct.h"
+#include "kcc_param.h"
+#include "kcc_state.h"
+#include "kcc_budget.h"
+#include "kcc_valence.h"
+#include "kcc_watch.h"
+#include "kcc_maps.h"
+#include "kcc_task.h"
 #include "wrapper/cgroup.h"
 #include "wrapper/sched_tp.h"
+
+/* Seed of the adaptive-bursting generator of every task (documented ABI). */
+#define KCC_BURST_SEED		0x9e3779b97f4a7c15ull
 
 /* ---- sched tracepoints ------------------------------------------------- */
 
@@ -103,17 +112,6 @@ static struct kcc_tp kcc_tps[] = {
 	{ "sched_process_exit", kcc_probe_exit },
 	{ "sched_process_exec", kcc_probe_exec },
 };
-
-/*
- * Tests only: tracepoints=0 loads without the probes, so that a kernel
- * problem can be told from the tracepoint patching they cause
- * (Documentation/testing.rst, multi-threaded TCG).  Exits and execs then
- * go unseen: forests of exited tasks stay until the session ends.  The
- * mapping probe of kcc_maps.c stays off too.
- */
-bool kcc_param_tracepoints = true;
-module_param_named(tracepoints, kcc_param_tracepoints, bool, 0444);
-MODULE_PARM_DESC(tracepoints, "attach the sched exit/exec and mapping probes (default 1; 0 is for tests only)");
 
 /* sched_switch: attached by kcc_sample.c while it needs it. */
 struct tracepoint *kcc_tp_switch;
@@ -247,184 +245,10 @@ static bool kcc_task_execd(u32 pid, u64 start, u32 exec_id)
 	return ret;
 }
 
-/* ---- executable mappings ----------------------------------------------- */
-
-#define KCC_MAPS_MAX_BYTES	(256u << 10)	/* per process */
-
-static bool kcc_map_known(const struct kcc_proc *pr,
-			  const struct kcc_rec_map *m)
-{
-	u32 off = 0;
-
-	while (off < pr->maps_len) {
-		const struct kcc_rec_map *o = (const void *)(pr->maps + off);
-
-		if (o->start == m->start && o->end == m->end &&
-		    o->pgoff == m->pgoff && o->ino == m->ino)
-			return true;
-		off += o->hdr.size;
-	}
-	return false;
-}
-
-/*
- * The vDSO: a special mapping without a file, named as /proc/PID/maps
- * names it.  Recorded under that name (pgoff and ino 0); user space
- * reads its symbols from its own vDSO, the kernel's same image.
- */
-static bool kcc_vma_vdso(struct vm_area_struct *vma)
-{
-	const char *name;
-
-	if (vma->vm_file || !vma->vm_ops || !vma->vm_ops->name)
-		return false;
-	name = vma->vm_ops->name(vma);
-	return name && !strcmp(name, KCC_MAP_VDSO);
-}
-
-static int kcc_map_add(struct kcc_session *s, struct kcc_proc *pr,
-		       struct vm_area_struct *vma, char *buf)
-{
-	struct kcc_rec_map m = { .hdr.type = KCC_REC_MAP };
-	const char *path = KCC_MAP_VDSO;
-	u32 plen, size;
-
-	if (vma->vm_file) {
-		path = d_path(&vma->vm_file->f_path, buf, PATH_MAX);
-		if (IS_ERR(path))
-			path = "[unknown]";
-		m.pgoff = (u64)vma->vm_pgoff << PAGE_SHIFT;
-		m.ino = file_inode(vma->vm_file)->i_ino;
-	}
-	plen = strlen(path) + 1;
-	size = ALIGN(sizeof(m) + plen, 8);
-
-	m.tgid = pr->tgid;
-	m.image = pr->image;
-	m.start = vma->vm_start;
-	m.end = vma->vm_end;
-	m.hdr.size = size;
-	if (kcc_map_known(pr, &m))
-		return 0;
-
-	if (pr->maps_len + size > pr->maps_cap) {
-		u32 cap = max(pr->maps_cap * 2, 4096u);
-		u8 *n;
-
-		while (cap < pr->maps_len + size)
-			cap *= 2;
-		if (cap > KCC_MAPS_MAX_BYTES ||
-		    !kcc_mem_room(s, cap - pr->maps_cap))
-			return -ENOSPC;
-		n = kvmalloc(cap, GFP_KERNEL);
-		if (!n)
-			return -ENOMEM;
-		if (pr->maps_len)
-			memcpy(n, pr->maps, pr->maps_len);
-		kvfree(pr->maps);
-		kcc_mem_add(s, cap - pr->maps_cap);
-		pr->maps = n;
-		pr->maps_cap = cap;
-	}
-	memcpy(pr->maps + pr->maps_len, &m, sizeof(m));
-	memset(pr->maps + pr->maps_len + sizeof(m), 0, size - sizeof(m));
-	memcpy(pr->maps + pr->maps_len + sizeof(m), path, plen);
-	pr->maps_len += size;
-	pr->nr_maps++;
-	return 0;
-}
-
-/*
- * Record the file-backed executable mappings of @p's process.  Process
- * context: takes the mmap lock for reading.
- */
-void kcc_maps_capture(struct kcc_session *s, struct kcc_proc *pr,
-		      struct task_struct *p)
-{
-	struct vm_area_struct *vma;
-	struct mm_struct *mm;
-	unsigned long addr = 0;
-	char *buf;
-
-	mm = get_task_mm(p);
-	if (!mm)
-		return;
-	buf = kmalloc(PATH_MAX, GFP_KERNEL);
-	if (!buf)
-		goto out_mm;
-	mmap_read_lock(mm);
-	while ((vma = find_vma(mm, addr))) {
-		addr = vma->vm_end;
-		if (!(vma->vm_flags & VM_EXEC) ||
-		    (!vma->vm_file && !kcc_vma_vdso(vma)))
-			continue;
-		if (kcc_map_add(s, pr, vma, buf)) {
-			s->map_drops++;
-			break;
-		}
-	}
-	mmap_read_unlock(mm);
-	kfree(buf);
-out_mm:
-	mmput(mm);
-}
-
-/* The process (tgid, start) in its image @exec_id, or NULL. */
-struct kcc_proc *kcc_proc_find(struct kcc_session *s, u32 tgid, u64 start,
-			       u32 exec_id)
-{
-	struct kcc_proc *pr;
-
-	list_for_each_entry(pr, &s->procs, node)
-		if (pr->tgid == tgid && pr->start == start &&
-		    pr->exec_id == exec_id)
-			return pr;
-	return NULL;
-}
-
-/*
- * The process of a task, created with the mappings of @live (when the
- * task is alive) if it is new.  Its images are numbered from 0, the
- * first one this session saw, so that map records say which one they
- * belong to.
- */
-struct kcc_proc *kcc_proc_get(struct kcc_session *s, u32 tgid, u64 start,
-			      u32 exec_id, struct task_struct *live)
-{
-	struct kcc_proc *pr, *o;
-	u32 image = 0;
-
-	pr = kcc_proc_find(s, tgid, start, exec_id);
-	if (pr)
-		return pr;
-	list_for_each_entry(o, &s->procs, node)
-		if (o->tgid == tgid && o->start == start && o->image >= image)
-			image = o->image + 1;
-	pr = kzalloc(sizeof(*pr), GFP_KERNEL);
-	if (!pr)
-		return NULL;
-	pr->tgid = tgid;
-	pr->start = start;
-	pr->exec_id = exec_id;
-	pr->image = image;
-	list_add_tail(&pr->node, &s->procs);
-	if (live)
-		kcc_maps_capture(s, pr, live);
-	return pr;
-}
-
 static void kcc_proc_put(struct kcc_session *s, struct kcc_proc *pr)
 {
 	if (!--pr->nr_tasks)
 		kcc_proc_free(s, pr);
-}
-
-void kcc_proc_free(struct kcc_session *s, struct kcc_proc *pr)
-{
-	list_del(&pr->node);
-	kcc_mem_add(s, -(ssize_t)pr->maps_cap);
-	kvfree(pr->maps);
-	kfree(pr);
 }
 
 /* ---- memory that follows the work ------------------------------------ */
@@ -444,22 +268,6 @@ void kcc_proc_free(struct kcc_session *s, struct kcc_proc *pr)
 static unsigned int kcc_param_hcct_phi_ppm = 1000;
 module_param_named(hcct_phi_ppm, kcc_param_hcct_phi_ppm, uint, 0444);
 MODULE_PARM_DESC(hcct_phi_ppm, "phi of the hot contexts a pruned forest guarantees, in ppm (default 1000: 0.1%)");
-
-/*
- * Room for @add more bytes (negative: fewer) in the session's max_bytes
- * and in the budget all sessions share (kcc_mem_room()); without
- * @reserve, in seven eighths of each.
- */
-static bool kcc_budget_ok(const struct kcc_session *s, s64 add, bool reserve)
-{
-	s64 limit = s->cfg.max_bytes, all = READ_ONCE(kcc_param_max_bytes);
-
-	if (!reserve) {
-		limit -= limit / 8;
-		all -= all / 8;
-	}
-	return (s64)s->bytes + add <= limit && (s64)kcc_g.bytes + add <= all;
-}
 
 static size_t kcc_forest_bytes(u32 nodes)
 {

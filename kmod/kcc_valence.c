@@ -43,10 +43,12 @@
 #include <linux/random.h>
 #include <linux/uaccess.h>
 #include <linux/sched.h>
-#include <linux/capability.h>
 #include <linux/cred.h>
 
-#include "kcc_mod.h"
+#include "kcc_state.h"
+#include "kcc_budget.h"
+#include "kcc_perm.h"
+#include "kcc_valence.h"
 
 /* ---- registrations ------------------------------------------------------ */
 
@@ -60,15 +62,6 @@ struct kcc_vreg {
 	u64 area;			/* user address */
 	kuid_t uid;			/* the registering thread's euid */
 };
-
-/*
- * One user cannot take the table from the others: without CAP_PERFMON
- * a user's threads hold at most valence_per_user slots (0: a quarter
- * of the table), and the next registration gets -EDQUOT.
- */
-static unsigned int kcc_param_valence_per_user;
-module_param_named(valence_per_user, kcc_param_valence_per_user, uint, 0444);
-MODULE_PARM_DESC(valence_per_user, "Valence registrations one user without CAP_PERFMON may hold (default 0: a quarter of the 4096 slots)");
 
 static struct kcc_vreg kcc_vregs[KCC_VREG_SLOTS];
 static DEFINE_RAW_SPINLOCK(kcc_vreg_lock);
@@ -121,12 +114,12 @@ static unsigned int kcc_vreg_held(kuid_t uid)
 
 /*
  * Register @area for @t (0: unregister).  @quota: the caller registers
- * itself without CAP_PERFMON, so its user's slots are counted against
- * valence_per_user.
+ * itself and its user may hold that many slots (kcc_valence_quota());
+ * 0: not counted.
  */
-static int kcc_vreg_update(struct task_struct *t, u64 area, bool quota)
+static int kcc_vreg_update(struct task_struct *t, u64 area,
+			   unsigned int quota)
 {
-	unsigned int cap = kcc_param_valence_per_user ?: KCC_VREG_SLOTS / 4;
 	kuid_t uid = quota ? current_euid() : GLOBAL_ROOT_UID;
 	struct kcc_vreg *e, *free;
 	unsigned long flags;
@@ -141,7 +134,7 @@ static int kcc_vreg_update(struct task_struct *t, u64 area, bool quota)
 		}
 	} else if (e) {
 		kcc_vreg_set(e, t, area);
-	} else if (free && quota && kcc_vreg_held(uid) >= cap) {
+	} else if (free && quota && kcc_vreg_held(uid) >= quota) {
 		ret = -EDQUOT;
 	} else if (free) {
 		free->uid = uid;
@@ -193,20 +186,21 @@ long kcc_valence_register(const struct kcc_valence_reg *reg)
 	if (reg->size != sizeof(*reg))
 		return -EINVAL;
 	if (!reg->area)
-		return kcc_vreg_update(current, 0, false);
+		return kcc_vreg_update(current, 0, 0);
 	if (reg->area_size != sizeof(struct kcc_valence_area) ||
 	    !IS_ALIGNED(reg->area, 8))
 		return -EINVAL;
 	if (!access_ok(u64_to_user_ptr(reg->area), reg->area_size))
 		return -EFAULT;
-	return kcc_vreg_update(current, reg->area, !perfmon_capable());
+	return kcc_vreg_update(current, reg->area,
+			       kcc_valence_quota(KCC_VREG_SLOTS));
 }
 
 /* The task exits or execs (its area is gone with its mm): forget it. */
 void kcc_valence_task_gone(struct task_struct *p)
 {
 	if (atomic_read(&kcc_vreg_nr))
-		kcc_vreg_update(p, 0, false);
+		kcc_vreg_update(p, 0, 0);
 }
 
 /* ---- the handler -------------------------------------------------------- */

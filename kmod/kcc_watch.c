@@ -29,8 +29,10 @@
 #include <linux/uaccess.h>
 #include <linux/overflow.h>
 
-#include "kcc_mod.h"
 #include "kcc_ppp.h"
+#include "kcc_state.h"
+#include "kcc_budget.h"
+#include "kcc_watch.h"
 
 /* Metrics charged beside the calls: events and samples. */
 #define KCC_WATCH_NMETRICS	(KCC_WATCH_NR_CTRS - 1)

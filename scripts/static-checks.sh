@@ -17,10 +17,13 @@
 #   layers      the layers of user/ (scripts/layers.py,
 #               Documentation/layout.rst): the library (user/lib) below the
 #               report (user/report) below the harness (user/harness)
-#               below the commands; a module depending on a higher layer,
-#               or an import circle (by #include and by the symbols each
-#               file, compiled alone with $CC, takes from another), is a
-#               finding
+#               below the commands; and the rooms of kmod/
+#               (Documentation/kcc-module.rst, "Layout"), in the order
+#               layers.py declares; a module depending on a higher layer
+#               or room, or an import circle (by #include and by the
+#               symbols each file takes from another: user/ files
+#               compiled alone with $CC, kmod/ files as kcc.ko's objects
+#               built against KDIR, where there is one), is a finding
 #   all         all of the above (the default)
 #
 # Usage: static-checks.sh [-K KDIR] [-C DIR] [CHECK...]
@@ -244,9 +247,27 @@ check_layers() {
 	start=$(date +%s)
 	need python3 python3 || return
 	need nm binutils || return
-	mkdir -p "$tmp/layers"
-	python3 "$top/scripts/layers.py" "$src" "$tmp/layers" "${CC:-cc}" \
-		>"$tmp/layers.f"
+	mkdir -p "$tmp/layers" "$tmp/layers-kmod"
+	# kmod/'s objects, for the symbols each room takes from another;
+	# without a kernel tree its rooms are checked by #include only.
+	kobj=
+	if [ -n "$kdir" ] && [ -f "$kdir/Makefile" ] && [ -d "$src/kmod" ]; then
+		for f in Kbuild kmod lbr include; do
+			[ -e "$src/$f" ] && cp -R "$src/$f" "$tmp/layers-kmod/"
+		done
+		if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL LC_ALL=C \
+			make -C "$kdir" M="$tmp/layers-kmod" modules \
+			>"$tmp/layers-kmod.log" 2>&1; then
+			kobj=$tmp/layers-kmod
+		else
+			echo "static-checks.sh: layers: kcc.ko does not build against $kdir; kmod/ checked by #include only:" >&2
+			tail -n 20 "$tmp/layers-kmod.log" >&2
+		fi
+	else
+		echo "static-checks.sh: layers: no kernel build tree (set KDIR); kmod/ checked by #include only" >&2
+	fi
+	python3 "$top/scripts/layers.py" ${kobj:+-k "$kobj"} "$src" \
+		"$tmp/layers" "${CC:-cc}" >"$tmp/layers.f"
 	cat "$tmp/layers.f"
 	summary layers "$(wc -l <"$tmp/layers.f")" "$start"
 }

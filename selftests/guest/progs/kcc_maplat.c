@@ -11,7 +11,9 @@
  *   running  that session started;
  *   drain    started, while a thread of this program injects samples
  *            as fast as it can, so that the worker applies them with
- *            kcc's lock held.
+ *            kcc's lock held;
+ *   child    the same, measured in a child of this program: inside the
+ *            target's tree, whose mappings the hook captures.
  *
  * Figures only: median, 99th percentile and maximum, in microseconds.
  * Run it in the guest with kccmode=only kccrun=kcc_maplat (inject=1);
@@ -117,9 +119,10 @@ static int measure(int n, int e, struct result *r)
 
 /*
  * Measure in a grandchild that init has adopted: outside this
- * program's tree, so outside its session's target.
+ * program's tree, so outside its session's target; or (@inside) in a
+ * child, inside it.
  */
-static int measure_outside(int n, int e, struct result *r)
+static int measure_in(int n, int e, struct result *r, int inside)
 {
 	int pfd[2], st;
 	pid_t c, mid;
@@ -132,9 +135,9 @@ static int measure_outside(int n, int e, struct result *r)
 	if (c == 0) {
 		close(pfd[0]);
 		mid = getpid();
-		if (fork() != 0)
+		if (!inside && fork() != 0)
 			_exit(0);
-		while (getppid() == mid)
+		while (!inside && getppid() == mid)
 			usleep(1000);
 		measure(n, e, r);
 		_exit(write(pfd[1], r, sizeof(*r)) == sizeof(*r) ? 0 : 1);
@@ -229,27 +232,30 @@ int main(int argc, char **argv)
 		self = argv[0];
 	fd = kcc_open_inject();
 
-	report("none", measure_outside(n, e, &r), &r, 0);
+	report("none", measure_in(n, e, &r, 0), &r, 0);
 	kcc_cfg_init(&c, KCC_SOURCE_INJECT, KCC_TARGET_PID, getpid(), 3);
 	if (kcc_ioc(fd, KCC_IOC_CONFIGURE, &c)) {
 		tap_result(0, "a per-task inject session: %s", strerror(errno));
 		return tap_exit();
 	}
-	report("ready", measure_outside(n, e, &r), &r, 0);
+	report("ready", measure_in(n, e, &r, 0), &r, 0);
 	if (kcc_ioc(fd, KCC_IOC_START, NULL)) {
 		tap_result(0, "START: %s", strerror(errno));
 		return tap_exit();
 	}
-	report("running", measure_outside(n, e, &r), &r, 0);
+	report("running", measure_in(n, e, &r, 0), &r, 0);
 	f.fd = fd;
 	if (pthread_create(&th, NULL, flood_main, &f)) {
 		tap_result(0, "the injecting thread");
 		return tap_exit();
 	}
-	ret = measure_outside(n, e, &r);
+	ret = measure_in(n, e, &r, 0);
+	report("drain", ret, &r, f.batches);
+	f.batches = 0;
+	ret = measure_in(n, e, &r, 1);
 	f.stop = 1;
 	pthread_join(th, NULL);
-	report("drain", ret, &r, f.batches);
+	report("child", ret, &r, f.batches);
 	close(fd);
 	return tap_exit();
 }

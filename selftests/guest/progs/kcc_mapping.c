@@ -17,11 +17,13 @@
  *     gone before the worker could have read its mappings;
  *   - the vDSO: its mapping is recorded as [vdso] (KCC_MAP_VDSO);
  *   - the hook's reach (sysfs maps_hook: tracepoint, lost, attached,
- *     unrelated, locked): its probe is attached from START to STOP, not
- *     while a session is only configured; and with a per-task session
- *     of this process running, the executable mmap()s of a process
- *     outside its tree (a grandchild reparented to init) never take
- *     kcc's lock, while a child's do.
+ *     unrelated, locked, queued, dropped): its probe is attached from
+ *     START to STOP, not while a session is only configured; and with a
+ *     per-task session of this process running, the executable mmap()s
+ *     of a process outside its tree (a grandchild reparented to init)
+ *     are not captured, while a child's are, and queued for the worker:
+ *     neither takes kcc's lock, though a thread of this process injects
+ *     samples meanwhile, so that the worker drains holding it.
  *
  * Usage: kcc_mapping			(the test)
  *        kcc_mapping -x FD		(the exec'd side: one sample via FD)
@@ -30,6 +32,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -234,8 +237,8 @@ static void test_exec(int fd, const char *self)
 
 struct hook {
 	char name[64];
-	long long lost, unrelated, locked;
-	int attached;
+	long long lost, unrelated, locked, queued, dropped;
+	int attached, fields;
 };
 
 /*
@@ -261,8 +264,57 @@ static int hook_read(struct hook *h)
 
 	if (sysfs_line(MAPS_HOOK, buf, sizeof(buf)))
 		return -1;
-	return sscanf(buf, "%63s %lld %d %lld %lld", h->name, &h->lost,
-		      &h->attached, &h->unrelated, &h->locked) == 5 ? 0 : -1;
+	h->queued = h->dropped = -1;
+	h->fields = sscanf(buf, "%63s %lld %d %lld %lld %lld %lld", h->name,
+			   &h->lost, &h->attached, &h->unrelated, &h->locked,
+			   &h->queued, &h->dropped);
+	return h->fields >= 5 ? 0 : -1;
+}
+
+/*
+ * Samples injected by a thread of the target, batch after batch, so
+ * that the worker drains with kcc's lock held while a child maps.  Its
+ * buffer is allocated before the counts are read.
+ */
+#define DRAIN_BATCH	512
+#define DRAIN_DEPTH	24
+
+struct drainer {
+	int fd;
+	volatile int stop, done;
+	volatile long batches;
+	char *buf;
+};
+
+static void *drainer_main(void *arg)
+{
+	struct drainer *d = arg;
+	size_t one = sizeof(struct kcc_sample) + 8 * DRAIN_DEPTH;
+	struct kcc_inject in = { .size = sizeof(in), .count = DRAIN_BATCH,
+				 .data = (uintptr_t)d->buf,
+				 .len = DRAIN_BATCH * one };
+	unsigned int seed = 1;
+	int i, j;
+
+	while (!d->stop) {
+		for (i = 0; i < DRAIN_BATCH; i++) {
+			struct kcc_sample *s = (void *)(d->buf + i * one);
+			uint64_t *ip = (uint64_t *)(s + 1);
+
+			s->size = one;
+			s->nr_stack = DRAIN_DEPTH;
+			s->delta = 1;
+			for (j = 0; j < DRAIN_DEPTH; j++) {
+				seed = seed * 1103515245u + 12345u;
+				ip[j] = 0x500000 + 32 * (seed >> 22) + !!j;
+			}
+		}
+		if (kcc_ioc(d->fd, KCC_IOC_INJECT, &in))
+			break;
+		d->batches++;
+	}
+	d->done = 1;
+	return NULL;
 }
 
 #define TEV		"/sys/class/misc/kcc/task_events"
@@ -377,14 +429,16 @@ static int mapper_run(struct mapper *m, int orphan)
 
 static void test_hook(const char *self)
 {
+	struct drainer dr = { 0 };
 	struct mapper orphan, child;
 	struct kcc_config c;
 	struct hook h0, h1, h2;
+	pthread_t th;
 	long long p0 = 0, p1 = 0, p2 = 0, u0 = 0, u1 = 0, u2 = 0;
 	int fd, ok, tev_ok;
 
 	if (hook_read(&h0)) {
-		tap_result(0, "maps_hook: five fields (tracepoint lost attached unrelated locked)");
+		tap_result(0, "maps_hook: five fields or more (tracepoint lost attached unrelated locked queued dropped)");
 		return;
 	}
 	if (!strcmp(h0.name, "none") || h0.attached) {
@@ -422,10 +476,24 @@ static void test_hook(const char *self)
 		   "maps_hook: %d executable mmap()s outside the target's tree: %lld without kcc's lock, %lld with it",
 		   MAPS_N, ok ? h1.unrelated - h0.unrelated : -1,
 		   ok ? h1.locked - h0.locked : -1);
-	ok = !mapper_run(&child, 0) && !hook_read(&h2);
-	tap_result(ok && h2.locked - h1.locked >= MAPS_N,
-		   "maps_hook: %d executable mmap()s of a child of the target: %lld with kcc's lock",
-		   MAPS_N, ok ? h2.locked - h1.locked : -1);
+	/* The child maps while the worker drains the injected samples. */
+	dr.fd = fd;
+	dr.buf = calloc(DRAIN_BATCH, sizeof(struct kcc_sample) + 8 * DRAIN_DEPTH);
+	ok = dr.buf && !pthread_create(&th, NULL, drainer_main, &dr);
+	while (ok && !dr.batches && !dr.done)
+		usleep(1000);
+	ok = ok && !hook_read(&h1) && !mapper_run(&child, 0) &&
+	     !hook_read(&h2);
+	dr.stop = 1;
+	if (dr.buf)
+		pthread_join(th, NULL);
+	tap_result(ok && h2.locked == h1.locked && h2.fields == 7 &&
+		   h2.queued - h1.queued >= MAPS_N,
+		   "maps_hook: %d executable mmap()s of a child of the target during drains (%ld batches of %d samples): %lld queued for the worker, %lld with kcc's lock",
+		   MAPS_N, dr.batches, DRAIN_BATCH,
+		   ok && h2.fields == 7 ? h2.queued - h1.queued : -1,
+		   ok ? h2.locked - h1.locked : -1);
+	free(dr.buf);
 	tev_ok = tev_ok && !tev_read(&p2, &u2);
 	/*
 	 * The orphan's children exit outside the target's tree: not pushed

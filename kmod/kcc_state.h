@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * kcc_mod.h - what the parts of kcc.ko share: the module parameters, the
- * per-CPU sample rings, the session and the per-task state.
+ * kcc_state.h - the state the rooms of kcc.ko share: the ring record,
+ * the session, its tasks and processes, and the module-wide state
+ * (kcc_state.c).  It sits above kcc_param.h and below every other room
+ * (Documentation/kcc-module.rst, "Layout"): only data and the lookups
+ * of kcc_state.c, no room's logic.
  *
  * Data flow:
  *
@@ -24,8 +27,8 @@
  *   read(): snapshot of the file's session built under kcc_g.lock,
  *   served from the file's vmalloc buffer
  */
-#ifndef KCC_MOD_H
-#define KCC_MOD_H
+#ifndef KCC_STATE_H
+#define KCC_STATE_H
 
 #include <linux/types.h>
 #include <linux/list.h>
@@ -34,45 +37,13 @@
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
-#include <linux/irq_work.h>
 #include <linux/sched.h>
 #include <linux/kcc.h>
 
 #include "kcc_forest.h"
 #include "kcc_stitch.h"
 
-/* ---- module parameters (kcc_main.c) ------------------------------------ */
-extern bool kcc_param_inject;
-extern unsigned int kcc_param_k;
-extern unsigned long kcc_param_period;
-extern unsigned long kcc_param_period_min;
-#define KCC_HW_PERIOD_MIN_DEF	1000ul
-extern unsigned long kcc_param_max_bytes;
-extern unsigned int kcc_param_max_tasks;
-extern unsigned int kcc_param_task_nodes;
-extern unsigned int kcc_param_stack_depth;
-extern unsigned int kcc_param_ring_kb;
-extern unsigned int kcc_param_burst_table;
-extern unsigned int kcc_param_burst_sig_depth;
-extern bool kcc_param_lbr_info;
-extern unsigned int kcc_param_task_budget_us;
-extern unsigned int kcc_param_max_sessions;
-extern unsigned int kcc_param_user_sessions;
-extern bool kcc_param_tracepoints;
-extern bool kcc_param_fixed_seed;
-extern unsigned int kcc_param_flush_ms;
-extern bool kcc_param_batch;
-
-/* Seed of the adaptive-bursting generator of every task (documented ABI). */
-#define KCC_BURST_SEED		0x9e3779b97f4a7c15ull
-
-/* ---- per-CPU rings (kcc_sample.c) -------------------------------------- */
-
-/* Context levels: a ring has one writer at a time per CPU. */
-#define KCC_LVL_TASK		0
-#define KCC_LVL_IRQ		1
-#define KCC_LVL_NMI		2
-#define KCC_NR_LVL		3
+/* ---- ring records (kcc_sample.c writes them, kcc_task.c applies them) -- */
 
 #define KCC_RREC_SAMPLE		1
 #define KCC_RREC_PAD		2
@@ -96,18 +67,6 @@ struct kcc_rrec {
 	struct kcc_sample s;	/* then the stack and branch arrays */
 };
 
-#define KCC_RING_RECENT		8
-
-struct kcc_ring {
-	u8 *buf;
-	u32 size;		/* power of two */
-	u64 head;		/* bytes committed: producer, release */
-	u64 tail;		/* bytes consumed: consumer, release */
-	/* Processes of the last samples (tgid, leader start): producer only */
-	u64 recent[KCC_RING_RECENT];
-	u32 recent_next;
-};
-
 /* Handler-side counters of one session on one CPU (this_cpu_inc()). */
 #define KCC_VC_NR		6	/* Valence handler counts (kcc_valence.c) */
 
@@ -119,16 +78,6 @@ struct kcc_hcount {
 	u64 br_wrong_path;	/* branch records left out: on a wrong path */
 	u64 cgroup_other;	/* samples outside the session's cgroup */
 	u64 valence[KCC_VC_NR];
-};
-
-struct kcc_cpu {
-	struct kcc_ring ring[KCC_NR_LVL];
-	struct irq_work iw;
-	/*
-	 * Wake the worker now, not at the flush timer: a ring passed its
-	 * watermark or a process new to it was sampled.
-	 */
-	unsigned long wake;	/* bit 0; set by handlers, cleared by the drain */
 };
 
 /* ---- task events from the sched tracepoints (kcc_task.c) --------------- */
@@ -343,106 +292,9 @@ struct kcc_global {
 
 extern struct kcc_global kcc_g;
 
-/* kcc_sample.c */
-int kcc_rings_init(void);
-void kcc_rings_sync(void);
-void kcc_rings_exit(void);
-void kcc_lbr_detect(void);
-int kcc_probe_event(struct kcc_evsel *ev, bool lbr, bool task,
-		    char *pmu_name, size_t len, u32 *depth);
-int kcc_probe_counter(const struct kcc_evsel *ev, bool task);
-void kcc_events_read(struct kcc_session *s, struct kcc_status *st);
-int kcc_events_start(struct kcc_session *s);
-void kcc_events_stop(struct kcc_session *s);
-int kcc_push_task(const struct kcc_sample *smp);
+/* kcc_state.c */
 void kcc_kick(void);
-void kcc_drain_rings(void);
-void kcc_hcount_sum(const struct kcc_session *s, struct kcc_hcount *sum);
-void kcc_handler_drops(const struct kcc_session *s, u64 *out);
-u64 kcc_handler_throttles(const struct kcc_session *s);
-void kcc_work_fn(struct work_struct *work);
-void kcc_flush_fn(struct work_struct *work);
-
-/* kcc_task.c */
-int kcc_tp_init(void);
-extern struct tracepoint *kcc_tp_switch;	/* NULL: not found or tracepoints=0 */
-void kcc_tp_exit(void);
-void kcc_task_events(struct kcc_session *s, struct kcc_tev *ev, u32 nr);
-u32 kcc_task_grab_events(struct kcc_tev *ev);
-void kcc_task_apply(struct kcc_session *s, const struct kcc_rrec *r);
-void kcc_task_free(struct kcc_session *s, struct kcc_task *t);
-struct kcc_proc *kcc_proc_find(struct kcc_session *s, u32 tgid, u64 start,
-			       u32 exec_id);
-struct kcc_proc *kcc_proc_get(struct kcc_session *s, u32 tgid, u64 start,
-			      u32 exec_id, struct task_struct *live);
-void kcc_proc_free(struct kcc_session *s, struct kcc_proc *pr);
-void kcc_maps_capture(struct kcc_session *s, struct kcc_proc *pr,
-		      struct task_struct *p);
-void kcc_tasks_finish(struct kcc_session *s);
-void kcc_tasks_free_all(struct kcc_session *s);
-void kcc_tasks_check_alive(struct kcc_session *s);
-void kcc_tasks_reap_delivered(struct kcc_session *s);
-size_t kcc_task_bytes(const struct kcc_session *s);
-u32 kcc_task_nr_nodes(const struct kcc_task *t);
-u8 *kcc_task_put_nodes(u8 *p, const struct kcc_task *t);
-void kcc_task_status(const struct kcc_session *s, struct kcc_status *st);
-
-/* kcc_maps.c */
-void kcc_maps_init(void);
-void kcc_maps_running(struct kcc_session *s, bool on);
-bool kcc_maps_concerns(struct task_struct *p);
-void kcc_maps_exit(void);
-void kcc_maps_free_orphans(struct kcc_session *s, const struct kcc_tev *ev,
-			   u32 nr);
-int kcc_maps_show(char *buf);
-
-/* kcc_session.c */
-bool kcc_mem_room(const struct kcc_session *s, size_t n);
-void kcc_mem_add(struct kcc_session *s, ssize_t n);
 struct kcc_session *kcc_session_find(u32 id);
 struct kcc_session *kcc_session_owned(struct file *file);
-struct kcc_session *kcc_configure(struct file *file,
-				  const struct kcc_config *cfg);
-int kcc_start(struct kcc_session *s);
-void kcc_stop(struct kcc_session *s);
-void kcc_reset(struct kcc_session *s);
-void kcc_session_destroy(struct kcc_session *s);
-void kcc_status_fill(struct kcc_session *s, struct kcc_status *st);
-void kcc_drain(void);
-void kcc_reader_attach(struct kcc_reader *r, struct kcc_session *s);
-void kcc_reader_detach(struct kcc_reader *r);
-void *kcc_snapshot(struct kcc_reader *r, size_t *len);
 
-/* kcc_valence.c */
-/* A Valence key: table_id, root_site, cur|root, rec_bits|acyc_words, words */
-#define KCC_VKEY_HDR		4
-#define KCC_VKEY_MAX		(KCC_VKEY_HDR + KCC_VALENCE_ACYC_WORDS + \
-				 KCC_VALENCE_REC_WORDS)
-struct kcc_vtab;
-long kcc_valence_register(const struct kcc_valence_reg *reg);
-void kcc_valence_task_gone(struct task_struct *p);
-int kcc_valence_read(struct kcc_session *s, u64 *w);
-void kcc_valence_counters_zero(struct kcc_session *s);
-void kcc_valence_apply(struct kcc_session *s, struct kcc_task *t,
-		       const struct kcc_sample *smp);
-void kcc_valence_task_free(struct kcc_session *s, struct kcc_task *t);
-size_t kcc_valence_rec_size(const struct kcc_task *t);
-u8 *kcc_valence_put(u8 *p, const struct kcc_task *t);
-void kcc_valence_status(struct kcc_session *s, struct kcc_status *st);
-
-/* kcc_watch.c */
-long kcc_watch_upload(struct file *file, const struct kcc_watch *w);
-void kcc_watch_session_free(struct kcc_session *s);
-void kcc_watch_task_init(struct kcc_session *s, struct kcc_task *t);
-void kcc_watch_task_free(struct kcc_task *t);
-size_t kcc_watch_rec_size(const struct kcc_session *s,
-			  const struct kcc_task *t);
-u8 *kcc_watch_put(const struct kcc_session *s, const struct kcc_task *t,
-		  u8 *p);
-
-/* kcc_dev.c */
-int kcc_dev_init(void);
-int kcc_may_attach(struct task_struct *p);
-void kcc_dev_exit(void);
-
-#endif /* KCC_MOD_H */
+#endif /* KCC_STATE_H */
