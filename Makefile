@@ -156,8 +156,9 @@ STATIC_LIBS := $(foreach l,dw elf z lzma bz2 pfm,$(filter /%, \
 		$(shell $(CC) -print-file-name=lib$(l).a)))
 STATIC_KCC := $(if $(word 6,$(STATIC_LIBS)),$(O)/static/kcc)
 .PHONY: check
-check: $(O)/san/kcc $(O)/san/kccread $(TEST_BINS) $(STATIC_KCC)
+check: $(O)/san/kcc $(O)/san/kccread $(TEST_BINS) $(STATIC_KCC) $(BENCH_BINS)
 	$(Q)KCC=$(abspath $(O)/san/kcc) KCCREAD=$(abspath $(O)/san/kccread) \
+		KCC_BENCH=$(abspath $(O)/opt/bench/bench_ksf) \
 		KCC_STATIC=$(if $(STATIC_KCC),$(abspath $(STATIC_KCC))) \
 		KCC_TESTBIN=$(abspath $(O)/san/selftests) \
 		KCC_ARTIFACTS=$(abspath $(O)/artifacts) \
