@@ -171,8 +171,7 @@ static void kcc_stitch_anchor(struct kcc_ksf *ksf, bool unknown,
 	}
 	if (top)
 		i = kcc_ksf_keep(ksf, top, label, stride, n);
-	for (; i < n; i++)
-		kcc_ksf_enter(ksf, *(const u64 *)(l + (long)i * stride));
+	kcc_ksf_enter_n(ksf, l + (long)i * stride, stride, n - i);
 }
 
 /*
