@@ -151,27 +151,47 @@ int kcc_sample_check(const struct kcc_sample *s, size_t len)
 }
 
 /*
- * Step 2: clear the stack and enter @n labels, bottom first (u64, the
- * first at @label, the next ones @stride bytes apart), below them
- * [unknown] when @unknown.  Consecutive samples of a task share their
- * outer frames, so the frames of the previous stack are taken back while
- * they are the same (kcc_ksf_keep()), and entered from the first that
- * differs.
+ * Step 2: clear the stack and enter the labels of @nseg runs of frames,
+ * bottom first, below them [unknown] when @unknown.  Consecutive samples
+ * of a task share their outer frames, so the frames of the previous
+ * stack are taken back while they are the same (kcc_ksf_keep()), and
+ * entered from the first that differs.
  */
 static void kcc_stitch_anchor(struct kcc_ksf *ksf, bool unknown,
-			      const void *label, long stride, u32 n)
+			      const struct kcc_stitch_labels *seg, u32 nseg)
 {
 	static const u64 unknown_label = KCC_LABEL_UNKNOWN;
-	u32 top = kcc_ksf_rewind(ksf), i = 0;
-	const u8 *l = label;
+	u32 top = kcc_ksf_rewind(ksf), i, j;
 
 	if (unknown && !kcc_ksf_keep(ksf, top, &unknown_label, 0, 1)) {
 		top = 0;
 		kcc_ksf_enter(ksf, KCC_LABEL_UNKNOWN);
 	}
-	if (top)
-		i = kcc_ksf_keep(ksf, top, label, stride, n);
-	kcc_ksf_enter_n(ksf, l + (long)i * stride, stride, n - i);
+	for (j = 0; j < nseg; j++) {
+		const u8 *l = seg[j].first;
+		long stride = seg[j].stride;
+		u32 n = seg[j].n;
+
+		i = top ? kcc_ksf_keep(ksf, top, l, stride, n) : 0;
+		if (i < n)
+			top = 0;	/* nothing above is taken back */
+		kcc_ksf_enter_n(ksf, l + (long)i * stride, stride, n - i);
+	}
+}
+
+/* The outermost @n entries of the sample's stack, bottom first. */
+static struct kcc_stitch_labels kcc_stitch_walk(const struct kcc_sample *s,
+						u32 n)
+{
+	const u64 *stack = kcc_sample_stack(s);
+	struct kcc_stitch_labels l = {
+		.first = (const u8 *)(s->nr_stack ? &stack[s->nr_stack - 1] :
+				      stack),
+		.stride = -(long)sizeof(*stack),
+		.n = n,
+	};
+
+	return l;
 }
 
 /*
@@ -181,11 +201,9 @@ static void kcc_stitch_anchor(struct kcc_ksf *ksf, bool unknown,
 static void kcc_stitch_anchor_sample(struct kcc_stitch *st,
 				     const struct kcc_sample *s)
 {
-	const u64 *stack = kcc_sample_stack(s);
+	struct kcc_stitch_labels walk = kcc_stitch_walk(s, s->nr_stack);
 
-	kcc_stitch_anchor(&st->ksf, s->flags & KCC_SAMPLE_TRUNCATED,
-			  s->nr_stack ? &stack[s->nr_stack - 1] : stack,
-			  -(long)sizeof(*stack), s->nr_stack);
+	kcc_stitch_anchor(&st->ksf, s->flags & KCC_SAMPLE_TRUNCATED, &walk, 1);
 }
 
 static void kcc_stitch_charge(struct kcc_stitch *st, const struct kcc_sample *s)
@@ -358,12 +376,68 @@ static u64 kcc_stitch_repairs(const struct kcc_stitch_counts *c)
 }
 
 /*
+ * Step 1 when every record is usable and every call fits the frame it
+ * pops, the usual burst: the frames of the walk that are left stay in
+ * the sample (nr_walk of them, at the bottom) and only the frames put
+ * back by return records are written, to frames[] from the start.  What
+ * is left, and its order, is what kcc_stitch_undo() leaves without a
+ * misfit.  Returns the number of frames, or -1 at the first record that
+ * needs kcc_stitch_undo() (a misfit, an unusable record, a call below
+ * the walk, frames_cap reached).  @skid: the sampled frame is gone.
+ */
+static int kcc_stitch_undo_fit(struct kcc_stitch *st,
+			       const struct kcc_sample *s, bool skid)
+{
+	const struct kcc_branch *br = kcc_sample_branches(s);
+	const u64 *stack = kcc_sample_stack(s);
+	struct kcc_stitch_frame *fr = st->frames;
+	u32 w = s->nr_stack, r = s->nr_branches, cap = st->frames_cap;
+	u32 o = 0, i;
+
+	w -= skid;
+	for (i = 0; i < r; i++) {
+		const struct kcc_branch *b = &br[i];
+		u64 ret;
+
+		if (!kcc_branch_usable(b))
+			return -1;
+		if (b->kind == KCC_BR_RET) {
+			if (w + o >= cap)
+				return -1;
+			fr[o].label = b->from;
+			fr[o].ret = b->to;
+			o++;
+			continue;
+		}
+		/* The return address of the top frame, as in the undo. */
+		if (o)
+			ret = fr[o - 1].ret;
+		else if (w > 1)
+			ret = stack[s->nr_stack - w + 1];
+		else if (w)
+			ret = 0;
+		else
+			return -1;
+		if (!kcc_call_fits(ret, b->from))
+			return -1;
+		if (o)
+			o--;
+		else
+			w--;
+	}
+	st->nr_walk = w;
+	return w + o;
+}
+
+/*
  * Step 1: from the sampled stack back to the stack at the oldest record
  * replayed, and the plan of the replay (records skipped, frames to
  * re-enter), counted in undo_cnt.  @skid: the newest record may be a
  * return of the sampled routine made after its registers were read.
- * frames[] holds the frames bottom first.  Returns the number of frames
- * left, or -EINVAL when frames_cap is too small.
+ * The frames, bottom first, are the sample's nr_walk outermost stack
+ * entries and then frames[] (kcc_stitch_undo_fit(); nr_walk is 0 when
+ * a misfit made it copy the walk).  Returns the number of frames left,
+ * or -EINVAL when frames_cap is too small.
  */
 static int kcc_stitch_undo(struct kcc_stitch *st, const struct kcc_sample *s,
 			   bool skid)
@@ -372,6 +446,7 @@ static int kcc_stitch_undo(struct kcc_stitch *st, const struct kcc_sample *s,
 	const u64 *stack = kcc_sample_stack(s);
 	struct kcc_stitch_frame *fr = st->frames;
 	u32 n = s->nr_stack, r = s->nr_branches, i;
+	int ret;
 
 	memset(&st->undo_cnt, 0, sizeof(st->undo_cnt));
 	st->skip = 0;
@@ -380,6 +455,18 @@ static int kcc_stitch_undo(struct kcc_stitch *st, const struct kcc_sample *s,
 	st->altered = false;
 	if (n > st->frames_cap)
 		return -EINVAL;
+	skid = skid && kcc_stitch_skid(s);
+	/*
+	 * Skid: the newest record returns from the sampled routine itself,
+	 * so the LBR froze after the registers were read.  The frame is
+	 * gone at the last record; the sample goes to the caller.
+	 */
+	st->undo_cnt.skid_repaired = skid;
+	st->altered = skid;
+	ret = kcc_stitch_undo_fit(st, s, skid);
+	if (ret >= 0)
+		return ret;
+	st->nr_walk = 0;
 	/* frames[i] is stack entry n - 1 - i; its caller's return address
 	 * is the entry below it, unknown for the bottom of the walk.
 	 */
@@ -391,16 +478,7 @@ static int kcc_stitch_undo(struct kcc_stitch *st, const struct kcc_sample *s,
 	}
 	if (n)
 		fr[n - 1].flags = KCC_SF_IP;
-	/*
-	 * Skid: the newest record returns from the sampled routine itself,
-	 * so the LBR froze after the registers were read.  The frame is
-	 * gone at the last record; the sample goes to the caller.
-	 */
-	if (skid && kcc_stitch_skid(s)) {
-		st->undo_cnt.skid_repaired++;
-		st->altered = true;
-		n--;
-	}
+	n -= skid;
 
 	for (i = 0; i < r; i++) {
 		const struct kcc_branch *b = &br[i];
@@ -630,6 +708,7 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 	const struct kcc_branch *br = kcc_sample_branches(s);
 	u32 r = s->nr_branches, w = 1, start, overlap, i, keep;
 	struct kcc_ksf *ksf = &st->ksf;
+	struct kcc_stitch_labels seg[2];
 	int n;
 
 	bool counted = s->flags & KCC_SAMPLE_CALLS;
@@ -677,9 +756,16 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 		goto charge_only;
 	}
 
-	/* Step 2: anchor the stack at the oldest record, absolute depth. */
+	/*
+	 * Step 2: anchor the stack at the oldest record, absolute depth:
+	 * the walk's frames left in the sample, then those in frames[].
+	 */
+	seg[0] = kcc_stitch_walk(s, st->nr_walk);
+	seg[1].first = (const u8 *)&st->frames[0].label;
+	seg[1].stride = sizeof(*st->frames);
+	seg[1].n = n - st->nr_walk;
 	kcc_stitch_anchor(ksf, (s->flags & KCC_SAMPLE_TRUNCATED) || st->cut,
-			  &st->frames[0].label, sizeof(*st->frames), n);
+			  seg, 2);
 	start = ksf->depth;
 
 	/* A repaired burst is not the previous one's continuation. */

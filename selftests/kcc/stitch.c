@@ -248,6 +248,9 @@ static void test_errors(void)
 		{ 0x1100, 0xffffffff81000000ull, C },
 		{ 0x1100, 0x2000, C },
 	};
+	static const struct br3 fit_other[] = {
+		{ 0x1100, 0x2000, O }, { 0x1100, 0xffffffff81000000ull, C },
+	};
 	static const struct br3 two_calls[] = {
 		{ 0x1100, 0x2000, C }, { 0x0f00, 0x1000, C },
 	};
@@ -279,6 +282,16 @@ static void test_errors(void)
 	ok &= counts_are(&sr.st.cnt, &want) && sr.st.branches == 1;
 	stitcher__exit(&sr);
 	ksft_test_result(ok, "records with a kernel address are skipped\n");
+
+	/*
+	 * Skipped records that would fit as calls (a jump from main's call
+	 * site, a call into the kernel): the stack is anchored whole and
+	 * nothing is replayed.
+	 */
+	ok = one(&sr, MK(0, 7, st1, fit_other), "top 1105;2010 0 7 1\n");
+	ok &= counts_are(&sr.st.cnt, &want) && !sr.st.branches;
+	stitcher__exit(&sr);
+	ksft_test_result(ok, "skipped records that would fit the stack as calls pop no frame\n");
 
 	/*
 	 * More calls than frames in a complete walk: f's frame was the
@@ -1229,7 +1242,7 @@ static void test_effects_random(void)
 int main(void)
 {
 	ksft_print_header();
-	ksft_set_plan(66);
+	ksft_set_plan(67);
 	test_anchor();
 	test_below_bottom();
 	test_truncated();
