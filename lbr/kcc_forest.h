@@ -130,12 +130,10 @@ static inline u32 kcc_forest_hash(const struct kcc_forest *f, u32 parent,
 	return (u32)(h >> f->hshift);
 }
 
-/* Child of @parent (or root, for the KCC_ROOT_* values) labelled @label. */
-static inline u32 kcc_forest_find(const struct kcc_forest *f, u32 parent,
-				  u64 label)
+/* The node of the chain from @i that is edge (parent, label), or KCC_NIL. */
+static inline u32 kcc_forest_chain(const struct kcc_forest *f, u32 i,
+				   u32 parent, u64 label)
 {
-	u32 i = f->buckets[kcc_forest_hash(f, parent, label)];
-
 	while (i != KCC_NIL) {
 		const struct kcc_node *n = kcc_forest_node(f, i);
 
@@ -146,8 +144,19 @@ static inline u32 kcc_forest_find(const struct kcc_forest *f, u32 parent,
 	return KCC_NIL;
 }
 
+/* Child of @parent (or root, for the KCC_ROOT_* values) labelled @label. */
+static inline u32 kcc_forest_find(const struct kcc_forest *f, u32 parent,
+				  u64 label)
+{
+	return kcc_forest_chain(f, f->buckets[kcc_forest_hash(f, parent, label)],
+				parent, label);
+}
+
 /* Slow path of kcc_forest_get(): the child is known to be absent. */
 u32 kcc_forest_insert(struct kcc_forest *f, u32 parent, u64 label);
+/* The same, with the bucket of (parent, label) already found. */
+u32 kcc_forest_insert_at(struct kcc_forest *f, u32 *head, u32 parent,
+			 u64 label);
 
 /*
  * The same, created with zero counters when absent; KCC_NIL when full.
@@ -156,9 +165,10 @@ u32 kcc_forest_insert(struct kcc_forest *f, u32 parent, u64 label);
 static inline u32 kcc_forest_get(struct kcc_forest *f, u32 parent,
 				 u64 label)
 {
-	u32 i = kcc_forest_find(f, parent, label);
+	u32 *head = &f->buckets[kcc_forest_hash(f, parent, label)];
+	u32 i = kcc_forest_chain(f, *head, parent, label);
 
-	return i != KCC_NIL ? i : kcc_forest_insert(f, parent, label);
+	return i != KCC_NIL ? i : kcc_forest_insert_at(f, head, parent, label);
 }
 
 /* Slow path of kcc_forest_bump() in a pruned forest (kcc_hcct.c). */
