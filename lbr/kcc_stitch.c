@@ -226,10 +226,15 @@ static bool kcc_call_fits(u64 ret, u64 from)
  * addresses.  x86-64 user addresses have bit 63 clear; a far branch
  * (SYSRET, IRET) the driver's filter let through has a kernel source.
  */
+static bool kcc_user_addr(u64 addr)
+{
+	return !(addr >> 63);
+}
+
 static bool kcc_branch_usable(const struct kcc_branch *b)
 {
 	return (b->kind == KCC_BR_CALL || b->kind == KCC_BR_RET) &&
-	       !((b->from | b->to) >> 63);
+	       kcc_user_addr(b->from | b->to);
 }
 
 /*
@@ -376,12 +381,22 @@ static u64 kcc_stitch_repairs(const struct kcc_stitch_counts *c)
 }
 
 /*
+ * The replay's events of a burst that fits, oldest first, at the end of
+ * the frames' scratch (kcc_stitch_undo_fit()).
+ */
+static u64 *kcc_stitch_fit_ev(const struct kcc_stitch *st, u32 r)
+{
+	return (u64 *)(st->frames + st->frames_cap) - r;
+}
+
+/*
  * Step 1 when every record is usable and every call fits the frame it
  * pops, the usual burst: the frames of the walk that are left stay in
  * the sample (nr_walk of them, at the bottom) and only the frames put
  * back by return records are written, to frames[] from the start.  What
  * is left, and its order, is what kcc_stitch_undo() leaves without a
- * misfit.  Returns the number of frames, or -1 at the first record that
+ * misfit.  The replay's events are written on the way, at the end of
+ * the scratch (kcc_stitch_fit_ev()).  Returns the number of frames, or -1 at the first record that
  * needs kcc_stitch_undo() (a misfit, an unusable record, a call below
  * the walk, frames_cap reached).  @skid: the sampled frame is gone.
  */
@@ -391,40 +406,49 @@ static int kcc_stitch_undo_fit(struct kcc_stitch *st,
 	const struct kcc_branch *br = kcc_sample_branches(s);
 	const u64 *stack = kcc_sample_stack(s);
 	struct kcc_stitch_frame *fr = st->frames;
-	u32 w = s->nr_stack, r = s->nr_branches, cap = st->frames_cap;
+	u32 n = s->nr_stack, r = s->nr_branches, cap = st->frames_cap, w = n;
+	u64 *ev = kcc_stitch_fit_ev(st, r) + r, far = 0;
 	u32 o = 0, i;
 
+	/*
+	 * At most w + r frames, so frames_cap is never reached; and the
+	 * frames put back, at most r, and the r events do not meet.
+	 */
+	if (w + r > cap ||
+	    (size_t)r * (sizeof(*fr) + sizeof(*ev)) > (size_t)cap * sizeof(*fr))
+		return -1;
 	w -= skid;
 	for (i = 0; i < r; i++) {
 		const struct kcc_branch *b = &br[i];
-		u64 ret;
 
-		if (!kcc_branch_usable(b))
-			return -1;
+		/* Kernel addresses: tested once, after the loop. */
+		far |= b->from | b->to;
 		if (b->kind == KCC_BR_RET) {
-			if (w + o >= cap)
-				return -1;
 			fr[o].label = b->from;
 			fr[o].ret = b->to;
 			o++;
+			*--ev = KCC_EV_RET;
 			continue;
 		}
-		/* The return address of the top frame, as in the undo. */
-		if (o)
-			ret = fr[o - 1].ret;
-		else if (w > 1)
-			ret = stack[s->nr_stack - w + 1];
-		else if (w)
-			ret = 0;
-		else
+		if (b->kind != KCC_BR_CALL)
 			return -1;
-		if (!kcc_call_fits(ret, b->from))
-			return -1;
-		if (o)
+		/* A usable call's target is a user address: never KCC_EV_RET. */
+		*--ev = b->to;
+		/* The top frame's return address, as in the undo. */
+		if (o) {
+			if (!kcc_call_fits(fr[o - 1].ret, b->from))
+				return -1;
 			o--;
-		else
+		} else {
+			/* The bottom frame's return address is unknown. */
+			if (!w || (w > 1 &&
+				   !kcc_call_fits(stack[n - w + 1], b->from)))
+				return -1;
 			w--;
+		}
 	}
+	if (!kcc_user_addr(far))
+		return -1;
 	st->nr_walk = w;
 	return w + o;
 }
@@ -464,7 +488,8 @@ static int kcc_stitch_undo(struct kcc_stitch *st, const struct kcc_sample *s,
 	st->undo_cnt.skid_repaired = skid;
 	st->altered = skid;
 	ret = kcc_stitch_undo_fit(st, s, skid);
-	if (ret >= 0)
+	st->fit = ret >= 0;
+	if (st->fit)
 		return ret;
 	st->nr_walk = 0;
 	/* frames[i] is stack entry n - 1 - i; its caller's return address
@@ -567,19 +592,19 @@ static u32 kcc_stitch_overlap(struct kcc_stitch *st, const struct kcc_sample *s,
 	const struct kcc_branch *br = kcc_sample_branches(s);
 	u32 r = s->nr_branches, max = r < st->nr_last ? r : st->nr_last;
 	bool depth_known = !((s->flags | st->last_flags) & KCC_SAMPLE_TRUNCATED);
-	u32 depth = start_depth, found = 0, matches = 0, len, i;
+	u32 depth = start_depth, want = st->last_depth, found = 0, matches = 0;
+	const struct kcc_branch *old = &br[r];
+	u32 len, i;
 
 	if (st->join_policy == KCC_JOIN_NONE)
 		return 0;
 	for (len = 1; len <= max; len++) {
-		const struct kcc_branch *old = &br[r - len];
-
-		/* Depth after the len oldest records of the new burst. */
-		if (old->kind == KCC_BR_CALL)
-			depth++;
-		else
-			depth--;
-		if (depth_known && depth != st->last_depth)
+		/*
+		 * Depth after the len oldest records of the new burst: each
+		 * is a call or a return, the burst is not altered.
+		 */
+		depth += (--old)->kind == KCC_BR_CALL ? 1 : -1;
+		if (depth_known && depth != want)
 			continue;
 		for (i = 0; i < len; i++)
 			if (!kcc_branch_eq(&br[r - len + i], &st->last[i]))
@@ -640,6 +665,12 @@ static void kcc_stitch_replay(struct kcc_stitch *st,
 	u64 *ev = (u64 *)st->frames;
 	u32 n = 0, i;
 
+	if (st->fit) {
+		/* kcc_stitch_undo_fit() wrote them, every record. */
+		kcc_ksf_replay(&st->ksf, kcc_stitch_fit_ev(st, r), r);
+		st->branches += r;
+		return;
+	}
 	for (i = r; i > 0; i--) {
 		if (st->skip & (1ull << (i - 1)))
 			continue;

@@ -259,6 +259,7 @@ struct kcc_stitch {
 	 * entries, not copied to frames[] (which holds the rest).
 	 */
 	u32 nr_walk;
+	bool fit;			/* by kcc_stitch_undo_fit(): no copy */
 	bool cut;			/* the walk was cut: [unknown] below */
 	bool altered;			/* anything repaired: never joined */
 	u8 reenter_at[KCC_STITCH_REENTER_MAX];	/* before record ... */
