@@ -150,13 +150,16 @@ static void kcc_fprune_new(struct kcc_forest *f, u32 idx, u32 parent, u32 s)
 
 u32 kcc_forest_insert(struct kcc_forest *f, u32 parent, u64 label)
 {
-	u32 *head = &f->buckets[kcc_forest_hash(f, parent, label)];
-	u32 s = KCC_NIL;
-	struct kcc_node *n;
+	return kcc_forest_insert_at(f, &f->buckets[kcc_forest_hash(f, parent,
+								   label)],
+				    parent, label);
+}
+
+/* A node for a new edge: a freed one, else one never used; KCC_NIL: full. */
+static __always_inline u32 kcc_forest_alloc(struct kcc_forest *f)
+{
 	u32 i;
 
-	if (f->free_head == KCC_NIL && f->count == f->capacity && f->pr)
-		s = f->pr->reclaim(f);
 	if (f->free_head != KCC_NIL) {
 		i = f->free_head;
 		f->free_head = kcc_forest_node(f, i)->hnext;
@@ -167,15 +170,54 @@ u32 kcc_forest_insert(struct kcc_forest *f, u32 parent, u64 label)
 		return KCC_NIL;
 	}
 	f->live++;
-	if (unlikely(f->pr))
-		kcc_fprune_new(f, i, parent, s);
-	n = kcc_forest_node(f, i);
+	return i;
+}
+
+/* Node @i becomes edge (parent, label), with zero counters, at @head. */
+static __always_inline u32 kcc_forest_link(struct kcc_forest *f, u32 *head,
+					   u32 i, u32 parent, u64 label)
+{
+	struct kcc_node *n = kcc_forest_node(f, i);
+	u32 j;
+
 	n->label = label;
 	n->parent = parent;
 	n->hnext = *head;
-	memset(n->ctr, 0, (1 + f->nmetrics) * sizeof(u64));
+	/* 1 to 9 counters: stores, not a call. */
+	for (j = 0; j <= f->nmetrics; j++)
+		n->ctr[j] = 0;
 	*head = i;
 	return i;
+}
+
+/*
+ * In a pruned forest a full pool reclaims a cold leaf first.  @head
+ * stays the bucket's: reclaiming a node unlinks it, moves no bucket.
+ */
+static u32 kcc_forest_insert_pruned(struct kcc_forest *f, u32 *head,
+				    u32 parent, u64 label)
+{
+	u32 s = KCC_NIL, i;
+
+	if (f->free_head == KCC_NIL && f->count == f->capacity)
+		s = f->pr->reclaim(f);
+	i = kcc_forest_alloc(f);
+	if (i == KCC_NIL)
+		return KCC_NIL;
+	kcc_fprune_new(f, i, parent, s);
+	return kcc_forest_link(f, head, i, parent, label);
+}
+
+u32 kcc_forest_insert_at(struct kcc_forest *f, u32 *head, u32 parent,
+			 u64 label)
+{
+	u32 i;
+
+	if (unlikely(f->pr))
+		return kcc_forest_insert_pruned(f, head, parent, label);
+	i = kcc_forest_alloc(f);
+	return i == KCC_NIL ? KCC_NIL : kcc_forest_link(f, head, i, parent,
+							 label);
 }
 
 void kcc_forest_del(struct kcc_forest *f, u32 idx)

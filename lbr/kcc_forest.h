@@ -130,12 +130,10 @@ static inline u32 kcc_forest_hash(const struct kcc_forest *f, u32 parent,
 	return (u32)(h >> f->hshift);
 }
 
-/* Child of @parent (or root, for the KCC_ROOT_* values) labelled @label. */
-static inline u32 kcc_forest_find(const struct kcc_forest *f, u32 parent,
-				  u64 label)
+/* The node of the chain from @i that is edge (parent, label), or KCC_NIL. */
+static inline u32 kcc_forest_chain(const struct kcc_forest *f, u32 i,
+				   u32 parent, u64 label)
 {
-	u32 i = f->buckets[kcc_forest_hash(f, parent, label)];
-
 	while (i != KCC_NIL) {
 		const struct kcc_node *n = kcc_forest_node(f, i);
 
@@ -146,8 +144,19 @@ static inline u32 kcc_forest_find(const struct kcc_forest *f, u32 parent,
 	return KCC_NIL;
 }
 
+/* Child of @parent (or root, for the KCC_ROOT_* values) labelled @label. */
+static inline u32 kcc_forest_find(const struct kcc_forest *f, u32 parent,
+				  u64 label)
+{
+	return kcc_forest_chain(f, f->buckets[kcc_forest_hash(f, parent, label)],
+				parent, label);
+}
+
 /* Slow path of kcc_forest_get(): the child is known to be absent. */
 u32 kcc_forest_insert(struct kcc_forest *f, u32 parent, u64 label);
+/* The same, with the bucket of (parent, label) already found. */
+u32 kcc_forest_insert_at(struct kcc_forest *f, u32 *head, u32 parent,
+			 u64 label);
 
 /*
  * The same, created with zero counters when absent; KCC_NIL when full.
@@ -156,9 +165,10 @@ u32 kcc_forest_insert(struct kcc_forest *f, u32 parent, u64 label);
 static inline u32 kcc_forest_get(struct kcc_forest *f, u32 parent,
 				 u64 label)
 {
-	u32 i = kcc_forest_find(f, parent, label);
+	u32 *head = &f->buckets[kcc_forest_hash(f, parent, label)];
+	u32 i = kcc_forest_chain(f, *head, parent, label);
 
-	return i != KCC_NIL ? i : kcc_forest_insert(f, parent, label);
+	return i != KCC_NIL ? i : kcc_forest_insert_at(f, head, parent, label);
 }
 
 /* Slow path of kcc_forest_bump() in a pruned forest (kcc_hcct.c). */
@@ -247,6 +257,7 @@ struct kcc_ksf {
 	u32 depth;		/* pending activations (|S| - 1 in the paper) */
 	u32 slab_pos;		/* depth % k, kept without dividing */
 	u32 max_depth;		/* deepest depth seen */
+	u32 lost_at;		/* lowest pending frame that lost a location */
 	u64 calls;		/* call events counted */
 	u64 returns;		/* return events applied */
 	u64 stack_drops;	/* calls deeper than stack_cap */
@@ -293,7 +304,9 @@ void kcc_ksf_clear_stack(struct kcc_ksf *s);
  * label again finds the same locations and keeps its caller's memo.
  * None in a pruned forest (an entered frame pins its nodes, and a node
  * may have been deleted) or with watched contexts (their stack is not
- * kept).
+ * kept), and none from the first frame whose push lost a location (a
+ * full pool: it may have grown since; the frames above it lost one too,
+ * or hang under it).
  */
 u32 kcc_ksf_rewind(struct kcc_ksf *s);
 
@@ -302,9 +315,9 @@ u32 kcc_ksf_rewind(struct kcc_ksf *s);
  * @n labels (u64, the first at @label, the next ones @stride bytes apart) is
  * the one the frame was pushed with: the frame is then what
  * kcc_ksf_enter() would leave.  Only frames below @top, what
- * kcc_ksf_rewind() returned, and only while the frames below were taken
- * back too.  A frame whose push lost a location (a full pool) is not
- * taken back: the pool may have grown since.  Returns how many.
+ * kcc_ksf_rewind() returned, which are frames whose push lost no
+ * location, and only while the frames below were taken back too.
+ * Returns how many.
  */
 u32 kcc_ksf_keep(struct kcc_ksf *s, u32 top, const void *label, long stride,
 		 u32 n);
@@ -334,6 +347,9 @@ void kcc_ksf_call_w(struct kcc_ksf *s, u64 label, u64 weight);
  * absolute depth before replaying a burst of branch records.
  */
 void kcc_ksf_enter(struct kcc_ksf *s, u64 label);
+/* kcc_ksf_enter() of @n labels, @label and @stride as kcc_ksf_keep()'s. */
+void kcc_ksf_enter_n(struct kcc_ksf *s, const void *label, long stride,
+		     u32 n);
 /* A return event; -EINVAL (and bad_returns++) on an empty stack. */
 int kcc_ksf_return(struct kcc_ksf *s);
 /*

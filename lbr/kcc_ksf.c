@@ -58,35 +58,34 @@ u32 kcc_ksf_rewind(struct kcc_ksf *s)
 	u32 n = s->depth < s->stack_cap ? s->depth : s->stack_cap;
 
 	kcc_ksf_clear_stack(s);
-	return s->f->pr || s->ppp ? 0 : n;
+	if (s->f->pr || s->ppp)
+		return 0;
+	/* No frame from the first one whose push lost a location on. */
+	return n < s->lost_at ? n : s->lost_at;
 }
 
 u32 kcc_ksf_keep(struct kcc_ksf *s, u32 top, const void *label, long stride,
 		 u32 n)
 {
-	u32 d = s->depth, pos = s->slab_pos, k = s->k, i;
+	u32 d = s->depth, k = s->k, i;
 	u32 room = d < top ? top - d : 0;
+	const struct kcc_frame *fr = &s->stack[d];
 	const u8 *nodes = s->f->nodes, *l = label;
 	size_t node_stride = s->f->stride;
-	long off = 0;
 
 	if (n > room)
 		n = room;
-	for (i = 0; i < n; i++, d++, off += stride) {
-		const struct kcc_frame *fr = &s->stack[d];
-		const struct kcc_node *t;
+	/* Below @top no frame lost a location (kcc_ksf_rewind()). */
+	for (i = 0; i < n; i++, l += stride) {
+		const struct kcc_node *t = (const struct kcc_node *)
+			(nodes + fr[i].t * node_stride);
 
-		if (fr->t == KCC_NIL)
+		if (t->label != *(const u64 *)l)
 			break;
-		t = (const struct kcc_node *)(nodes + fr->t * node_stride);
-		if (t->label != *(const u64 *)(l + off) ||
-		    (d >= k && fr->b == KCC_NIL))
-			break;
-		if (k != KCC_K_INF && ++pos == k)
-			pos = 0;
 	}
-	s->depth = d;
-	s->slab_pos = pos;
+	s->depth = d + i;
+	if (k != KCC_K_INF)
+		s->slab_pos = (s->slab_pos + i) % k;
 	return i;
 }
 
@@ -99,18 +98,42 @@ struct kcc_ksf_regs {
 	u32 depth;
 	u32 slab_pos;
 	u32 max_depth;
+	u32 lost_at;
 	u64 lost_calls;
 	u64 stack_drops;
 };
 
+/*
+ * What a push reads from the builder and its forest and never writes,
+ * loaded once a batch: lbr/ is built with -fno-strict-aliasing, so each
+ * counter a push adds to would otherwise make the next one load them
+ * again.  The node block does not move while a builder runs.
+ */
+struct kcc_ksf_env {
+	struct kcc_forest *f;
+	u8 *nodes;
+	size_t node_stride;
+	struct kcc_frame *stack;
+	u32 stack_cap;
+	u32 k;
+};
+
 static __always_inline void kcc_ksf_load(const struct kcc_ksf *s,
-					 struct kcc_ksf_regs *r)
+					 struct kcc_ksf_regs *r,
+					 struct kcc_ksf_env *e)
 {
 	r->depth = s->depth;
 	r->slab_pos = s->slab_pos;
 	r->max_depth = s->max_depth;
+	r->lost_at = s->lost_at;
 	r->lost_calls = s->lost_calls;
 	r->stack_drops = s->stack_drops;
+	e->f = s->f;
+	e->nodes = s->f->nodes;
+	e->node_stride = s->f->stride;
+	e->stack = s->stack;
+	e->stack_cap = s->stack_cap;
+	e->k = s->k;
 }
 
 static __always_inline void kcc_ksf_store(struct kcc_ksf *s,
@@ -119,8 +142,18 @@ static __always_inline void kcc_ksf_store(struct kcc_ksf *s,
 	s->depth = r->depth;
 	s->slab_pos = r->slab_pos;
 	s->max_depth = r->max_depth;
+	s->lost_at = r->lost_at;
 	s->lost_calls = r->lost_calls;
 	s->stack_drops = r->stack_drops;
+}
+
+/*
+ * Plain: no pruning, no watched contexts, no variance gathered.  The
+ * batch entry points test it once and run a loop compiled for it.
+ */
+static __always_inline bool kcc_ksf_plain(const struct kcc_ksf *s)
+{
+	return !s->f->pr && !s->ppp && !s->acc;
 }
 
 /* Slab boundaries fall at depths that are multiples of k (Figure 7). */
@@ -245,20 +278,33 @@ static void kcc_ksf_acc_call(const struct kcc_ksf *s, u32 t, u32 b, u64 w)
 		kcc_ksf_acc_add(s, b, w);
 }
 
-static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
-					 struct kcc_ksf_regs *r, u64 label,
-					 u64 inc)
+/* Count @inc activations at location @idx. */
+static __always_inline void kcc_ksf_count(const struct kcc_ksf_env *e,
+					  u32 idx, u64 inc, bool plain)
 {
-	struct kcc_forest *f = s->f;
+	if (plain)
+		((struct kcc_node *)(e->nodes + idx * e->node_stride))->
+			ctr[KCC_CTR_CALLS] += inc;
+	else
+		kcc_forest_bump(e->f, idx, KCC_CTR_CALLS, inc);
+}
+
+/* @plain: kcc_ksf_plain(s), known where the loop was compiled. */
+static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
+					 const struct kcc_ksf_env *e,
+					 struct kcc_ksf_regs *r, u64 label,
+					 u64 inc, bool plain)
+{
+	struct kcc_forest *f = e->f;
 	u32 d = r->depth;	/* |S| - 1 before the push */
-	u32 k = s->k;
+	u32 k = e->k;
 	struct kcc_frame *up, *fr;
 	bool lost;
 	u32 t, b;
 
-	if (s->ppp)
+	if (!plain && s->ppp)
 		kcc_ppp_call_w(s->ppp, label, inc);
-	if (unlikely(d >= s->stack_cap)) {
+	if (unlikely(d >= e->stack_cap)) {
 		/* Deeper than we can remember: keep depth for alignment. */
 		r->depth++;
 		kcc_ksf_slab_up(k, r);
@@ -270,14 +316,16 @@ static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
 		/* Top region (lines 2-16) at the program root. */
 		b = KCC_NIL;
 		t = kcc_forest_get(f, KCC_ROOT_TOP, label);
+		lost = t == KCC_NIL;
 	} else {
-		up = &s->stack[d - 1];
+		up = &e->stack[d - 1];
 		if (up->memo_t != KCC_NIL && up->memo_label == label &&
-		    (likely(!f->pr) ||
+		    (plain || likely(!f->pr) ||
 		     kcc_ksf_memo_ok(f, up, label,
 				     r->slab_pos == 0 && k != KCC_K_INF))) {
 			t = up->memo_t;
 			b = up->memo_b;
+			lost = false;
 		} else {
 			t = up->t;
 			b = up->b;
@@ -303,6 +351,15 @@ static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
 		}
 	}
 	/*
+	 * The lowest pending frame whose push lost a location: none of the
+	 * frames below it is missing one (those above it are, or hang
+	 * under it), and kcc_ksf_rewind() takes back none from it on.  A
+	 * push at or below it leaves the frames below d pending, and it
+	 * was not among them.
+	 */
+	if (r->lost_at >= d)
+		r->lost_at = lost ? d : KCC_NIL;
+	/*
 	 * The activation reaches the k-CCF through t in the first slab
 	 * (the depth-0 tree is read whole) and through b below it (the
 	 * top region of a slab tree is cleared by kcc_inv_k()): it is
@@ -311,12 +368,12 @@ static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
 	 * the bottom location of the next slab.
 	 */
 	if (t != KCC_NIL)
-		kcc_forest_bump(f, t, KCC_CTR_CALLS, inc);
+		kcc_ksf_count(e, t, inc, plain);
 	if (b != KCC_NIL)
-		kcc_forest_bump(f, b, KCC_CTR_CALLS, inc);
+		kcc_ksf_count(e, b, inc, plain);
 	if (unlikely((d < k ? t : b) == KCC_NIL))
 		r->lost_calls += inc;
-	if (unlikely(s->acc) && inc)
+	if (!plain && unlikely(s->acc) && inc)
 		kcc_ksf_acc_call(s, t, b, inc - s->acc_exact);
 
 	/*
@@ -326,7 +383,7 @@ static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
 	 * stack prefix that repeats from sample to sample is then entered
 	 * with one compare a frame instead of two lookups.
 	 */
-	fr = &s->stack[d];
+	fr = &e->stack[d];
 	if (fr->t != t || fr->b != b) {
 		fr->t = t;
 		fr->b = b;
@@ -342,9 +399,10 @@ static __always_inline void kcc_ksf_push1(struct kcc_ksf *s, u64 label,
 					  u64 inc)
 {
 	struct kcc_ksf_regs r;
+	struct kcc_ksf_env e;
 
-	kcc_ksf_load(s, &r);
-	kcc_ksf_push(s, &r, label, inc);
+	kcc_ksf_load(s, &r, &e);
+	kcc_ksf_push(s, &e, &r, label, inc, false);
 	kcc_ksf_store(s, &r);
 }
 
@@ -375,6 +433,29 @@ void kcc_ksf_enter(struct kcc_ksf *s, u64 label)
 	kcc_ksf_push1(s, label, 0);
 }
 
+static __always_inline void kcc_ksf_enter_loop(struct kcc_ksf *s,
+					       const u8 *l, long stride, u32 n,
+					       bool plain)
+{
+	struct kcc_ksf_regs r;
+	struct kcc_ksf_env e;
+	u32 i;
+
+	kcc_ksf_load(s, &r, &e);
+	for (i = 0; i < n; i++, l += stride)
+		kcc_ksf_push(s, &e, &r, *(const u64 *)l, 0, plain);
+	kcc_ksf_store(s, &r);
+}
+
+void kcc_ksf_enter_n(struct kcc_ksf *s, const void *label, long stride,
+		     u32 n)
+{
+	if (kcc_ksf_plain(s))
+		kcc_ksf_enter_loop(s, label, stride, n, true);
+	else
+		kcc_ksf_enter_loop(s, label, stride, n, false);
+}
+
 int kcc_ksf_return(struct kcc_ksf *s)
 {
 	if (s->ppp)
@@ -390,6 +471,40 @@ int kcc_ksf_return(struct kcc_ksf *s)
 	return 0;
 }
 
+static __always_inline void kcc_ksf_replay_loop(struct kcc_ksf *s,
+						const u64 *ev, size_t n,
+						bool plain)
+{
+	struct kcc_ksf_regs r;
+	struct kcc_ksf_env e;
+	u64 calls = 0, returns = 0, bad = 0;
+	size_t i;
+
+	kcc_ksf_load(s, &r, &e);
+	for (i = 0; i < n; i++) {
+		u64 ev_i = ev[i];
+
+		if (ev_i == KCC_EV_RET) {
+			if (!plain && s->ppp)
+				kcc_ppp_return(s->ppp);
+			if (unlikely(!r.depth)) {
+				bad++;
+				continue;
+			}
+			r.depth--;
+			kcc_ksf_slab_down(e.k, &r);
+			returns++;
+		} else {
+			calls++;
+			kcc_ksf_push(s, &e, &r, ev_i, 1, plain);
+		}
+	}
+	kcc_ksf_store(s, &r);
+	s->calls += calls;
+	s->returns += returns;
+	s->bad_returns += bad;
+}
+
 /**
  * kcc_ksf_replay() - a batch of call and return events
  * @s:		builder state
@@ -401,33 +516,10 @@ int kcc_ksf_return(struct kcc_ksf *s)
  */
 void kcc_ksf_replay(struct kcc_ksf *s, const u64 *ev, size_t n)
 {
-	struct kcc_ksf_regs r;
-	u64 calls = 0, returns = 0, bad = 0;
-	size_t i;
-
-	kcc_ksf_load(s, &r);
-	for (i = 0; i < n; i++) {
-		u64 e = ev[i];
-
-		if (e == KCC_EV_RET) {
-			if (s->ppp)
-				kcc_ppp_return(s->ppp);
-			if (unlikely(!r.depth)) {
-				bad++;
-				continue;
-			}
-			r.depth--;
-			kcc_ksf_slab_down(s->k, &r);
-			returns++;
-		} else {
-			calls++;
-			kcc_ksf_push(s, &r, e, 1);
-		}
-	}
-	kcc_ksf_store(s, &r);
-	s->calls += calls;
-	s->returns += returns;
-	s->bad_returns += bad;
+	if (kcc_ksf_plain(s))
+		kcc_ksf_replay_loop(s, ev, n, true);
+	else
+		kcc_ksf_replay_loop(s, ev, n, false);
 }
 
 void kcc_ksf_charge(struct kcc_ksf *s, u32 metric, u64 delta)

@@ -151,28 +151,47 @@ int kcc_sample_check(const struct kcc_sample *s, size_t len)
 }
 
 /*
- * Step 2: clear the stack and enter @n labels, bottom first (u64, the
- * first at @label, the next ones @stride bytes apart), below them
- * [unknown] when @unknown.  Consecutive samples of a task share their
- * outer frames, so the frames of the previous stack are taken back while
- * they are the same (kcc_ksf_keep()), and entered from the first that
- * differs.
+ * Step 2: clear the stack and enter the labels of @nseg runs of frames,
+ * bottom first, below them [unknown] when @unknown.  Consecutive samples
+ * of a task share their outer frames, so the frames of the previous
+ * stack are taken back while they are the same (kcc_ksf_keep()), and
+ * entered from the first that differs.
  */
 static void kcc_stitch_anchor(struct kcc_ksf *ksf, bool unknown,
-			      const void *label, long stride, u32 n)
+			      const struct kcc_stitch_labels *seg, u32 nseg)
 {
 	static const u64 unknown_label = KCC_LABEL_UNKNOWN;
-	u32 top = kcc_ksf_rewind(ksf), i = 0;
-	const u8 *l = label;
+	u32 top = kcc_ksf_rewind(ksf), i, j;
 
 	if (unknown && !kcc_ksf_keep(ksf, top, &unknown_label, 0, 1)) {
 		top = 0;
 		kcc_ksf_enter(ksf, KCC_LABEL_UNKNOWN);
 	}
-	if (top)
-		i = kcc_ksf_keep(ksf, top, label, stride, n);
-	for (; i < n; i++)
-		kcc_ksf_enter(ksf, *(const u64 *)(l + (long)i * stride));
+	for (j = 0; j < nseg; j++) {
+		const u8 *l = seg[j].first;
+		long stride = seg[j].stride;
+		u32 n = seg[j].n;
+
+		i = top ? kcc_ksf_keep(ksf, top, l, stride, n) : 0;
+		if (i < n)
+			top = 0;	/* nothing above is taken back */
+		kcc_ksf_enter_n(ksf, l + (long)i * stride, stride, n - i);
+	}
+}
+
+/* The outermost @n entries of the sample's stack, bottom first. */
+static struct kcc_stitch_labels kcc_stitch_walk(const struct kcc_sample *s,
+						u32 n)
+{
+	const u64 *stack = kcc_sample_stack(s);
+	struct kcc_stitch_labels l = {
+		.first = (const u8 *)(s->nr_stack ? &stack[s->nr_stack - 1] :
+				      stack),
+		.stride = -(long)sizeof(*stack),
+		.n = n,
+	};
+
+	return l;
 }
 
 /*
@@ -182,11 +201,9 @@ static void kcc_stitch_anchor(struct kcc_ksf *ksf, bool unknown,
 static void kcc_stitch_anchor_sample(struct kcc_stitch *st,
 				     const struct kcc_sample *s)
 {
-	const u64 *stack = kcc_sample_stack(s);
+	struct kcc_stitch_labels walk = kcc_stitch_walk(s, s->nr_stack);
 
-	kcc_stitch_anchor(&st->ksf, s->flags & KCC_SAMPLE_TRUNCATED,
-			  s->nr_stack ? &stack[s->nr_stack - 1] : stack,
-			  -(long)sizeof(*stack), s->nr_stack);
+	kcc_stitch_anchor(&st->ksf, s->flags & KCC_SAMPLE_TRUNCATED, &walk, 1);
 }
 
 static void kcc_stitch_charge(struct kcc_stitch *st, const struct kcc_sample *s)
@@ -209,10 +226,15 @@ static bool kcc_call_fits(u64 ret, u64 from)
  * addresses.  x86-64 user addresses have bit 63 clear; a far branch
  * (SYSRET, IRET) the driver's filter let through has a kernel source.
  */
+static bool kcc_user_addr(u64 addr)
+{
+	return !(addr >> 63);
+}
+
 static bool kcc_branch_usable(const struct kcc_branch *b)
 {
 	return (b->kind == KCC_BR_CALL || b->kind == KCC_BR_RET) &&
-	       !((b->from | b->to) >> 63);
+	       kcc_user_addr(b->from | b->to);
 }
 
 /*
@@ -359,12 +381,87 @@ static u64 kcc_stitch_repairs(const struct kcc_stitch_counts *c)
 }
 
 /*
+ * The replay's events of a burst that fits, oldest first, at the end of
+ * the frames' scratch (kcc_stitch_undo_fit()).
+ */
+static u64 *kcc_stitch_fit_ev(const struct kcc_stitch *st, u32 r)
+{
+	return (u64 *)(st->frames + st->frames_cap) - r;
+}
+
+/*
+ * Step 1 when every record is usable and every call fits the frame it
+ * pops, the usual burst: the frames of the walk that are left stay in
+ * the sample (nr_walk of them, at the bottom) and only the frames put
+ * back by return records are written, to frames[] from the start.  What
+ * is left, and its order, is what kcc_stitch_undo() leaves without a
+ * misfit.  The replay's events are written on the way, at the end of
+ * the scratch (kcc_stitch_fit_ev()).  Returns the number of frames, or -1 at the first record that
+ * needs kcc_stitch_undo() (a misfit, an unusable record, a call below
+ * the walk, frames_cap reached).  @skid: the sampled frame is gone.
+ */
+static int kcc_stitch_undo_fit(struct kcc_stitch *st,
+			       const struct kcc_sample *s, bool skid)
+{
+	const struct kcc_branch *br = kcc_sample_branches(s);
+	const u64 *stack = kcc_sample_stack(s);
+	struct kcc_stitch_frame *fr = st->frames;
+	u32 n = s->nr_stack, r = s->nr_branches, cap = st->frames_cap, w = n;
+	u64 *ev = kcc_stitch_fit_ev(st, r) + r, far = 0;
+	u32 o = 0, i;
+
+	/*
+	 * At most w + r frames, so frames_cap is never reached; and the
+	 * frames put back, at most r, and the r events do not meet.
+	 */
+	if (w + r > cap ||
+	    (size_t)r * (sizeof(*fr) + sizeof(*ev)) > (size_t)cap * sizeof(*fr))
+		return -1;
+	w -= skid;
+	for (i = 0; i < r; i++) {
+		const struct kcc_branch *b = &br[i];
+
+		/* Kernel addresses: tested once, after the loop. */
+		far |= b->from | b->to;
+		if (b->kind == KCC_BR_RET) {
+			fr[o].label = b->from;
+			fr[o].ret = b->to;
+			o++;
+			*--ev = KCC_EV_RET;
+			continue;
+		}
+		if (b->kind != KCC_BR_CALL)
+			return -1;
+		/* A usable call's target is a user address: never KCC_EV_RET. */
+		*--ev = b->to;
+		/* The top frame's return address, as in the undo. */
+		if (o) {
+			if (!kcc_call_fits(fr[o - 1].ret, b->from))
+				return -1;
+			o--;
+		} else {
+			/* The bottom frame's return address is unknown. */
+			if (!w || (w > 1 &&
+				   !kcc_call_fits(stack[n - w + 1], b->from)))
+				return -1;
+			w--;
+		}
+	}
+	if (!kcc_user_addr(far))
+		return -1;
+	st->nr_walk = w;
+	return w + o;
+}
+
+/*
  * Step 1: from the sampled stack back to the stack at the oldest record
  * replayed, and the plan of the replay (records skipped, frames to
  * re-enter), counted in undo_cnt.  @skid: the newest record may be a
  * return of the sampled routine made after its registers were read.
- * frames[] holds the frames bottom first.  Returns the number of frames
- * left, or -EINVAL when frames_cap is too small.
+ * The frames, bottom first, are the sample's nr_walk outermost stack
+ * entries and then frames[] (kcc_stitch_undo_fit(); nr_walk is 0 when
+ * a misfit made it copy the walk).  Returns the number of frames left,
+ * or -EINVAL when frames_cap is too small.
  */
 static int kcc_stitch_undo(struct kcc_stitch *st, const struct kcc_sample *s,
 			   bool skid)
@@ -373,6 +470,7 @@ static int kcc_stitch_undo(struct kcc_stitch *st, const struct kcc_sample *s,
 	const u64 *stack = kcc_sample_stack(s);
 	struct kcc_stitch_frame *fr = st->frames;
 	u32 n = s->nr_stack, r = s->nr_branches, i;
+	int ret;
 
 	memset(&st->undo_cnt, 0, sizeof(st->undo_cnt));
 	st->skip = 0;
@@ -381,6 +479,19 @@ static int kcc_stitch_undo(struct kcc_stitch *st, const struct kcc_sample *s,
 	st->altered = false;
 	if (n > st->frames_cap)
 		return -EINVAL;
+	skid = skid && kcc_stitch_skid(s);
+	/*
+	 * Skid: the newest record returns from the sampled routine itself,
+	 * so the LBR froze after the registers were read.  The frame is
+	 * gone at the last record; the sample goes to the caller.
+	 */
+	st->undo_cnt.skid_repaired = skid;
+	st->altered = skid;
+	ret = kcc_stitch_undo_fit(st, s, skid);
+	st->fit = ret >= 0;
+	if (st->fit)
+		return ret;
+	st->nr_walk = 0;
 	/* frames[i] is stack entry n - 1 - i; its caller's return address
 	 * is the entry below it, unknown for the bottom of the walk.
 	 */
@@ -392,16 +503,7 @@ static int kcc_stitch_undo(struct kcc_stitch *st, const struct kcc_sample *s,
 	}
 	if (n)
 		fr[n - 1].flags = KCC_SF_IP;
-	/*
-	 * Skid: the newest record returns from the sampled routine itself,
-	 * so the LBR froze after the registers were read.  The frame is
-	 * gone at the last record; the sample goes to the caller.
-	 */
-	if (skid && kcc_stitch_skid(s)) {
-		st->undo_cnt.skid_repaired++;
-		st->altered = true;
-		n--;
-	}
+	n -= skid;
 
 	for (i = 0; i < r; i++) {
 		const struct kcc_branch *b = &br[i];
@@ -490,19 +592,19 @@ static u32 kcc_stitch_overlap(struct kcc_stitch *st, const struct kcc_sample *s,
 	const struct kcc_branch *br = kcc_sample_branches(s);
 	u32 r = s->nr_branches, max = r < st->nr_last ? r : st->nr_last;
 	bool depth_known = !((s->flags | st->last_flags) & KCC_SAMPLE_TRUNCATED);
-	u32 depth = start_depth, found = 0, matches = 0, len, i;
+	u32 depth = start_depth, want = st->last_depth, found = 0, matches = 0;
+	const struct kcc_branch *old = &br[r];
+	u32 len, i;
 
 	if (st->join_policy == KCC_JOIN_NONE)
 		return 0;
 	for (len = 1; len <= max; len++) {
-		const struct kcc_branch *old = &br[r - len];
-
-		/* Depth after the len oldest records of the new burst. */
-		if (old->kind == KCC_BR_CALL)
-			depth++;
-		else
-			depth--;
-		if (depth_known && depth != st->last_depth)
+		/*
+		 * Depth after the len oldest records of the new burst: each
+		 * is a call or a return, the burst is not altered.
+		 */
+		depth += (--old)->kind == KCC_BR_CALL ? 1 : -1;
+		if (depth_known && depth != want)
 			continue;
 		for (i = 0; i < len; i++)
 			if (!kcc_branch_eq(&br[r - len + i], &st->last[i]))
@@ -563,6 +665,12 @@ static void kcc_stitch_replay(struct kcc_stitch *st,
 	u64 *ev = (u64 *)st->frames;
 	u32 n = 0, i;
 
+	if (st->fit) {
+		/* kcc_stitch_undo_fit() wrote them, every record. */
+		kcc_ksf_replay(&st->ksf, kcc_stitch_fit_ev(st, r), r);
+		st->branches += r;
+		return;
+	}
 	for (i = r; i > 0; i--) {
 		if (st->skip & (1ull << (i - 1)))
 			continue;
@@ -631,6 +739,7 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 	const struct kcc_branch *br = kcc_sample_branches(s);
 	u32 r = s->nr_branches, w = 1, start, overlap, i, keep;
 	struct kcc_ksf *ksf = &st->ksf;
+	struct kcc_stitch_labels seg[2];
 	int n;
 
 	bool counted = s->flags & KCC_SAMPLE_CALLS;
@@ -678,9 +787,16 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 		goto charge_only;
 	}
 
-	/* Step 2: anchor the stack at the oldest record, absolute depth. */
+	/*
+	 * Step 2: anchor the stack at the oldest record, absolute depth:
+	 * the walk's frames left in the sample, then those in frames[].
+	 */
+	seg[0] = kcc_stitch_walk(s, st->nr_walk);
+	seg[1].first = (const u8 *)&st->frames[0].label;
+	seg[1].stride = sizeof(*st->frames);
+	seg[1].n = n - st->nr_walk;
 	kcc_stitch_anchor(ksf, (s->flags & KCC_SAMPLE_TRUNCATED) || st->cut,
-			  &st->frames[0].label, sizeof(*st->frames), n);
+			  seg, 2);
 	start = ksf->depth;
 
 	/* A repaired burst is not the previous one's continuation. */

@@ -173,6 +173,13 @@ struct kcc_stitch_frame {
 #define KCC_SF_RET	0x2	/* put back by a return record */
 #define KCC_SF_REPAIRED	0x4	/* label taken from a call record */
 
+/* Labels of frames, bottom first: @n u64s @stride bytes apart. */
+struct kcc_stitch_labels {
+	const u8 *first;
+	long stride;
+	u32 n;
+};
+
 /* Frames below the top that a call may skip as never recorded. */
 #define KCC_STITCH_SKID_MAX	2
 /* Frames re-entered among the records, per burst. */
@@ -247,6 +254,12 @@ struct kcc_stitch {
 	/* The replay plan of the current burst, made by the undo. */
 	u64 skip;			/* bit i: record i is not replayed */
 	u32 nr_reenter;
+	/*
+	 * The undo's frames at the bottom that are the sample's stack
+	 * entries, not copied to frames[] (which holds the rest).
+	 */
+	u32 nr_walk;
+	bool fit;			/* by kcc_stitch_undo_fit(): no copy */
 	bool cut;			/* the walk was cut: [unknown] below */
 	bool altered;			/* anything repaired: never joined */
 	u8 reenter_at[KCC_STITCH_REENTER_MAX];	/* before record ... */

@@ -8,8 +8,9 @@
  * differs (the frames above the first difference are never taken back,
  * even with the same labels: they hang under another caller); frames
  * above the depth of the previous stack; a frame whose push lost a
- * location in a full pool; a pruned forest and watched contexts (nothing
- * taken back); a builder initialised again.
+ * location (either one) in a full pool, and the same frame entered
+ * again once the pool has grown; a pruned forest and watched contexts
+ * (nothing taken back); a builder initialised again.
  *
  * The stitcher, over seeded random traces through kcc's LBR simulator
  * (every effect, truncated walks, counted calls, adaptive bursting):
@@ -74,6 +75,22 @@ static u32 kept(struct kcc_ksf *s, const u64 *old, u32 nold, const u64 *l,
 	return kcc_ksf_keep(s, top, l, stride, n);
 }
 
+/*
+ * Frames taken back of @abc after entering it at k = 1 in a pool of @cap
+ * nodes, grown to 64 after the rewind.
+ */
+static u32 kept_full(struct bld *b, u32 cap, const u64 *abc)
+{
+	u32 top;
+
+	bld_init(b, cap, 1);
+	enter_all(&b->s, abc, 3);
+	top = kcc_ksf_rewind(&b->s);
+	if (ksf__pool_grow(&b->pool, 64))
+		ksft_exit_fail_msg("out of memory\n");
+	return kcc_ksf_keep(&b->s, top, abc, sizeof(u64), 3);
+}
+
 static void test_builder(void)
 {
 	static const u64 abc[] = { A, B, C }, axc[] = { A, X, C };
@@ -116,14 +133,27 @@ static void test_builder(void)
 	 * k = 1, 3 nodes: A (t), B (t and b: 2 nodes), C lost.  After the
 	 * pool grows, entering C again finds room: its frame is entered.
 	 */
-	bld_init(&b, 3, 1);
-	enter_all(&b.s, abc, 3);
-	top = kcc_ksf_rewind(&b.s);
-	if (ksf__pool_grow(&b.pool, 64))
-		ksft_exit_fail_msg("out of memory\n");
-	n = kcc_ksf_keep(&b.s, top, abc, sizeof(u64), 3);
+	n = kept_full(&b, 3, abc);
 	ksft_test_result(n == 2 && b.pool.f.drops > 0,
 			 "a frame whose push lost a location is not taken back (kept %u)\n",
+			 n);
+	/* C is entered now: its frame holds both locations again. */
+	kcc_ksf_enter(&b.s, C);
+	n = kept(&b.s, abc, 3, abc, sizeof(u64), 3);
+	ksft_test_result(n == 3,
+			 "the frame entered again without a loss is taken back (kept %u)\n",
+			 n);
+	pool__exit(&b.pool);
+
+	/*
+	 * k = 1, 4 nodes: A, B (2), C's top location (a slab root) and no
+	 * room for its bottom one: the frame keeps t, loses b, and is not
+	 * taken back once the pool has grown either.
+	 */
+	n = kept_full(&b, 4, abc);
+	ksft_test_result(n == 2 && b.s.stack[2].t != KCC_NIL &&
+			 b.s.stack[2].b == KCC_NIL,
+			 "a frame that lost its bottom location only is not taken back (kept %u)\n",
 			 n);
 	pool__exit(&b.pool);
 
@@ -360,7 +390,7 @@ int main(void)
 	int m;
 
 	ksft_print_header();
-	ksft_set_plan(9 + NR_MODES);
+	ksft_set_plan(11 + NR_MODES);
 	test_builder();
 	for (m = 0; m < NR_MODES; m++)
 		test_twins(m);

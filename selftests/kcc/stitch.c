@@ -248,12 +248,16 @@ static void test_errors(void)
 		{ 0x1100, 0xffffffff81000000ull, C },
 		{ 0x1100, 0x2000, C },
 	};
+	static const struct br3 fit_other[] = {
+		{ 0x1100, 0x2000, O }, { 0x1100, 0xffffffff81000000ull, C },
+	};
 	static const struct br3 two_calls[] = {
 		{ 0x1100, 0x2000, C }, { 0x0f00, 0x1000, C },
 	};
 	struct kcc_stitch_counts want = { 0 };
 	struct stitcher sr;
 	bool ok;
+	u32 i;
 
 	ok = true;
 	b[0].from = 0x1105;	/* 0 bytes */
@@ -279,6 +283,21 @@ static void test_errors(void)
 	ok &= counts_are(&sr.st.cnt, &want) && sr.st.branches == 1;
 	stitcher__exit(&sr);
 	ksft_test_result(ok, "records with a kernel address are skipped\n");
+
+	/*
+	 * Skipped records that would fit as calls (a jump from main's call
+	 * site, a call into the kernel), each alone: the stack is anchored
+	 * whole and nothing is replayed.
+	 */
+	ok = true;
+	want.far_skipped = 1;
+	for (i = 0; i < 2; i++) {
+		ok &= one(&sr, mk(0, 7, 2, st1, 1, &fit_other[i]),
+			  "top 1105;2010 0 7 1\n");
+		ok &= counts_are(&sr.st.cnt, &want) && !sr.st.branches;
+		stitcher__exit(&sr);
+	}
+	ksft_test_result(ok, "skipped records that would fit the stack as calls pop no frame\n");
 
 	/*
 	 * More calls than frames in a complete walk: f's frame was the
@@ -423,17 +442,57 @@ static void test_shapes(void)
 	}
 }
 
+/*
+ * A burst that fits its stack, in a scratch of 11 frames: 10 returns put
+ * back 10 frames above main's, so the frames and the 11 events of the
+ * replay do not both fit in it.  The forest must be the one of a large
+ * scratch.
+ */
+static void test_fit_scratch(void)
+{
+	static const u64 stk[] = { 0x1200 };
+	struct kcc_stitch_frame frames[11];
+	struct br3 rec[11] = { { 0x2ff0, 0x1105, R } };
+	struct kcc_frame stack[16];
+	struct stitcher sr;
+	struct kcc_stitch st;
+	char *got = NULL;
+	struct pool p;
+	bool ok;
+	int i;
+
+	/* Oldest first: f calls itself, then 10 returns, the last to main. */
+	for (i = 1; i < 10; i++)
+		rec[i] = (struct br3){ 0x2ff0, 0x2105, R };
+	rec[10] = (struct br3){ 0x2100, 0x2000, C };
+	if (ksf__pool_init(&p, 64, KCC_NR_CTRS - 1) ||
+	    kcc_stitch_init(&st, &p.f, KCC_K_INF, stack, 16, frames, 11, NULL))
+		ksft_exit_fail_msg("out of memory\n");
+	kcc_stitch_sample(&st, MK(0, 1, stk, rec));
+	got = ksf__dump_string(&p.f, NULL, 3);
+	ok = got && !st.stitch_errors &&
+	     one(&sr, MK(0, 1, stk, rec), got);
+	ksft_test_result(ok, "a burst that fits a small scratch: the forest of a large one\n");
+	stitcher__exit(&sr);
+	free(got);
+	pool__exit(&p);
+}
+
 static void test_frames_cap(void)
 {
 	static const u64 stk[] = { 0x1200 };
+	static const u64 stk6[] = {
+		0x1200, 0x1105, 0x1105, 0x1105, 0x1105, 0x1105,
+	};
 	static const struct br3 rets[] = {
 		{ 0x2ff0, 0x1105, R }, { 0x3ff0, 0x2207, R },
 		{ 0x3ff0, 0x3107, R },
 	};
-	struct kcc_stitch_frame frames[3];
+	struct kcc_stitch_frame frames[8];
 	struct kcc_frame stack[8];
 	struct kcc_stitch st;
 	struct pool p;
+	bool ok;
 	int ret;
 
 	if (ksf__pool_init(&p, 64, KCC_NR_CTRS - 1))
@@ -441,9 +500,18 @@ static void test_frames_cap(void)
 	ret = kcc_stitch_init(&st, &p.f, KCC_K_INF, stack, 8, frames, 3, NULL);
 	/* 1 frame + 3 returns need 4 scratch frames: refused, not overrun. */
 	kcc_stitch_sample(&st, MK(0, 1, stk, rets));
-	ksft_test_result(!ret && st.stitch_errors == 1 && st.samples == 1,
-			 "a burst needing more than frames_cap frames is a stitch error\n");
+	ok = !ret && st.stitch_errors == 1 && st.samples == 1;
 	pool__exit(&p);
+	/* The same with 6 frames walked, 8 scratch frames, 3 returns. */
+	if (ksf__pool_init(&p, 64, KCC_NR_CTRS - 1))
+		ksft_exit_fail_msg("out of memory\n");
+	ret = kcc_stitch_init(&st, &p.f, KCC_K_INF, stack, 8, frames, 8, NULL);
+	kcc_stitch_sample(&st, MK(0, 1, stk6, rets));
+	ok &= !ret && st.stitch_errors == 1;
+	ksft_test_result(ok, "a burst needing more than frames_cap frames is a stitch error\n");
+	pool__exit(&p);
+
+	test_fit_scratch();
 
 	/* The forest must have the events and samples metrics. */
 	if (ksf__pool_init(&p, 64, 0))
@@ -1229,7 +1297,7 @@ static void test_effects_random(void)
 int main(void)
 {
 	ksft_print_header();
-	ksft_set_plan(66);
+	ksft_set_plan(68);
 	test_anchor();
 	test_below_bottom();
 	test_truncated();
