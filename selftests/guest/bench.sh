@@ -51,13 +51,14 @@ cost=${BENCH_COST:-80,2,1000000,5,12,2,1009,1}
 limit=${BENCH_LIMIT:-2400}
 # The curve: wordfreq on 2 threads at 100 us of cpu-clock, 100 rounds
 # for the first point (about 10,000 samples); on kcc_lbr a sample every
-# 20 calls (kcc.ko loaded with period_min=20), 3 rounds: at 1009 calls
-# 10^6 samples would be 10^9 traced calls, whose trace files (about 6
-# bytes a call, written by every run of the group) the guest could not
-# hold.  20 calls still span more than the 32 records (about 16 calls
-# and their returns), so consecutive bursts do not overlap.
+# 20 calls (kcc.ko loaded with period_min=20), 1 round for the first
+# point (2 threads of about 108,000 calls: 10,854 samples).  At 1009
+# calls, 10^6 samples would be 10^9 traced calls, whose trace files
+# (4.2 bytes a call, written by every run of the group) the guest could
+# not hold.  20 calls still span more than the 32 records (about 16
+# calls and their returns), so consecutive bursts do not overlap.
 if [ -n "$long" ]; then
-	cost=${BENCH_COST:-curve,100,2,100000,3,2,20,10000:100000:1000000}
+	cost=${BENCH_COST:-curve,100,2,100000,1,2,20,10000:100000:1000000}
 	limit=${BENCH_LIMIT:-5400}
 fi
 
