@@ -45,6 +45,7 @@
 #include <linux/sched.h>
 #include <linux/cred.h>
 
+#include "kcc_param.h"
 #include "kcc_state.h"
 #include "kcc_budget.h"
 #include "kcc_perm.h"
@@ -187,6 +188,13 @@ long kcc_valence_register(const struct kcc_valence_reg *reg)
 		return -EINVAL;
 	if (!reg->area)
 		return kcc_vreg_update(current, 0, 0);
+	/*
+	 * A slot is cleared by its thread's exit probe.  Without the
+	 * probes (tracepoints=0) it would outlive the thread and match the
+	 * next task given the same task_struct.
+	 */
+	if (!kcc_param_tracepoints)
+		return -EOPNOTSUPP;
 	if (reg->area_size != sizeof(struct kcc_valence_area) ||
 	    !IS_ALIGNED(reg->area, 8))
 		return -EINVAL;

@@ -480,6 +480,14 @@ else
 	else
 		not_ok "insmod kcc.ko inject=1 maps_fallback=1"
 	fi
+	# Without the sched probes (tracepoints=0, a test parameter) no
+	# exit would end a Valence registration: registering is refused.
+	if insmod /kcc.ko tracepoints=0; then
+		run kcc_valence
+		rmmod kcc
+	else
+		not_ok "insmod kcc.ko tracepoints=0"
+	fi
 	# Two sessions sharing a budget of 1 MiB (kcc_sessions -b).
 	if insmod /kcc.ko inject=1 max_bytes=1048576; then
 		run kcc_sessions -b
@@ -751,21 +759,40 @@ else
 	not_ok "insmod kcc.ko autostart=1 for the rmmod race"
 fi
 
-# 100 load/unload cycles, every other one with a running session; the
-# kmemleak scan below sees what they left.
+# 100 load/unload cycles, every other one with a running session, while
+# a shell beside them execs in a loop: under the autostart session
+# (system-wide) every exec queues a mapping work, so works are in flight
+# as rmmod runs, which kcc_maps_exit() must wait out (their count, then
+# an RCU Tasks grace period) before the module text goes.  The works
+# queued before each rmmod are summed from maps_hook with the shell's
+# builtins only (no exec of ours counts) and must not be 0.  The kmemleak
+# scan below sees what the cycles left.
+(while :; do /bin/sh -c :; done) &
+execs=$!
 j=0
 fails=0
+works=0
 while [ $j -lt 100 ]; do
 	if [ $((j % 2)) -eq 0 ]; then
 		insmod /kcc.ko autostart=1 || fails=$((fails + 1))
+		# A spin of builtins, for the loop's execs to come.
+		mh_i=0
+		while [ $mh_i -lt 300 ]; do mh_i=$((mh_i + 1)); done
+		mh_q=0
+		# shellcheck disable=SC2034
+		read -r mh_tp mh_lost mh_on mh_unrel mh_lk mh_q mh_qd \
+			</sys/class/misc/kcc/maps_hook
+		works=$((works + mh_q))
 	else
 		insmod /kcc.ko || fails=$((fails + 1))
 	fi
 	rmmod kcc || fails=$((fails + 1))
 	j=$((j + 1))
 done
-[ $fails -eq 0 ]
-check $? "100 load/unload cycles, 50 with a session ($fails failures)"
+kill $execs
+wait $execs 2>/dev/null
+[ $fails -eq 0 ] && [ $works -gt 0 ]
+check $? "100 load/unload cycles, 50 with a session, beside an exec loop ($works mapping works queued before rmmod, $fails failures)"
 dmesg_clean "load/unload cycles"
 
 if ! command -v kmemleak_check >/dev/null 2>&1; then
