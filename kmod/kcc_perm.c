@@ -96,16 +96,34 @@ void kcc_perm_init(void)
 }
 
 /*
- * May the caller profile @task?  perf_event_open() asks
- * ptrace_may_access(PTRACE_MODE_READ_REALCREDS) of a per-task event even
- * from a CAP_PERFMON caller; that function is not exported to modules,
- * so this is its credential part (kernel/ptrace.c): the caller's real
- * uid and gid are each of the target's, and the target is dumpable, or
- * the caller has CAP_SYS_PTRACE.  That capability is asked of the
- * initial user namespace, not of the target's as ptrace does: kcc's
- * events are the kernel's own counters, so a capability a user holds
- * only in a namespace of its own grants nothing here.  The ptrace LSM
- * hook (Yama) is not consulted.  0 or -EACCES.
+ * Debian's kernels (as Ubuntu's and Android's) add a level 3 to
+ * perf_event_paranoid: perf_event_open() then refuses every event to a
+ * caller without CAP_SYS_ADMIN (perf_paranoid_any(), a patch mainline
+ * does not have, where a level above 2 acts as 2).  kcc refuses what
+ * the kernel it was built for refuses: the patch is found in the
+ * headers (Kbuild, KCC_HAVE_PERF_PARANOID_ANY).
+ */
+static bool kcc_paranoid_refuses(int paranoid)
+{
+#ifdef KCC_HAVE_PERF_PARANOID_ANY
+	return paranoid > 2 && !capable(CAP_SYS_ADMIN);
+#else
+	return false;
+#endif
+}
+
+/*
+ * May the caller profile @task?  perf_event_open() lets a per-task event
+ * through when the caller is perfmon_capable() or passes
+ * ptrace_may_access(PTRACE_MODE_READ_REALCREDS) (perf_check_permission()
+ * in kernel/events/core.c).  ptrace_may_access() is not exported to
+ * modules, so this is its credential part (kernel/ptrace.c): the
+ * caller's real uid and gid are each of the target's, and the target is
+ * dumpable, or the caller has CAP_SYS_PTRACE.  Both capabilities are
+ * asked of the initial user namespace, not of the target's as ptrace
+ * does: kcc's events are the kernel's own counters, so a capability a
+ * user holds only in a namespace of its own grants nothing here.  The
+ * ptrace LSM hook (Yama) is not consulted.  0 or -EACCES.
  */
 static int kcc_may_profile_task(struct task_struct *task)
 {
@@ -113,7 +131,7 @@ static int kcc_may_profile_task(struct task_struct *task)
 	bool same, dumpable = true;
 	int ret = 0;
 
-	if (task == current)
+	if (task == current || perfmon_capable())
 		return 0;
 	tcred = get_task_cred(task);
 	same = uid_eq(cred->uid, tcred->euid) &&
@@ -159,30 +177,31 @@ static int kcc_may_profile(pid_t nr)
 int kcc_may_attach(struct task_struct *p)
 {
 	lockdep_assert_held(&p->signal->exec_update_lock);
-	if (kcc_perf_paranoid() > 2 && !perfmon_capable())
+	if (kcc_paranoid_refuses(kcc_perf_paranoid()))
 		return -EACCES;
 	return kcc_may_profile_task(p);
 }
 
 /*
  * Who may configure what, as perf_event_open() decides for the events
- * kcc opens (user-space only, exclude_kernel): every task needs
- * perf_event_paranoid <= 0 or CAP_PERFMON (perf_allow_cpu()); one
- * process needs paranoid <= 2 (3 is Debian's level that refuses every
- * unprivileged user) or CAP_PERFMON, and in any case the ptrace
- * credential check on that process.  -EACCES, or 0.
+ * kcc opens (user-space only, exclude_kernel): nobody without
+ * CAP_SYS_ADMIN at Debian's level 3 (kcc_paranoid_refuses()); every
+ * task needs perf_event_paranoid <= 0 or CAP_PERFMON (perf_allow_cpu());
+ * one process needs CAP_PERFMON or the ptrace credential check on it
+ * (perf_check_permission()).  -EACCES, or 0.
  */
 int kcc_may_configure(const struct kcc_config *c)
 {
 	int paranoid = kcc_perf_paranoid();
 	int ret;
 
+	if (c->target != KCC_TARGET_ALL &&
+	    (c->target != KCC_TARGET_PID || c->pid <= 0))
+		return 0;	/* CONFIGURE's -EINVAL */
+	if (kcc_paranoid_refuses(paranoid))
+		return -EACCES;
 	if (c->target == KCC_TARGET_ALL)
 		return paranoid > 0 && !perfmon_capable() ? -EACCES : 0;
-	if (c->target != KCC_TARGET_PID || c->pid <= 0)
-		return 0;	/* CONFIGURE's -EINVAL */
-	if (paranoid > 2 && !perfmon_capable())
-		return -EACCES;
 	ret = kcc_may_profile(c->pid);
 	/* A missing process is CONFIGURE's to report, as before. */
 	return ret == -EACCES ? ret : 0;

@@ -11,9 +11,12 @@
  *     system-wide one at paranoid <= 0 (-EACCES above, perf_allow_cpu());
  *     a process of another user is -EACCES at every level;
  *   - uid 65534 with CAP_PERFMON only: a session on a process of its
- *     own, a system-wide session; a session on a process of another
- *     user (uid 65533) or of root is -EACCES (the credential test of
- *     ptrace_may_access(), as perf_event_open() applies it);
+ *     own, a system-wide session, and one on a process of another user
+ *     (uid 65533) or of root: perf_event_open() lets a perfmon_capable()
+ *     caller past ptrace_may_access() (perf_check_permission());
+ *   - uid 65534 with CAP_SYS_PTRACE only: a session on the uid 65533
+ *     process at paranoid <= 2 (ptrace_may_access() passes), -EACCES at
+ *     3, where only CAP_PERFMON opens per-task events;
  *   - root keeps CAP_SYS_PTRACE: a session on the uid 65533 process;
  *   - each of the above at kernel.perf_event_paranoid -1, 1, 2 and 3;
  *   - a descriptor root opened and configured, passed over a Unix socket
@@ -42,8 +45,11 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+
+#include <linux/perf_event.h>
 
 #include "kcc_guest.h"
 #include "kcc_sysfs.h"
@@ -56,7 +62,7 @@
 #define NOBODY		65534
 #define OTHER		65533
 #define PARANOID	KCC_PARANOID
-#define NCASES		10	/* results per paranoid level */
+#define NCASES		20	/* results per paranoid level */
 
 /* Run @fn(@arg) in a child that became @uid with @caps: its -errno or 0. */
 static int as_user(uid_t uid, uint64_t caps, int (*fn)(void *), void *arg)
@@ -111,6 +117,50 @@ static int do_session(void *arg)
 	}
 	close(fd);
 	return r;
+}
+
+/*
+ * The control: what perf_event_open() says to the same caller for the
+ * same target, a user-space-only software clock on @arg (a pid; 0: CPU 0,
+ * every task), as the events kcc opens.
+ */
+static int do_perf(void *arg)
+{
+	pid_t pid = (pid_t)(intptr_t)arg;
+	struct perf_event_attr a = {
+		.size = sizeof(a),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.disabled = 1,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+	};
+	long fd = syscall(SYS_perf_event_open, &a, pid ? pid : -1,
+			  pid ? -1 : 0, -1, PERF_FLAG_FD_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	close((int)fd);
+	return 0;
+}
+
+/*
+ * kcc's CONFIGURE on @target by @uid with @caps (uid 0: this root
+ * process as it is), then perf_event_open()'s answer to the same
+ * caller: both must be @want.
+ */
+static void both(uid_t uid, uint64_t caps, pid_t target, int want,
+		 const char *what, int level)
+{
+	void *arg = (void *)(intptr_t)target;
+	char buf[160];
+
+	snprintf(buf, sizeof(buf), "kcc CONFIGURE: %s", what);
+	expect(uid ? as_user(uid, caps, do_session, arg) : do_session(arg),
+	       want, buf, level);
+	snprintf(buf, sizeof(buf), "perf_event_open: %s", what);
+	expect(uid ? as_user(uid, caps, do_perf, arg) : do_perf(arg),
+	       want, buf, level);
 }
 
 /*
@@ -523,6 +573,7 @@ int main(int argc, char **argv)
 {
 	static const int levels[] = { -1, 1, 2, 3 };
 	const uint64_t perfmon = 1ull << CAP_PERFMON;
+	const uint64_t sys_ptrace = 1ull << CAP_SYS_PTRACE;
 	int saved, i;
 	pid_t mine, other;
 
@@ -543,32 +594,31 @@ int main(int argc, char **argv)
 				tap_skip("cannot write %d to %s", l, PARANOID);
 			continue;
 		}
+		/* Debian's level 3: no event without CAP_SYS_ADMIN. */
+		int any = l <= 2 ? 0 : -EACCES;
+
 		expect(as_user(NOBODY, 0, do_open, NULL), 0,
 		       "uid 65534, no capability: open()", l);
-		expect(as_user(NOBODY, 0, do_session, (void *)(intptr_t)mine),
-		       l <= 2 ? 0 : -EACCES,
-		       "uid 65534, no capability: a session on its own process", l);
-		expect(as_user(NOBODY, 0, do_session, NULL),
-		       l <= 0 ? 0 : -EACCES,
-		       "uid 65534, no capability: a system-wide session", l);
-		expect(as_user(NOBODY, 0, do_session,
-			       (void *)(intptr_t)other), -EACCES,
-		       "uid 65534, no capability: -p a process of uid 65533", l);
+		both(NOBODY, 0, mine, any,
+		     "uid 65534, no capability: a session on its own process", l);
+		both(NOBODY, 0, 0, l <= 0 ? 0 : -EACCES,
+		     "uid 65534, no capability: a system-wide session", l);
+		both(NOBODY, 0, other, -EACCES,
+		     "uid 65534, no capability: -p a process of uid 65533", l);
 		expect(as_user(NOBODY, perfmon, do_open, NULL), 0,
 		       "uid 65534, CAP_PERFMON only: open()", l);
-		expect(as_user(NOBODY, perfmon, do_session,
-			       (void *)(intptr_t)mine), 0,
-		       "uid 65534, CAP_PERFMON: a session on its own process", l);
-		expect(as_user(NOBODY, perfmon, do_session, NULL), 0,
-		       "uid 65534, CAP_PERFMON: a system-wide session", l);
-		expect(as_user(NOBODY, perfmon, do_session,
-			       (void *)(intptr_t)other), -EACCES,
-		       "uid 65534, CAP_PERFMON: -p a process of uid 65533", l);
-		expect(as_user(NOBODY, perfmon, do_session,
-			       (void *)(intptr_t)getpid()), -EACCES,
-		       "uid 65534, CAP_PERFMON: -p a process of root", l);
-		expect(do_session((void *)(intptr_t)other), 0,
-		       "root (CAP_SYS_PTRACE): -p a process of uid 65533", l);
+		both(NOBODY, perfmon, mine, any,
+		     "uid 65534, CAP_PERFMON: a session on its own process", l);
+		both(NOBODY, perfmon, 0, any,
+		     "uid 65534, CAP_PERFMON: a system-wide session", l);
+		both(NOBODY, perfmon, other, any,
+		     "uid 65534, CAP_PERFMON: -p a process of uid 65533", l);
+		both(NOBODY, perfmon, getpid(), any,
+		     "uid 65534, CAP_PERFMON: -p a process of root", l);
+		both(NOBODY, sys_ptrace, other, any,
+		     "uid 65534, CAP_SYS_PTRACE only: -p a process of uid 65533", l);
+		both(0, 0, other, 0,
+		     "root (CAP_SYS_ADMIN, CAP_SYS_PTRACE): -p a process of uid 65533", l);
 	}
 	if (!write_paranoid(2)) {
 		test_exec_race(false);
