@@ -51,9 +51,13 @@ MODULE_PARM_DESC(valence_per_user, "Valence registrations one user without CAP_P
  * instance of its own, mounted at load by the kernel (kern_mount(): in
  * no mount namespace, so nobody can mount over it) and looked up from
  * that mount's root (file_open_root()).  Where it cannot be read the
- * strictest level is assumed.
+ * caller needs CAP_SYS_ADMIN (KCC_PARANOID_MAX).
  */
-#define KCC_PARANOID_MAX	3	/* Debian's "no unprivileged use at all" */
+/*
+ * A level that could not be read: stricter than any, CAP_SYS_ADMIN only
+ * (kcc_paranoid_refuses()), whether or not the kernel has Debian's 3.
+ */
+#define KCC_PARANOID_MAX	INT_MAX
 
 static struct vfsmount *kcc_proc_mnt;
 
@@ -81,7 +85,7 @@ static int kcc_perf_paranoid(void)
 
 /*
  * At load, before /dev/kcc exists: the private procfs instance; without
- * one the strictest level is assumed.
+ * one only CAP_SYS_ADMIN may configure.
  */
 void kcc_perm_init(void)
 {
@@ -91,8 +95,8 @@ void kcc_perm_init(void)
 	if (t)
 		module_put(t->owner);	/* put_filesystem(), not exported */
 	if (IS_ERR(kcc_proc_mnt))
-		pr_warn("no private procfs (%ld): perf_event_paranoid taken as %d\n",
-			PTR_ERR(kcc_proc_mnt), KCC_PARANOID_MAX);
+		pr_warn("no private procfs (%ld): perf_event_paranoid unknown, CAP_SYS_ADMIN needed\n",
+			PTR_ERR(kcc_proc_mnt));
 }
 
 /*
@@ -101,15 +105,17 @@ void kcc_perm_init(void)
  * caller without CAP_SYS_ADMIN (perf_paranoid_any(), a patch mainline
  * does not have, where a level above 2 acts as 2).  kcc refuses what
  * the kernel it was built for refuses: the patch is found in the
- * headers (Kbuild, KCC_HAVE_PERF_PARANOID_ANY).
+ * headers (Kbuild, KCC_HAVE_PERF_PARANOID_ANY).  A level that could not
+ * be read (KCC_PARANOID_MAX) refuses on every kernel.
  */
 static bool kcc_paranoid_refuses(int paranoid)
 {
 #ifdef KCC_HAVE_PERF_PARANOID_ANY
-	return paranoid > 2 && !capable(CAP_SYS_ADMIN);
+	const int any = 2;
 #else
-	return false;
+	const int any = KCC_PARANOID_MAX - 1;
 #endif
+	return paranoid > any && !capable(CAP_SYS_ADMIN);
 }
 
 /*
