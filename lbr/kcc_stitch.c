@@ -585,39 +585,54 @@ static bool kcc_branch_eq(const struct kcc_branch *a, const struct kcc_branch *b
  * previous burst already replayed (the only one that qualifies, or with
  * KCC_JOIN_LONGEST the longest), 0 for none.
  * @start_depth: k-SF depth of the anchored stack before the oldest record.
+ *
+ * The newest of the L records, br[r - L], must be the previous burst's
+ * newest, last[0]: one compare a record rules out almost every L (bursts
+ * at the usual periods share none), and only the L that pass it have
+ * their depth and their other records compared.  They are taken longest
+ * first, so the first that qualifies is the longest and a second one
+ * makes the burst ambiguous: in a tight loop, where every other L
+ * qualifies, the search stops after two instead of comparing all of
+ * them.  The depth is moved from one L to the next, O(r) in all.
  */
 static u32 kcc_stitch_overlap(struct kcc_stitch *st, const struct kcc_sample *s,
 			      u32 start_depth)
 {
 	const struct kcc_branch *br = kcc_sample_branches(s);
+	const struct kcc_branch *key = &st->last[0];
 	u32 r = s->nr_branches, max = r < st->nr_last ? r : st->nr_last;
 	bool depth_known = !((s->flags | st->last_flags) & KCC_SAMPLE_TRUNCATED);
-	u32 depth = start_depth, want = st->last_depth, found = 0, matches = 0;
-	const struct kcc_branch *old = &br[r];
-	u32 len, i;
+	u32 depth = start_depth, want = st->last_depth, found = 0;
+	u32 at = r, i, j;
 
 	if (st->join_policy == KCC_JOIN_NONE)
 		return 0;
-	for (len = 1; len <= max; len++) {
+	for (i = r - max; i < r; i++) {
+		const struct kcc_branch *b = &br[i];
+
+		if (b->to != key->to || b->from != key->from ||
+		    b->kind != key->kind)
+			continue;
 		/*
-		 * Depth after the len oldest records of the new burst: each
-		 * is a call or a return, the burst is not altered.
+		 * Depth after the records from br[i] on, the r - i oldest:
+		 * each is a call or a return, the burst is not altered.
 		 */
-		depth += (--old)->kind == KCC_BR_CALL ? 1 : -1;
+		while (at > i)
+			depth += br[--at].kind == KCC_BR_CALL ? 1 : -1;
+		while (at < i)
+			depth -= br[at++].kind == KCC_BR_CALL ? 1 : -1;
 		if (depth_known && depth != want)
 			continue;
-		for (i = 0; i < len; i++)
-			if (!kcc_branch_eq(&br[r - len + i], &st->last[i]))
+		for (j = 1; j < r - i; j++)
+			if (!kcc_branch_eq(&br[i + j], &st->last[j]))
 				break;
-		if (i < len)
+		if (j < r - i)
 			continue;
-		found = len;
-		matches++;
-	}
-	if (matches > 1) {
-		st->join_ambiguous++;
-		if (st->join_policy != KCC_JOIN_LONGEST)
-			return 0;
+		if (found) {
+			st->join_ambiguous++;
+			return st->join_policy == KCC_JOIN_LONGEST ? found : 0;
+		}
+		found = r - i;
 	}
 	return found;
 }

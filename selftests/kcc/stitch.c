@@ -984,6 +984,132 @@ static void test_property(void)
 			 unjoined, PROP_OTHER);
 }
 
+/* ---- the overlap search against every L -------------------------------- */
+
+/*
+ * kcc_stitch_sample() looks only at the L whose newest record is the
+ * previous burst's newest, longest first, and stops at the second that
+ * qualifies.  Here every L is compared in full, as the stitcher first
+ * did, and the overlap it finds must be the one the stitcher used, on
+ * bursts that overlap (periods of 1 to 8 calls) and bursts that repeat
+ * (tight loops), with whole and truncated walks.
+ */
+struct ovl_emit {
+	struct stitcher sr;
+	struct ksft_prop *prop;
+	u64 joins;		/* bursts the search joined */
+	u64 several;		/* bursts where several L qualified */
+};
+
+/* The net depth change of records br[from .. to), newest first. */
+static int ovl_net(const struct kcc_branch *br, u32 from, u32 to)
+{
+	int d = 0;
+
+	for (; from < to; from++)
+		d += br[from].kind == KCC_BR_CALL ? 1 : -1;
+	return d;
+}
+
+static int ovl_emit(void *arg, const struct kcc_sample *s)
+{
+	static struct kcc_branch last[KCC_STITCH_JOIN_MAX];
+	const struct kcc_branch *br = kcc_sample_branches(s);
+	struct ovl_emit *oe = arg;
+	struct kcc_stitch *st = &oe->sr.st;
+	u32 r = s->nr_branches, nr_last = st->nr_last, want = st->last_depth;
+	bool known = !((s->flags | st->last_flags) & KCC_SAMPLE_TRUNCATED);
+	u64 joined = st->bursts_joined, amb = st->join_ambiguous;
+	u64 replayed = st->bursts_replayed, calls = st->ksf.calls;
+	u32 max, len, i, found = 0, matches = 0, used, want_calls = 0;
+	u32 start;
+	int ret;
+
+	if (kcc_sample_check(s, s->size) != (int)s->size)
+		return -EINVAL;
+	memcpy(last, st->last, sizeof(last));
+	ret = stitcher__sample(&oe->sr, s);
+	if (ret || st->bursts_replayed == replayed || !nr_last ||
+	    st->altered)
+		return ret;
+	/* Anchored depth before the oldest record: the end's, less the burst. */
+	start = st->last_depth - (u32)ovl_net(br, 0, r);
+	max = r < nr_last ? r : nr_last;
+	for (len = 1; len <= max; len++) {
+		if (known && start + (u32)ovl_net(br, r - len, r) != want)
+			continue;
+		for (i = 0; i < len; i++)
+			if (br[r - len + i].from != last[i].from ||
+			    br[r - len + i].to != last[i].to ||
+			    br[r - len + i].kind != last[i].kind)
+				break;
+		if (i == len) {
+			found = len;
+			matches++;
+		}
+	}
+	used = matches > 1 && st->join_policy != KCC_JOIN_LONGEST ? 0 : found;
+	for (i = 0; i < r - used; i++)
+		want_calls += br[i].kind == KCC_BR_CALL;
+	oe->joins += used > 0;
+	oe->several += matches > 1;
+	ksft_prop_check(oe->prop, st->bursts_joined - joined == (used > 0) &&
+			st->join_ambiguous - amb == (matches > 1) &&
+			st->ksf.calls - calls == want_calls,
+			"policy %u, %u records, %u qualify, longest %u: joined %" PRIu64 ", ambiguous %" PRIu64 ", %" PRIu64 " calls counted, not %u",
+			st->join_policy, r, matches, found,
+			st->bursts_joined - joined, st->join_ambiguous - amb,
+			st->ksf.calls - calls, want_calls);
+	return 0;
+}
+
+static void test_overlap_search(void)
+{
+	static const u32 lbr[] = { 8, 16, 32, KCC_INJECT_MAX_BRANCHES };
+	struct ksft_prop prop = { 0 };
+	u64 rng = 0x0e71a9ull, joins = 0, several = 0;
+	u32 i;
+
+	for (i = 0; i < 120; i++) {
+		struct lbrsim_opts so = {
+			.period = 1 + ref_below(&rng, 8),
+			.lbr_depth = lbr[ref_below(&rng, 4)],
+			/* A third of the walks truncated: depth unknown. */
+			.stack_depth = ref_below(&rng, 3) ? KCC_INJECT_MAX_STACK :
+				       1 + ref_below(&rng, 6),
+			.seed = ref_rand(&rng),
+		};
+		struct stitcher_opts o = {
+			.k = 1 + ref_below(&rng, 4),
+			.longest_join = i & 1,
+		};
+		struct ovl_emit oe = { .prop = &prop };
+		struct ref_trace t;
+		struct ref_gen g;
+		struct lbrsim sim;
+		int ret;
+
+		ref_gen_random(&g, &rng);
+		ref_gen_trace(&t, &g, &rng);
+		if (stitcher__init(&oe.sr, &o) ||
+		    lbrsim__init(&sim, t.nr, &so, ovl_emit, &oe))
+			ksft_exit_fail_msg("out of memory\n");
+		ret = lbrsim__run(&sim, t.ev, t.n);
+		if (!ret)
+			ret = lbrsim__finish(&sim);
+		if (ret)
+			ksft_exit_fail_msg("simulation failed: %d\n", ret);
+		joins += oe.joins;
+		several += oe.several;
+		lbrsim__exit(&sim);
+		stitcher__exit(&oe.sr);
+		ref_trace_free(&t);
+	}
+	ksft_print_msg("overlap search: %" PRIu64 " joins, %" PRIu64 " bursts with several overlaps\n",
+		       joins, several);
+	ksft_prop_result(&prop, "overlap search: the overlap of comparing every L in full, joins and ambiguity alike");
+}
+
 /* ---- effects: bursts shaped like hardware's (lbrsim effects) --------- */
 
 struct fx_run {
@@ -1297,7 +1423,7 @@ static void test_effects_random(void)
 int main(void)
 {
 	ksft_print_header();
-	ksft_set_plan(68);
+	ksft_set_plan(69);
 	test_anchor();
 	test_below_bottom();
 	test_truncated();
@@ -1307,6 +1433,7 @@ int main(void)
 	test_join();
 	test_check();
 	test_property();
+	test_overlap_search();
 	test_effects();
 	test_effects_random();
 	ksft_finished();
