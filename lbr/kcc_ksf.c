@@ -67,22 +67,31 @@ u32 kcc_ksf_rewind(struct kcc_ksf *s)
 u32 kcc_ksf_keep(struct kcc_ksf *s, u32 top, const void *label, long stride,
 		 u32 n)
 {
-	u32 d = s->depth, k = s->k, i;
+	u32 d = s->depth, k = s->k, i = 0;
 	u32 room = d < top ? top - d : 0;
 	const struct kcc_frame *fr = &s->stack[d];
-	const u8 *nodes = s->f->nodes, *l = label;
-	size_t node_stride = s->f->stride;
+	const u8 *l = label;
 
 	if (n > room)
 		n = room;
-	/* Below @top no frame lost a location (kcc_ksf_rewind()). */
-	for (i = 0; i < n; i++, l += stride) {
-		const struct kcc_node *t = (const struct kcc_node *)
-			(nodes + fr[i].t * node_stride);
-
-		if (t->label != *(const u64 *)l)
-			break;
+	if (!n)
+		return 0;
+	/*
+	 * Below @top no frame lost a location (kcc_ksf_rewind()), so each
+	 * was pushed with a memo hit or a lookup that set its caller's
+	 * memo: the label of a frame above the bottom one is the memo label
+	 * of the frame below it, which is read with the frames instead of
+	 * from the frame's node.  The bottom frame has no frame below.
+	 */
+	if (!d) {
+		if (kcc_forest_node(s->f, fr->t)->label != *(const u64 *)l)
+			return 0;
+		i = 1;
+		l += stride;
 	}
+	for (fr += i; i < n; i++, fr++, l += stride)
+		if (fr[-1].memo_label != *(const u64 *)l)
+			break;
 	s->depth = d + i;
 	if (k != KCC_K_INF)
 		s->slab_pos = (s->slab_pos + i) % k;

@@ -228,6 +228,30 @@ static int twin_prune(struct stitcher *sr, void **pmem)
 	return 0;
 }
 
+/*
+ * kcc_ksf_keep() reads the label of a pending frame above the bottom
+ * one from its caller's memo, not from the frame's node: below the
+ * lowest frame that lost a location the two must be the same.
+ */
+static struct ksft_prop memo_prop;
+
+static void memo_check(const struct kcc_ksf *s)
+{
+	u32 n = s->depth < s->stack_cap ? s->depth : s->stack_cap, d;
+
+	if (s->f->pr || s->ppp)
+		return;
+	if (n > s->lost_at)
+		n = s->lost_at;
+	for (d = 1; d < n; d++) {
+		u64 label = kcc_forest_node(s->f, s->stack[d].t)->label;
+
+		ksft_prop_check(&memo_prop, s->stack[d - 1].memo_label == label,
+				"depth %u of %u: memo label %#" PRIx64 ", frame label %#" PRIx64,
+				d + 1, n, s->stack[d - 1].memo_label, label);
+	}
+}
+
 static int twin_emit(void *arg, const struct kcc_sample *s)
 {
 	struct twin *tw = arg;
@@ -253,6 +277,8 @@ static int twin_emit(void *arg, const struct kcc_sample *s)
 			kcc_ksf_clear_stack(&sr->st.ksf);
 		if (!tw->err)
 			tw->err = stitcher__sample(sr, s);
+		if (!tw->err && !(i & 1))
+			memo_check(&sr->st.ksf);
 	}
 	return tw->err;
 }
@@ -390,9 +416,10 @@ int main(void)
 	int m;
 
 	ksft_print_header();
-	ksft_set_plan(11 + NR_MODES);
+	ksft_set_plan(12 + NR_MODES);
 	test_builder();
 	for (m = 0; m < NR_MODES; m++)
 		test_twins(m);
+	ksft_prop_result(&memo_prop, "below the lowest frame that lost a location, a caller's memo names the frame above it");
 	ksft_finished();
 }
