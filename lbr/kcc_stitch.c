@@ -218,7 +218,12 @@ static void kcc_stitch_charge(struct kcc_stitch *st, const struct kcc_sample *s)
 /* The return address @ret can follow the call at @from (0: unknown). */
 static bool kcc_call_fits(u64 ret, u64 from)
 {
-	return !ret || (ret > from && ret - from <= KCC_INSN_MAX);
+	/*
+	 * ret - from in 1..KCC_INSN_MAX, one compare: at or below @from it
+	 * wraps round to 2^63 - 1 or more, @from being a user address (a record
+	 * with a kernel one is skipped, or fails the fit's test after it).
+	 */
+	return ret - from - 1 < KCC_INSN_MAX || !ret;
 }
 
 /*
@@ -390,42 +395,57 @@ static u64 *kcc_stitch_fit_ev(const struct kcc_stitch *st, u32 r)
 }
 
 /*
+ * The labels of the frames a burst that fits put back, bottom first, at
+ * the start of the frames' scratch (kcc_stitch_undo_fit()); their return
+ * addresses follow, @r u64s on.
+ */
+static u64 *kcc_stitch_fit_labels(const struct kcc_stitch *st)
+{
+	return (u64 *)st->frames;
+}
+
+/*
  * Step 1 when every record is usable and every call fits the frame it
  * pops, the usual burst: the frames of the walk that are left stay in
  * the sample (nr_walk of them, at the bottom) and only the frames put
- * back by return records are written, to frames[] from the start.  What
- * is left, and its order, is what kcc_stitch_undo() leaves without a
- * misfit.  The replay's events are written on the way, at the end of
- * the scratch (kcc_stitch_fit_ev()).  Returns the number of frames, or -1 at the first record that
- * needs kcc_stitch_undo() (a misfit, an unusable record, a call below
- * the walk, frames_cap reached).  @skid: the sampled frame is gone.
+ * back by return records are written, their labels and their return
+ * addresses in two arrays of the scratch (kcc_stitch_fit_labels()).
+ * What is left, and its order, is what kcc_stitch_undo() leaves without
+ * a misfit.  The replay's events are written on the way, at the end of
+ * the scratch (kcc_stitch_fit_ev()).  Returns the number of frames, or
+ * -1 at the first record that needs kcc_stitch_undo() (a misfit, an
+ * unusable record, a call below the walk, frames_cap reached).  @skid:
+ * the sampled frame is gone.
  */
 static int kcc_stitch_undo_fit(struct kcc_stitch *st,
 			       const struct kcc_sample *s, bool skid)
 {
-	const struct kcc_branch *br = kcc_sample_branches(s);
+	const struct kcc_branch *b = kcc_sample_branches(s), *end;
 	const u64 *stack = kcc_sample_stack(s);
-	struct kcc_stitch_frame *fr = st->frames;
 	u32 n = s->nr_stack, r = s->nr_branches, cap = st->frames_cap, w = n;
+	u64 *label = kcc_stitch_fit_labels(st), *ret = label + r;
 	u64 *ev = kcc_stitch_fit_ev(st, r) + r, far = 0;
-	u32 o = 0, i;
+	size_t o = 0;
 
 	/*
 	 * At most w + r frames, so frames_cap is never reached; and the
-	 * frames put back, at most r, and the r events do not meet.
+	 * labels and return addresses put back, at most r each, and the r
+	 * events do not meet.
 	 */
 	if (w + r > cap ||
-	    (size_t)r * (sizeof(*fr) + sizeof(*ev)) > (size_t)cap * sizeof(*fr))
+	    (size_t)r * 3 * sizeof(*ev) > (size_t)cap * sizeof(*st->frames))
 		return -1;
 	w -= skid;
-	for (i = 0; i < r; i++) {
-		const struct kcc_branch *b = &br[i];
+	/* Locals: the stores below may alias the records for the compiler. */
+	for (end = b + r; b < end; b++) {
+		u64 from = b->from, to = b->to;
 
 		/* Kernel addresses: tested once, after the loop. */
-		far |= b->from | b->to;
+		far |= from;
+		far |= to;
 		if (b->kind == KCC_BR_RET) {
-			fr[o].label = b->from;
-			fr[o].ret = b->to;
+			label[o] = from;
+			ret[o] = to;
 			o++;
 			*--ev = KCC_EV_RET;
 			continue;
@@ -433,16 +453,16 @@ static int kcc_stitch_undo_fit(struct kcc_stitch *st,
 		if (b->kind != KCC_BR_CALL)
 			return -1;
 		/* A usable call's target is a user address: never KCC_EV_RET. */
-		*--ev = b->to;
+		*--ev = to;
 		/* The top frame's return address, as in the undo. */
 		if (o) {
-			if (!kcc_call_fits(fr[o - 1].ret, b->from))
+			if (!kcc_call_fits(ret[o - 1], from))
 				return -1;
 			o--;
 		} else {
 			/* The bottom frame's return address is unknown. */
 			if (!w || (w > 1 &&
-				   !kcc_call_fits(stack[n - w + 1], b->from)))
+				   !kcc_call_fits(stack[n - w + 1], from)))
 				return -1;
 			w--;
 		}
@@ -450,7 +470,7 @@ static int kcc_stitch_undo_fit(struct kcc_stitch *st,
 	if (!kcc_user_addr(far))
 		return -1;
 	st->nr_walk = w;
-	return w + o;
+	return w + (u32)o;
 }
 
 /*
@@ -807,8 +827,13 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 	 * the walk's frames left in the sample, then those in frames[].
 	 */
 	seg[0] = kcc_stitch_walk(s, st->nr_walk);
-	seg[1].first = (const u8 *)&st->frames[0].label;
-	seg[1].stride = sizeof(*st->frames);
+	if (st->fit) {
+		seg[1].first = (const u8 *)kcc_stitch_fit_labels(st);
+		seg[1].stride = sizeof(u64);
+	} else {
+		seg[1].first = (const u8 *)&st->frames[0].label;
+		seg[1].stride = sizeof(*st->frames);
+	}
 	seg[1].n = n - st->nr_walk;
 	kcc_stitch_anchor(ksf, (s->flags & KCC_SAMPLE_TRUNCATED) || st->cut,
 			  seg, 2);

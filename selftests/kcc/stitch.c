@@ -984,6 +984,130 @@ static void test_property(void)
 			 unjoined, PROP_OTHER);
 }
 
+/* A random trace from @rng through the LBR simulator into @emit. */
+static void sim_random(const struct lbrsim_opts *so, u64 *rng,
+		       lbrsim_emit_fn emit, void *arg)
+{
+	struct ref_trace t;
+	struct ref_gen g;
+	struct lbrsim sim;
+	int ret;
+
+	ref_gen_random(&g, rng);
+	ref_gen_trace(&t, &g, rng);
+	if (lbrsim__init(&sim, t.nr, so, emit, arg))
+		ksft_exit_fail_msg("out of memory\n");
+	ret = lbrsim__run(&sim, t.ev, t.n);
+	if (!ret)
+		ret = lbrsim__finish(&sim);
+	if (ret)
+		ksft_exit_fail_msg("simulation failed: %d\n", ret);
+	lbrsim__exit(&sim);
+	ref_trace_free(&t);
+}
+
+/* ---- the undo of a burst that fits, against the general undo ---------- */
+
+/*
+ * kcc_stitch_undo_fit() leaves the walk in the sample and writes only
+ * the frames put back, their labels and return addresses apart, and the
+ * replay's events.  The second stitcher of each pair has its frames_cap
+ * lowered before each sample, one below what the fit needs, so that the
+ * general undo copies the walk and stitches every burst: the two must
+ * leave the same forest node for node, the same shadow stack and the
+ * same statistics, on bursts with and without effects.
+ */
+struct fit_emit {
+	struct stitcher sr[2];
+	u64 general;		/* bursts that fit, undone in general by the second */
+	int err;
+};
+
+static int fit_emit(void *arg, const struct kcc_sample *s)
+{
+	const struct kcc_branch *br = kcc_sample_branches(s);
+	struct fit_emit *fe = arg;
+	struct kcc_stitch *st = &fe->sr[1].st;
+	u32 cap = s->nr_stack + s->nr_branches, i, rets = 0;
+
+	if (kcc_sample_check(s, s->size) != (int)s->size)
+		return -EINVAL;
+	for (i = 0; i < s->nr_branches; i++)
+		rets += br[i].kind == KCC_BR_RET;
+	/* The general undo needs nr_stack plus a frame a return. */
+	st->frames_cap = rets < s->nr_branches ? cap - 1 : cap;
+	if (!fe->err)
+		fe->err = stitcher__sample(&fe->sr[0], s);
+	if (!fe->err)
+		fe->err = stitcher__sample(&fe->sr[1], s);
+	fe->general += s->nr_branches && fe->sr[0].st.fit && !st->fit;
+	st->frames_cap = STITCHER_DEPTH;
+	return fe->err;
+}
+
+static bool fit_equal(const struct fit_emit *fe)
+{
+	const struct kcc_stitch *a = &fe->sr[0].st, *b = &fe->sr[1].st;
+	const struct kcc_forest *fa = a->ksf.f, *fb = b->ksf.f;
+	const struct kcc_ksf *ka = &a->ksf, *kb = &b->ksf;
+
+	return fa->count == fb->count && fa->drops == fb->drops &&
+	       !memcmp(fa->nodes, fb->nodes, (size_t)fa->count * fa->stride) &&
+	       !memcmp(ka->stack, kb->stack, ka->stack_cap * sizeof(*ka->stack)) &&
+	       ka->depth == kb->depth && ka->slab_pos == kb->slab_pos &&
+	       ka->max_depth == kb->max_depth && ka->calls == kb->calls &&
+	       ka->returns == kb->returns && ka->lost_calls == kb->lost_calls &&
+	       ka->bad_returns == kb->bad_returns &&
+	       ka->lost_charges == kb->lost_charges &&
+	       a->bursts_replayed == b->bursts_replayed &&
+	       a->bursts_joined == b->bursts_joined &&
+	       a->join_ambiguous == b->join_ambiguous &&
+	       a->branches == b->branches && !a->stitch_errors &&
+	       !b->stitch_errors && !memcmp(&a->cnt, &b->cnt, sizeof(a->cnt));
+}
+
+static void test_fit_general(void)
+{
+	u64 rng = 0xf17f17ull, general = 0;
+	u32 ok = 0, i, n = 120;
+
+	for (i = 0; i < n; i++) {
+		struct lbrsim_opts so = {
+			.period = 1 + ref_below(&rng, 40),
+			.lbr_depth = 1 + ref_below(&rng, KCC_INJECT_MAX_BRANCHES),
+			.stack_depth = ref_below(&rng, 3) ? KCC_INJECT_MAX_STACK :
+				       1 + ref_below(&rng, 24),
+			.seed = ref_rand(&rng),
+			.effects = ref_below(&rng, 2) ? 0 : (u32)ref_rand(&rng) &
+				   LBRSIM_FX_ALL,
+		};
+		struct stitcher_opts o = {
+			.k = 1 + ref_below(&rng, 4),
+			.longest_join = ref_below(&rng, 2),
+		};
+		struct fit_emit fe = { .err = 0 };
+
+		if (stitcher__init(&fe.sr[0], &o) ||
+		    stitcher__init(&fe.sr[1], &o))
+			ksft_exit_fail_msg("out of memory\n");
+		sim_random(&so, &rng, fit_emit, &fe);
+		if (fit_equal(&fe))
+			ok++;
+		else
+			ksft_print_msg("trace %u: the general undo left another forest, stack or statistics (k %u, period %u, lbr %u, walk %u, effects 0x%x)\n",
+				       i, o.k, so.period, so.lbr_depth,
+				       so.stack_depth, so.effects);
+		general += fe.general;
+		stitcher__exit(&fe.sr[0]);
+		stitcher__exit(&fe.sr[1]);
+	}
+	ksft_print_msg("fit against general undo: %" PRIu64 " bursts that fit undone in general\n",
+		       general);
+	ksft_test_result(ok == n && general,
+			 "a burst that fits leaves what the general undo leaves (%u/%u traces)\n",
+			 ok, n);
+}
+
 /* ---- the overlap search against every L -------------------------------- */
 
 /*
@@ -1084,26 +1208,13 @@ static void test_overlap_search(void)
 			.longest_join = i & 1,
 		};
 		struct ovl_emit oe = { .prop = &prop };
-		struct ref_trace t;
-		struct ref_gen g;
-		struct lbrsim sim;
-		int ret;
 
-		ref_gen_random(&g, &rng);
-		ref_gen_trace(&t, &g, &rng);
-		if (stitcher__init(&oe.sr, &o) ||
-		    lbrsim__init(&sim, t.nr, &so, ovl_emit, &oe))
+		if (stitcher__init(&oe.sr, &o))
 			ksft_exit_fail_msg("out of memory\n");
-		ret = lbrsim__run(&sim, t.ev, t.n);
-		if (!ret)
-			ret = lbrsim__finish(&sim);
-		if (ret)
-			ksft_exit_fail_msg("simulation failed: %d\n", ret);
+		sim_random(&so, &rng, ovl_emit, &oe);
 		joins += oe.joins;
 		several += oe.several;
-		lbrsim__exit(&sim);
 		stitcher__exit(&oe.sr);
-		ref_trace_free(&t);
 	}
 	ksft_print_msg("overlap search: %" PRIu64 " joins, %" PRIu64 " bursts with several overlaps\n",
 		       joins, several);
@@ -1423,7 +1534,7 @@ static void test_effects_random(void)
 int main(void)
 {
 	ksft_print_header();
-	ksft_set_plan(69);
+	ksft_set_plan(70);
 	test_anchor();
 	test_below_bottom();
 	test_truncated();
@@ -1434,6 +1545,7 @@ int main(void)
 	test_check();
 	test_property();
 	test_overlap_search();
+	test_fit_general();
 	test_effects();
 	test_effects_random();
 	ksft_finished();
