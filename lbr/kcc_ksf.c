@@ -125,6 +125,7 @@ struct kcc_ksf_env {
 	struct kcc_frame *stack;
 	u32 stack_cap;
 	u32 k;
+	bool inf;		/* k == KCC_K_INF */
 };
 
 static __always_inline void kcc_ksf_load(const struct kcc_ksf *s,
@@ -143,6 +144,7 @@ static __always_inline void kcc_ksf_load(const struct kcc_ksf *s,
 	e->stack = s->stack;
 	e->stack_cap = s->stack_cap;
 	e->k = s->k;
+	e->inf = s->k == KCC_K_INF;
 }
 
 static __always_inline void kcc_ksf_store(struct kcc_ksf *s,
@@ -165,17 +167,30 @@ static __always_inline bool kcc_ksf_plain(const struct kcc_ksf *s)
 	return !s->f->pr && !s->ppp && !s->acc;
 }
 
-/* Slab boundaries fall at depths that are multiples of k (Figure 7). */
-static __always_inline void kcc_ksf_slab_up(u32 k, struct kcc_ksf_regs *r)
+/*
+ * Slab boundaries fall at depths that are multiples of k (Figure 7).  A
+ * builder of the CCT (k = KCC_K_INF) has none: @e->inf, which the loops
+ * over a batch know where they are compiled.
+ */
+static __always_inline void kcc_ksf_slab_up(const struct kcc_ksf_env *e,
+					    struct kcc_ksf_regs *r)
 {
-	if (k != KCC_K_INF && ++r->slab_pos == k)
+	if (!e->inf && ++r->slab_pos == e->k)
 		r->slab_pos = 0;
 }
 
-static __always_inline void kcc_ksf_slab_down(u32 k, struct kcc_ksf_regs *r)
+/* The push at this depth starts a slab tree. */
+static __always_inline bool kcc_ksf_boundary(const struct kcc_ksf_env *e,
+					     const struct kcc_ksf_regs *r)
 {
-	if (k != KCC_K_INF)
-		r->slab_pos = r->slab_pos ? r->slab_pos - 1 : k - 1;
+	return r->slab_pos == 0 && !e->inf;
+}
+
+static __always_inline void kcc_ksf_slab_down(const struct kcc_ksf_env *e,
+					      struct kcc_ksf_regs *r)
+{
+	if (!e->inf)
+		r->slab_pos = r->slab_pos ? r->slab_pos - 1 : e->k - 1;
 }
 
 /*
@@ -306,7 +321,6 @@ static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
 {
 	struct kcc_forest *f = e->f;
 	u32 d = r->depth;	/* |S| - 1 before the push */
-	u32 k = e->k;
 	struct kcc_frame *up, *fr;
 	bool lost;
 	u32 t, b;
@@ -316,7 +330,7 @@ static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
 	if (unlikely(d >= e->stack_cap)) {
 		/* Deeper than we can remember: keep depth for alignment. */
 		r->depth++;
-		kcc_ksf_slab_up(k, r);
+		kcc_ksf_slab_up(e, r);
 		r->stack_drops += inc;
 		return;
 	}
@@ -330,8 +344,7 @@ static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
 		up = &e->stack[d - 1];
 		if (up->memo_t != KCC_NIL && up->memo_label == label &&
 		    (plain || likely(!f->pr) ||
-		     kcc_ksf_memo_ok(f, up, label,
-				     r->slab_pos == 0 && k != KCC_K_INF))) {
+		     kcc_ksf_memo_ok(f, up, label, kcc_ksf_boundary(e, r)))) {
 			t = up->memo_t;
 			b = up->memo_b;
 			lost = false;
@@ -339,7 +352,7 @@ static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
 			t = up->t;
 			b = up->b;
 			/* Top region (lines 2-16). */
-			if (r->slab_pos == 0 && k != KCC_K_INF) {
+			if (kcc_ksf_boundary(e, r)) {
 				b = t;
 				t = kcc_forest_get(f, KCC_ROOT_SLAB, label);
 			} else if (t != KCC_NIL) {
@@ -380,7 +393,7 @@ static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
 		kcc_ksf_count(e, t, inc, plain);
 	if (b != KCC_NIL)
 		kcc_ksf_count(e, b, inc, plain);
-	if (unlikely((d < k ? t : b) == KCC_NIL))
+	if (unlikely((d < e->k ? t : b) == KCC_NIL))
 		r->lost_calls += inc;
 	if (!plain && unlikely(s->acc) && inc)
 		kcc_ksf_acc_call(s, t, b, inc - s->acc_exact);
@@ -399,7 +412,7 @@ static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
 		fr->memo_t = KCC_NIL;
 	}
 	r->depth = d + 1;
-	kcc_ksf_slab_up(k, r);
+	kcc_ksf_slab_up(e, r);
 	if (r->depth > r->max_depth)
 		r->max_depth = r->depth;
 }
@@ -442,15 +455,17 @@ void kcc_ksf_enter(struct kcc_ksf *s, u64 label)
 	kcc_ksf_push1(s, label, 0);
 }
 
+/* @plain, @inf: kcc_ksf_plain(s), k == KCC_K_INF, as for the replay. */
 static __always_inline void kcc_ksf_enter_loop(struct kcc_ksf *s,
 					       const u8 *l, long stride, u32 n,
-					       bool plain)
+					       bool plain, bool inf)
 {
 	struct kcc_ksf_regs r;
 	struct kcc_ksf_env e;
 	u32 i;
 
 	kcc_ksf_load(s, &r, &e);
+	e.inf = inf;
 	for (i = 0; i < n; i++, l += stride)
 		kcc_ksf_push(s, &e, &r, *(const u64 *)l, 0, plain);
 	kcc_ksf_store(s, &r);
@@ -459,10 +474,13 @@ static __always_inline void kcc_ksf_enter_loop(struct kcc_ksf *s,
 void kcc_ksf_enter_n(struct kcc_ksf *s, const void *label, long stride,
 		     u32 n)
 {
-	if (kcc_ksf_plain(s))
-		kcc_ksf_enter_loop(s, label, stride, n, true);
+	if (!kcc_ksf_plain(s))
+		kcc_ksf_enter_loop(s, label, stride, n, false,
+				   s->k == KCC_K_INF);
+	else if (s->k == KCC_K_INF)
+		kcc_ksf_enter_loop(s, label, stride, n, true, true);
 	else
-		kcc_ksf_enter_loop(s, label, stride, n, false);
+		kcc_ksf_enter_loop(s, label, stride, n, true, false);
 }
 
 int kcc_ksf_return(struct kcc_ksf *s)
@@ -480,16 +498,23 @@ int kcc_ksf_return(struct kcc_ksf *s)
 	return 0;
 }
 
+/*
+ * @plain: kcc_ksf_plain(s); @inf: k == KCC_K_INF.  Where they are
+ * constants, the loop is compiled for them: a plain forest's loop of a
+ * k-SF steps the slab position without asking whether there is one.
+ */
 static __always_inline void kcc_ksf_replay_loop(struct kcc_ksf *s,
 						const u64 *ev, size_t n,
-						bool plain)
+						bool plain, bool inf)
 {
 	struct kcc_ksf_regs r;
 	struct kcc_ksf_env e;
-	u64 calls = 0, returns = 0, bad = 0;
+	u64 bad = 0, calls;
+	u32 depth0 = s->depth;
 	size_t i;
 
 	kcc_ksf_load(s, &r, &e);
+	e.inf = inf;
 	for (i = 0; i < n; i++) {
 		u64 ev_i = ev[i];
 
@@ -501,16 +526,21 @@ static __always_inline void kcc_ksf_replay_loop(struct kcc_ksf *s,
 				continue;
 			}
 			r.depth--;
-			kcc_ksf_slab_down(e.k, &r);
-			returns++;
+			kcc_ksf_slab_down(&e, &r);
 		} else {
-			calls++;
 			kcc_ksf_push(s, &e, &r, ev_i, 1, plain);
 		}
 	}
 	kcc_ksf_store(s, &r);
+	/*
+	 * A call adds one to the depth, a return takes one off, a bad
+	 * return neither: calls - returns is the depth's change, calls +
+	 * returns the n - bad events that were not bad.  Nothing counted
+	 * a call.
+	 */
+	calls = (n - bad + (u64)r.depth - depth0) / 2;
 	s->calls += calls;
-	s->returns += returns;
+	s->returns += n - bad - calls;
 	s->bad_returns += bad;
 }
 
@@ -525,10 +555,12 @@ static __always_inline void kcc_ksf_replay_loop(struct kcc_ksf *s,
  */
 void kcc_ksf_replay(struct kcc_ksf *s, const u64 *ev, size_t n)
 {
-	if (kcc_ksf_plain(s))
-		kcc_ksf_replay_loop(s, ev, n, true);
+	if (!kcc_ksf_plain(s))
+		kcc_ksf_replay_loop(s, ev, n, false, s->k == KCC_K_INF);
+	else if (s->k == KCC_K_INF)
+		kcc_ksf_replay_loop(s, ev, n, true, true);
 	else
-		kcc_ksf_replay_loop(s, ev, n, false);
+		kcc_ksf_replay_loop(s, ev, n, true, false);
 }
 
 void kcc_ksf_charge(struct kcc_ksf *s, u32 metric, u64 delta)
