@@ -361,6 +361,11 @@ int kcc_ksf_return(struct kcc_ksf *s);
 void kcc_ksf_replay(struct kcc_ksf *s, const u64 *ev, size_t n);
 /* Add @delta to event counter @metric (1-based) of the current context. */
 void kcc_ksf_charge(struct kcc_ksf *s, u32 metric, u64 delta);
+/*
+ * kcc_ksf_charge() of @da to @ma, then of @db to @mb (a sample's event
+ * count and the sample), finding the current context once.
+ */
+void kcc_ksf_charge2(struct kcc_ksf *s, u32 ma, u64 da, u32 mb, u64 db);
 
 /*
  * inv_k (Lemma 1): the k-CCF of a CCT (@src_k = KCC_K_INF) or of a k'-SF

@@ -584,3 +584,34 @@ void kcc_ksf_charge(struct kcc_ksf *s, u32 metric, u64 delta)
 	if ((s->depth - 1 < s->k ? fr->t : fr->b) == KCC_NIL)
 		s->lost_charges++;
 }
+
+void kcc_ksf_charge2(struct kcc_ksf *s, u32 ma, u64 da, u32 mb, u64 db)
+{
+	u32 d = s->depth, nm = s->f->nmetrics;
+	const struct kcc_frame *fr;
+	u64 *c;
+
+	/* Pruned, watched or a bad metric: one by one, as the caller asked. */
+	if (unlikely(s->f->pr || s->ppp || !ma || ma > nm || !mb || mb > nm)) {
+		kcc_ksf_charge(s, ma, da);
+		kcc_ksf_charge(s, mb, db);
+		return;
+	}
+	if (!d || d > s->stack_cap) {
+		s->lost_charges += 2;
+		return;
+	}
+	fr = &s->stack[d - 1];
+	if (fr->t != KCC_NIL) {
+		c = kcc_forest_ctr(s->f, fr->t);
+		c[ma] += da;
+		c[mb] += db;
+	}
+	if (fr->b != KCC_NIL) {
+		c = kcc_forest_ctr(s->f, fr->b);
+		c[ma] += da;
+		c[mb] += db;
+	}
+	if ((d - 1 < s->k ? fr->t : fr->b) == KCC_NIL)
+		s->lost_charges += 2;
+}

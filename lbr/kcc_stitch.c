@@ -208,8 +208,7 @@ static void kcc_stitch_anchor_sample(struct kcc_stitch *st,
 
 static void kcc_stitch_charge(struct kcc_stitch *st, const struct kcc_sample *s)
 {
-	kcc_ksf_charge(&st->ksf, KCC_CTR_EVENTS, s->delta);
-	kcc_ksf_charge(&st->ksf, KCC_CTR_SAMPLES, 1);
+	kcc_ksf_charge2(&st->ksf, KCC_CTR_EVENTS, s->delta, KCC_CTR_SAMPLES, 1);
 }
 
 /* popped_at[]: the frame popped had been put back by a return record. */

@@ -193,12 +193,14 @@ static void test_builder(void)
 /*
  * kcc_ksf_replay() and kcc_ksf_enter_n() run loops compiled for a plain
  * forest of a CCT or of a k-SF, step the slab position without asking
- * for k in the latter, and count calls and returns from the depth.  Each
- * must leave what one kcc_ksf_call(), kcc_ksf_return() or
- * kcc_ksf_enter() per event leaves: the forest node for node, the shadow
- * stack with its memos, the slab position and the statistics, here with
- * frames entered among the events, stacks cleared as anchoring does,
- * stray returns, full pools and stack caps.
+ * for k in the latter, and count calls and returns from the depth; and
+ * kcc_ksf_charge2() finds the context once for two metrics.  Each must
+ * leave what one kcc_ksf_call(), kcc_ksf_return(), kcc_ksf_enter() or
+ * kcc_ksf_charge() per event leaves: the forest node for node, the
+ * shadow stack with its memos, the slab position and the statistics,
+ * here with frames entered among the events, stacks cleared as
+ * anchoring does, samples charged, stray returns, full pools and stack
+ * caps.
  */
 
 struct ops_side {
@@ -228,7 +230,8 @@ static bool ops_equal(const struct ops_side *a, const struct ops_side *b)
 	       x->calls == y->calls && x->returns == y->returns &&
 	       x->bad_returns == y->bad_returns &&
 	       x->lost_calls == y->lost_calls &&
-	       x->stack_drops == y->stack_drops;
+	       x->stack_drops == y->stack_drops &&
+	       x->lost_charges == y->lost_charges;
 }
 
 /* One trace with runs of entered frames and clears woven in, both ways. */
@@ -259,6 +262,15 @@ static bool ops_run(const struct ref_trace *t, u32 k, u32 cap, u32 stack_cap,
 			kcc_ksf_clear_stack(&one.s);
 			kcc_ksf_clear_stack(&batch.s);
 			continue;
+		}
+		if (what == 3) {
+			/* A sample charged: two metrics, one look. */
+			u64 delta = ref_rand(rng) >> 40;
+
+			kcc_ksf_charge(&one.s, KCC_CTR_EVENTS, delta);
+			kcc_ksf_charge(&one.s, KCC_CTR_SAMPLES, 1);
+			kcc_ksf_charge2(&batch.s, KCC_CTR_EVENTS, delta,
+					KCC_CTR_SAMPLES, 1);
 		}
 		/* A batch of events, a stray return first now and then. */
 		n = 0;
@@ -312,7 +324,7 @@ static void test_batches(void)
 		ref_trace_free(&t);
 	}
 	ksft_test_result(ok == runs,
-			 "kcc_ksf_replay() and kcc_ksf_enter_n() leave what one event at a time leaves (%u/%u runs)\n",
+			 "kcc_ksf_replay(), kcc_ksf_enter_n() and kcc_ksf_charge2() leave what one event at a time leaves (%u/%u runs)\n",
 			 ok, runs);
 }
 
