@@ -496,6 +496,7 @@ static int kcc_stitch_undo(struct kcc_stitch *st, const struct kcc_sample *s,
 	st->nr_reenter = 0;
 	st->cut = false;
 	st->altered = false;
+	st->fit = false;
 	if (n > st->frames_cap)
 		return -EINVAL;
 	skid = skid && kcc_stitch_skid(s);
@@ -814,7 +815,11 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 	if (pool || (draw && st->calls.pool))
 		w = 1;
 	n = kcc_stitch_undo_best(st, s);
-	kcc_stitch_counts_add(&st->cnt, &st->undo_cnt);
+	/* A burst that fits repaired nothing: at most its skid is counted. */
+	if (st->fit)
+		st->cnt.skid_repaired += st->undo_cnt.skid_repaired;
+	else
+		kcc_stitch_counts_add(&st->cnt, &st->undo_cnt);
 	if (n < 0) {
 		st->stitch_errors++;
 		st->nr_last = 0;
