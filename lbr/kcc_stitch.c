@@ -604,49 +604,61 @@ static bool kcc_branch_eq(const struct kcc_branch *a, const struct kcc_branch *b
  * Step 3's overlap: the L oldest records of the new burst that the
  * previous burst already replayed (the only one that qualifies, or with
  * KCC_JOIN_LONGEST the longest), 0 for none.
- * @start_depth: k-SF depth of the anchored stack before the oldest record.
+ * @start_depth, @end_depth: k-SF depth of the anchored stack before the
+ * oldest record, and after the newest, the burst replayed.
  *
  * The newest of the L records, br[r - L], must be the previous burst's
- * newest, last[0]: one compare a record rules out almost every L (bursts
- * at the usual periods share none), and only the L that pass it have
- * their depth and their other records compared.  They are taken longest
- * first, so the first that qualifies is the longest and a second one
- * makes the burst ambiguous: in a tight loop, where every other L
- * qualifies, the search stops after two instead of comparing all of
- * them.  The depth is moved from one L to the next, O(r) in all.
+ * newest, last[0], and the oldest, the new burst's oldest, must be
+ * last[L - 1]: two compares rule out almost every L (bursts at the usual
+ * periods share no record; in a loop the records that recur are not
+ * where the loop began), and only the L that pass them have their depth
+ * and their other records compared.  They are taken longest first, so
+ * the first that qualifies is the longest and a second one makes the
+ * burst ambiguous: in a tight loop, where every other L qualifies, the
+ * search stops after two instead of comparing all of them.  The depth
+ * is moved from one L to the next, O(r) in all.
  */
 static u32 kcc_stitch_overlap(struct kcc_stitch *st, const struct kcc_sample *s,
-			      u32 start_depth)
+			      u32 start_depth, u32 end_depth)
 {
-	const struct kcc_branch *br = kcc_sample_branches(s);
+	const struct kcc_branch *br = kcc_sample_branches(s), *b, *end;
 	const struct kcc_branch *key = &st->last[0];
 	u32 r = s->nr_branches, max = r < st->nr_last ? r : st->nr_last;
 	bool depth_known = !((s->flags | st->last_flags) & KCC_SAMPLE_TRUNCATED);
-	u32 depth = start_depth, want = st->last_depth, found = 0;
-	u32 at = r, i, j;
+	u32 depth = 0, want = st->last_depth, found = 0;
+	u64 key_to = key->to;
+	u32 at = KCC_NIL, i, j;
 
 	if (st->join_policy == KCC_JOIN_NONE)
 		return 0;
-	for (i = r - max; i < r; i++) {
-		const struct kcc_branch *b = &br[i];
-
-		if (b->to != key->to || b->from != key->from ||
+	for (b = &br[r - max], end = &br[r]; b < end; b++) {
+		if (b->to != key_to || b->from != key->from ||
 		    b->kind != key->kind)
+			continue;
+		i = (u32)(b - br);
+		if (!kcc_branch_eq(&br[r - 1], &st->last[r - i - 1]))
 			continue;
 		/*
 		 * Depth after the records from br[i] on, the r - i oldest:
-		 * each is a call or a return, the burst is not altered.
+		 * the start's and those, or the end's less the i newest,
+		 * from the nearer end first.  Each record is a call or a
+		 * return: the burst is not altered.
 		 */
+		if (at == KCC_NIL) {
+			at = i < r - i ? 0 : r;
+			depth = at ? start_depth : end_depth;
+		}
 		while (at > i)
 			depth += br[--at].kind == KCC_BR_CALL ? 1 : -1;
 		while (at < i)
 			depth -= br[at++].kind == KCC_BR_CALL ? 1 : -1;
 		if (depth_known && depth != want)
 			continue;
-		for (j = 1; j < r - i; j++)
+		/* Both ends matched: the records between them. */
+		for (j = 1; j < r - i - 1; j++)
 			if (!kcc_branch_eq(&br[i + j], &st->last[j]))
 				break;
-		if (j < r - i)
+		if (j < r - i - 1)
 			continue;
 		if (found) {
 			st->join_ambiguous++;
@@ -843,9 +855,13 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 			  seg, 2);
 	start = ksf->depth;
 
-	/* A repaired burst is not the previous one's continuation. */
+	/*
+	 * A repaired burst is not the previous one's continuation.  An
+	 * undo that repaired nothing moved one frame a record, from the
+	 * walk's nr_stack to n: the replay will end nr_stack - n deeper.
+	 */
 	overlap = st->nr_last && !st->altered && !counted ?
-		  kcc_stitch_overlap(st, s, start) : 0;
+		  kcc_stitch_overlap(st, s, start, start + s->nr_stack - n) : 0;
 	if (overlap)
 		st->bursts_joined++;
 	if (counted) {
