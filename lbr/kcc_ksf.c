@@ -335,19 +335,33 @@ static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
 		return;
 	}
 
-	if (d == 0) {
-		/* Top region (lines 2-16) at the program root. */
-		b = KCC_NIL;
-		t = kcc_forest_get(f, KCC_ROOT_TOP, label);
-		lost = t == KCC_NIL;
+	up = &e->stack[d ? d - 1 : 0];
+	if (likely(d) && up->memo_t != KCC_NIL && up->memo_label == label &&
+	    (plain || likely(!f->pr) ||
+	     kcc_ksf_memo_ok(f, up, label, kcc_ksf_boundary(e, r)))) {
+		/*
+		 * The memo is set only by a push that lost nothing: t is a
+		 * node, and b is one wherever the frame below had one to
+		 * move (below the first slab, but after a loss further
+		 * down).  What follows the lookups below, for that case.
+		 */
+		t = up->memo_t;
+		b = up->memo_b;
+		if (r->lost_at >= d)
+			r->lost_at = KCC_NIL;
+		kcc_ksf_count(e, t, inc, plain);
+		if (b != KCC_NIL)
+			kcc_ksf_count(e, b, inc, plain);
+		else if (unlikely(d >= e->k))
+			r->lost_calls += inc;
+		if (!plain && unlikely(s->acc) && inc)
+			kcc_ksf_acc_call(s, t, b, inc - s->acc_exact);
 	} else {
-		up = &e->stack[d - 1];
-		if (up->memo_t != KCC_NIL && up->memo_label == label &&
-		    (plain || likely(!f->pr) ||
-		     kcc_ksf_memo_ok(f, up, label, kcc_ksf_boundary(e, r)))) {
-			t = up->memo_t;
-			b = up->memo_b;
-			lost = false;
+		if (d == 0) {
+			/* Top region (lines 2-16) at the program root. */
+			b = KCC_NIL;
+			t = kcc_forest_get(f, KCC_ROOT_TOP, label);
+			lost = t == KCC_NIL;
 		} else {
 			t = up->t;
 			b = up->b;
@@ -371,32 +385,33 @@ static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
 				up->memo_b = b;
 			}
 		}
+		/*
+		 * The lowest pending frame whose push lost a location: none
+		 * of the frames below it is missing one (those above it
+		 * are, or hang under it), and kcc_ksf_rewind() takes back
+		 * none from it on.  A push at or below it leaves the frames
+		 * below d pending, and it was not among them.
+		 */
+		if (r->lost_at >= d)
+			r->lost_at = lost ? d : KCC_NIL;
+		/*
+		 * The activation reaches the k-CCF through t in the first
+		 * slab (the depth-0 tree is read whole) and through b below
+		 * it (the top region of a slab tree is cleared by
+		 * kcc_inv_k()): it is lost exactly when that location is.
+		 * t is counted below the first slab too, because the slab
+		 * root it belongs to becomes the bottom location of the
+		 * next slab.
+		 */
+		if (t != KCC_NIL)
+			kcc_ksf_count(e, t, inc, plain);
+		if (b != KCC_NIL)
+			kcc_ksf_count(e, b, inc, plain);
+		if (unlikely((d < e->k ? t : b) == KCC_NIL))
+			r->lost_calls += inc;
+		if (!plain && unlikely(s->acc) && inc)
+			kcc_ksf_acc_call(s, t, b, inc - s->acc_exact);
 	}
-	/*
-	 * The lowest pending frame whose push lost a location: none of the
-	 * frames below it is missing one (those above it are, or hang
-	 * under it), and kcc_ksf_rewind() takes back none from it on.  A
-	 * push at or below it leaves the frames below d pending, and it
-	 * was not among them.
-	 */
-	if (r->lost_at >= d)
-		r->lost_at = lost ? d : KCC_NIL;
-	/*
-	 * The activation reaches the k-CCF through t in the first slab
-	 * (the depth-0 tree is read whole) and through b below it (the
-	 * top region of a slab tree is cleared by kcc_inv_k()): it is
-	 * lost exactly when that location is.  t is counted below the
-	 * first slab too, because the slab root it belongs to becomes
-	 * the bottom location of the next slab.
-	 */
-	if (t != KCC_NIL)
-		kcc_ksf_count(e, t, inc, plain);
-	if (b != KCC_NIL)
-		kcc_ksf_count(e, b, inc, plain);
-	if (unlikely((d < e->k ? t : b) == KCC_NIL))
-		r->lost_calls += inc;
-	if (!plain && unlikely(s->acc) && inc)
-		kcc_ksf_acc_call(s, t, b, inc - s->acc_exact);
 
 	/*
 	 * A frame pushed again with the same locations keeps its memo:

@@ -157,6 +157,29 @@ static void test_builder(void)
 			 n);
 	pool__exit(&b.pool);
 
+	/*
+	 * k = 1, 5 nodes: A, B and X fill the pool, C at X's depth is
+	 * lost; X pushed again there hits B's memo, which the lost push
+	 * did not change, and no frame of A B X lost anything since:
+	 * all three are taken back.
+	 */
+	{
+		static const u64 abx[] = { A, B, X };
+
+		bld_init(&b, 5, 1);
+		enter_all(&b.s, abx, 3);
+		kcc_ksf_return(&b.s);
+		kcc_ksf_enter(&b.s, C);
+		kcc_ksf_return(&b.s);
+		kcc_ksf_enter(&b.s, X);
+		top = kcc_ksf_rewind(&b.s);
+		n = kcc_ksf_keep(&b.s, top, abx, sizeof(u64), 3);
+		ksft_test_result(b.pool.f.drops > 0 && n == 3,
+				 "a frame pushed by its caller's memo after a loss at its depth is taken back (kept %u)\n",
+				 n);
+		pool__exit(&b.pool);
+	}
+
 	bld_init(&b, 64, 3);
 	enter_all(&b.s, abc, 3);
 	if (kcc_ksf_init(&b.s, &b.pool.f, 3, b.stack, 16))
@@ -556,7 +579,7 @@ int main(void)
 	int m;
 
 	ksft_print_header();
-	ksft_set_plan(13 + NR_MODES);
+	ksft_set_plan(14 + NR_MODES);
 	test_builder();
 	test_batches();
 	for (m = 0; m < NR_MODES; m++)
