@@ -601,6 +601,31 @@ static bool kcc_branch_eq(const struct kcc_branch *a, const struct kcc_branch *b
 }
 
 /*
+ * The first of br[@i..@r) whose target is @to, @r if none: four records
+ * a step, one compare each, as most bursts hold none.
+ */
+static u32 kcc_stitch_find_to(const struct kcc_branch *br, u32 i, u32 r,
+			      u64 to)
+{
+	const struct kcc_branch *b = &br[i], *end = &br[r];
+
+	for (; end - b >= 4; b += 4) {
+		if (b[0].to == to)
+			return (u32)(b - br);
+		if (b[1].to == to)
+			return (u32)(b - br) + 1;
+		if (b[2].to == to)
+			return (u32)(b - br) + 2;
+		if (b[3].to == to)
+			return (u32)(b - br) + 3;
+	}
+	for (; b < end; b++)
+		if (b->to == to)
+			return (u32)(b - br);
+	return r;
+}
+
+/*
  * Step 3's overlap: the L oldest records of the new burst that the
  * previous burst already replayed (the only one that qualifies, or with
  * KCC_JOIN_LONGEST the longest), 0 for none.
@@ -621,7 +646,7 @@ static bool kcc_branch_eq(const struct kcc_branch *a, const struct kcc_branch *b
 static u32 kcc_stitch_overlap(struct kcc_stitch *st, const struct kcc_sample *s,
 			      u32 start_depth, u32 end_depth)
 {
-	const struct kcc_branch *br = kcc_sample_branches(s), *b, *end;
+	const struct kcc_branch *br = kcc_sample_branches(s), *b;
 	const struct kcc_branch *key = &st->last[0];
 	u32 r = s->nr_branches, max = r < st->nr_last ? r : st->nr_last;
 	bool depth_known = !((s->flags | st->last_flags) & KCC_SAMPLE_TRUNCATED);
@@ -631,11 +656,10 @@ static u32 kcc_stitch_overlap(struct kcc_stitch *st, const struct kcc_sample *s,
 
 	if (st->join_policy == KCC_JOIN_NONE)
 		return 0;
-	for (b = &br[r - max], end = &br[r]; b < end; b++) {
-		if (b->to != key_to || b->from != key->from ||
-		    b->kind != key->kind)
+	for (i = r - max; (i = kcc_stitch_find_to(br, i, r, key_to)) < r; i++) {
+		b = &br[i];
+		if (b->from != key->from || b->kind != key->kind)
 			continue;
-		i = (u32)(b - br);
 		if (!kcc_branch_eq(&br[r - 1], &st->last[r - i - 1]))
 			continue;
 		/*
