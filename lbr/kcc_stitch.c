@@ -991,9 +991,12 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 	}
 	st->bursts_replayed++;
 
+	/* Remembered only where the next burst may join it. */
 	keep = r < KCC_STITCH_JOIN_MAX ? r : KCC_STITCH_JOIN_MAX;
+	if (st->altered || st->join_policy == KCC_JOIN_NONE)
+		keep = 0;
 	memcpy(st->last, br, keep * sizeof(*br));
-	st->nr_last = st->altered ? 0 : keep;
+	st->nr_last = keep;
 	st->last_depth = ksf->depth;
 	st->last_flags = s->flags;
 
