@@ -347,7 +347,8 @@ static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
 		 */
 		t = up->memo_t;
 		b = up->memo_b;
-		if (r->lost_at >= d)
+		/* Usually none lost: KCC_NIL already, nothing to store. */
+		if (unlikely(r->lost_at != KCC_NIL) && r->lost_at >= d)
 			r->lost_at = KCC_NIL;
 		kcc_ksf_count(e, t, inc, plain);
 		if (b != KCC_NIL)
@@ -428,7 +429,7 @@ static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
 	}
 	r->depth = d + 1;
 	kcc_ksf_slab_up(e, r);
-	if (r->depth > r->max_depth)
+	if (unlikely(r->depth > r->max_depth))
 		r->max_depth = r->depth;
 }
 
