@@ -335,7 +335,9 @@ static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
 		return;
 	}
 
-	up = &e->stack[d ? d - 1 : 0];
+	/* The new frame, and at a positive depth its caller's below it. */
+	fr = &e->stack[d];
+	up = d ? fr - 1 : fr;
 	if (likely(d) && up->memo_t != KCC_NIL && up->memo_label == label &&
 	    (plain || likely(!f->pr) ||
 	     kcc_ksf_memo_ok(f, up, label, kcc_ksf_boundary(e, r)))) {
@@ -421,7 +423,6 @@ static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
 	 * stack prefix that repeats from sample to sample is then entered
 	 * with one compare a frame instead of two lookups.
 	 */
-	fr = &e->stack[d];
 	if (fr->t != t || fr->b != b) {
 		fr->t = t;
 		fr->b = b;
