@@ -67,9 +67,9 @@ u32 kcc_ksf_rewind(struct kcc_ksf *s)
 u32 kcc_ksf_keep(struct kcc_ksf *s, u32 top, const void *label, long stride,
 		 u32 n)
 {
-	u32 d = s->depth, k = s->k, i = 0;
+	u32 d = s->depth, k = s->k, i;
 	u32 room = d < top ? top - d : 0;
-	const struct kcc_frame *fr = &s->stack[d];
+	const struct kcc_frame *first = &s->stack[d], *fr = first, *end;
 	const u8 *l = label;
 
 	if (n > room)
@@ -86,12 +86,13 @@ u32 kcc_ksf_keep(struct kcc_ksf *s, u32 top, const void *label, long stride,
 	if (!d) {
 		if (kcc_forest_node(s->f, fr->t)->label != *(const u64 *)l)
 			return 0;
-		i = 1;
+		fr++;
 		l += stride;
 	}
-	for (fr += i; i < n; i++, fr++, l += stride)
+	for (end = first + n; fr < end; fr++, l += stride)
 		if (fr[-1].memo_label != *(const u64 *)l)
 			break;
+	i = (u32)(fr - first);
 	s->depth = d + i;
 	if (k != KCC_K_INF)
 		s->slab_pos = (s->slab_pos + i) % k;
