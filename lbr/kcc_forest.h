@@ -119,15 +119,32 @@ static inline u64 *kcc_forest_ctr(const struct kcc_forest *f, u32 idx)
  * bits and removes that tail.  The three keyed products are
  * independent, so the critical path is two multiplies, as before.
  */
-static inline u32 kcc_forest_hash(const struct kcc_forest *f, u32 parent,
-				  u64 label)
+/*
+ * The hash in two steps: the label's terms, which a push that looks
+ * the same label up under two parents (its top and bottom locations)
+ * works out once, then the parent's and the mixing round.
+ */
+static inline u64 kcc_forest_hash_label(const struct kcc_forest *f, u64 label)
 {
-	u64 h = f->hkey[0] + f->hkey[1] * (u32)label +
-		f->hkey[2] * (u32)(label >> 32) + f->hkey[3] * parent;
+	return f->hkey[0] + f->hkey[1] * (u32)label +
+	       f->hkey[2] * (u32)(label >> 32);
+}
+
+static inline u32 kcc_forest_hash_parent(const struct kcc_forest *f, u64 hl,
+					 u32 parent)
+{
+	u64 h = hl + f->hkey[3] * parent;
 
 	h ^= h >> 32;
 	h *= 0xbf58476d1ce4e5b9ull;
 	return (u32)(h >> f->hshift);
+}
+
+static inline u32 kcc_forest_hash(const struct kcc_forest *f, u32 parent,
+				  u64 label)
+{
+	return kcc_forest_hash_parent(f, kcc_forest_hash_label(f, label),
+				      parent);
 }
 
 /* The node of the chain from @i that is edge (parent, label), or KCC_NIL. */
@@ -166,6 +183,16 @@ static inline u32 kcc_forest_get(struct kcc_forest *f, u32 parent,
 				 u64 label)
 {
 	u32 *head = &f->buckets[kcc_forest_hash(f, parent, label)];
+	u32 i = kcc_forest_chain(f, *head, parent, label);
+
+	return i != KCC_NIL ? i : kcc_forest_insert_at(f, head, parent, label);
+}
+
+/* The same, @hl being kcc_forest_hash_label(f, label). */
+static inline u32 kcc_forest_get_hl(struct kcc_forest *f, u32 parent,
+				    u64 label, u64 hl)
+{
+	u32 *head = &f->buckets[kcc_forest_hash_parent(f, hl, parent)];
 	u32 i = kcc_forest_chain(f, *head, parent, label);
 
 	return i != KCC_NIL ? i : kcc_forest_insert_at(f, head, parent, label);

@@ -367,20 +367,30 @@ static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
 			t = kcc_forest_get(f, KCC_ROOT_TOP, label);
 			lost = t == KCC_NIL;
 		} else {
-			t = up->t;
+			/* t's parent: a slab root's, or t, KCC_NIL if lost. */
+			u32 pt = up->t;
+
 			b = up->b;
-			/* Top region (lines 2-16). */
 			if (kcc_ksf_boundary(e, r)) {
-				b = t;
-				t = kcc_forest_get(f, KCC_ROOT_SLAB, label);
-			} else if (t != KCC_NIL) {
-				t = kcc_forest_get(f, t, label);
+				b = pt;
+				pt = KCC_ROOT_SLAB;
 			}
-			/* Bottom region (lines 17-25). */
-			lost = t == KCC_NIL;
-			if (b != KCC_NIL) {
-				b = kcc_forest_get(f, b, label);
-				lost |= b == KCC_NIL;
+			if (b == KCC_NIL) {
+				/* Top region (lines 2-16) only. */
+				t = pt != KCC_NIL ? kcc_forest_get(f, pt, label) :
+				    KCC_NIL;
+				lost = t == KCC_NIL;
+			} else {
+				/*
+				 * Both regions (lines 2-25): one label, two
+				 * parents, its hash terms worked out once.
+				 */
+				u64 hl = kcc_forest_hash_label(f, label);
+
+				t = pt != KCC_NIL ?
+				    kcc_forest_get_hl(f, pt, label, hl) : KCC_NIL;
+				b = kcc_forest_get_hl(f, b, label, hl);
+				lost = t == KCC_NIL || b == KCC_NIL;
 			}
 			/* A full pool: do not remember the loss. */
 			if (!lost) {
