@@ -292,6 +292,14 @@ struct kcc_ksf {
 	u64 bad_returns;	/* returns with an empty stack (ignored) */
 	u64 lost_charges;	/* kcc_ksf_charge() with no context to charge */
 	/*
+	 * 1 + (2^64 - 1) / k, 0 for KCC_K_INF: a depth d below 2^32 is a
+	 * multiple of k exactly when d * slab_div mod 2^64 is at most
+	 * slab_div - 1 (Lemire, Kaser and Kurz, "Faster remainder by
+	 * direct computation", 2019), which the batch loops test at a
+	 * lookup instead of stepping slab_pos at every event.
+	 */
+	u64 slab_div;
+	/*
 	 * The variance of weighted calls (kcc_stitch.h, "Error bars"):
 	 * while acc is set, every counted activation adds its weight to
 	 * the entry of each location it is counted at, and

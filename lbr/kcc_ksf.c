@@ -36,6 +36,7 @@ int kcc_ksf_init(struct kcc_ksf *s, struct kcc_forest *f, u32 k,
 	s->k = k;
 	s->stack = stack;
 	s->stack_cap = stack_cap;
+	s->slab_div = k == KCC_K_INF ? 0 : 1 + kcc_div_u64(~0ull, k);
 	/* Frames keep their memo across pushes (see kcc_ksf_push()). */
 	for (i = 0; i < stack_cap; i++) {
 		stack[i].t = KCC_NIL;
@@ -127,6 +128,12 @@ struct kcc_ksf_env {
 	u32 stack_cap;
 	u32 k;
 	bool inf;		/* k == KCC_K_INF */
+	/*
+	 * The slab position is not stepped: a boundary is found from the
+	 * depth (slab_div), and the position stored from it at the end.
+	 */
+	bool lazy;
+	u64 slab_div;
 };
 
 static __always_inline void kcc_ksf_load(const struct kcc_ksf *s,
@@ -146,6 +153,8 @@ static __always_inline void kcc_ksf_load(const struct kcc_ksf *s,
 	e->stack_cap = s->stack_cap;
 	e->k = s->k;
 	e->inf = s->k == KCC_K_INF;
+	e->lazy = false;
+	e->slab_div = s->slab_div;
 }
 
 static __always_inline void kcc_ksf_store(struct kcc_ksf *s,
@@ -171,26 +180,33 @@ static __always_inline bool kcc_ksf_plain(const struct kcc_ksf *s)
 /*
  * Slab boundaries fall at depths that are multiples of k (Figure 7).  A
  * builder of the CCT (k = KCC_K_INF) has none: @e->inf, which the loops
- * over a batch know where they are compiled.
+ * over a batch know where they are compiled.  A plain k-SF's loops do
+ * not step the position (@e->lazy): the lookups are a few pushes in
+ * the many, and a multiply tells a boundary from the depth there.
  */
 static __always_inline void kcc_ksf_slab_up(const struct kcc_ksf_env *e,
 					    struct kcc_ksf_regs *r)
 {
-	if (!e->inf && ++r->slab_pos == e->k)
+	if (!e->inf && !e->lazy && ++r->slab_pos == e->k)
 		r->slab_pos = 0;
 }
 
-/* The push at this depth starts a slab tree. */
+/*
+ * The push at this depth starts a slab tree.  The slab position is the
+ * depth's, depth % k, wherever the builder stores them.
+ */
 static __always_inline bool kcc_ksf_boundary(const struct kcc_ksf_env *e,
 					     const struct kcc_ksf_regs *r)
 {
+	if (e->lazy)
+		return (u64)r->depth * e->slab_div <= e->slab_div - 1;
 	return r->slab_pos == 0 && !e->inf;
 }
 
 static __always_inline void kcc_ksf_slab_down(const struct kcc_ksf_env *e,
 					      struct kcc_ksf_regs *r)
 {
-	if (!e->inf)
+	if (!e->inf && !e->lazy)
 		r->slab_pos = r->slab_pos ? r->slab_pos - 1 : e->k - 1;
 }
 
@@ -494,8 +510,11 @@ static __always_inline void kcc_ksf_enter_loop(struct kcc_ksf *s,
 
 	kcc_ksf_load(s, &r, &e);
 	e.inf = inf;
+	e.lazy = plain && !inf;
 	for (i = 0; i < n; i++, l += stride)
 		kcc_ksf_push(s, &e, &r, *(const u64 *)l, 0, plain);
+	if (e.lazy)
+		r.slab_pos = r.depth % e.k;
 	kcc_ksf_store(s, &r);
 }
 
@@ -529,7 +548,8 @@ int kcc_ksf_return(struct kcc_ksf *s)
 /*
  * @plain: kcc_ksf_plain(s); @inf: k == KCC_K_INF.  Where they are
  * constants, the loop is compiled for them: a plain forest's loop of a
- * k-SF steps the slab position without asking whether there is one.
+ * k-SF does not step the slab position at all (e->lazy), it finds a
+ * boundary from the depth where a push misses its memo.
  */
 static __always_inline void kcc_ksf_replay_loop(struct kcc_ksf *s,
 						const u64 *ev, size_t n,
@@ -543,6 +563,7 @@ static __always_inline void kcc_ksf_replay_loop(struct kcc_ksf *s,
 
 	kcc_ksf_load(s, &r, &e);
 	e.inf = inf;
+	e.lazy = plain && !inf;
 	for (i = 0; i < n; i++) {
 		u64 ev_i = ev[i];
 
@@ -559,6 +580,8 @@ static __always_inline void kcc_ksf_replay_loop(struct kcc_ksf *s,
 			kcc_ksf_push(s, &e, &r, ev_i, 1, plain);
 		}
 	}
+	if (e.lazy)
+		r.slab_pos = r.depth % e.k;
 	kcc_ksf_store(s, &r);
 	/*
 	 * A call adds one to the depth, a return takes one off, a bad

@@ -215,8 +215,9 @@ static void test_builder(void)
 
 /*
  * kcc_ksf_replay() and kcc_ksf_enter_n() run loops compiled for a plain
- * forest of a CCT or of a k-SF, step the slab position without asking
- * for k in the latter, and count calls and returns from the depth; and
+ * forest of a CCT or of a k-SF, find slab boundaries from the depth in
+ * the latter (not stepping the slab position), and count calls and
+ * returns from the depth; and
  * kcc_ksf_charge2() finds the context once for two metrics.  Each must
  * leave what one kcc_ksf_call(), kcc_ksf_return(), kcc_ksf_enter() or
  * kcc_ksf_charge() per event leaves: the forest node for node, the
@@ -320,7 +321,7 @@ static bool ops_run(const struct ref_trace *t, u32 k, u32 cap, u32 stack_cap,
 
 static void test_batches(void)
 {
-	static const u32 kk[] = { 1, 2, 3, 7, KCC_K_INF };
+	static const u32 kk[] = { 1, 2, 3, 4, 5, 7, 16, KCC_K_INF };
 	u64 rng = 0xba7c4ull;
 	u32 ok = 0, runs = 0, i, ki;
 
