@@ -119,15 +119,32 @@ static inline u64 *kcc_forest_ctr(const struct kcc_forest *f, u32 idx)
  * bits and removes that tail.  The three keyed products are
  * independent, so the critical path is two multiplies, as before.
  */
-static inline u32 kcc_forest_hash(const struct kcc_forest *f, u32 parent,
-				  u64 label)
+/*
+ * The hash in two steps: the label's terms, which a push that looks
+ * the same label up under two parents (its top and bottom locations)
+ * works out once, then the parent's and the mixing round.
+ */
+static inline u64 kcc_forest_hash_label(const struct kcc_forest *f, u64 label)
 {
-	u64 h = f->hkey[0] + f->hkey[1] * (u32)label +
-		f->hkey[2] * (u32)(label >> 32) + f->hkey[3] * parent;
+	return f->hkey[0] + f->hkey[1] * (u32)label +
+	       f->hkey[2] * (u32)(label >> 32);
+}
+
+static inline u32 kcc_forest_hash_parent(const struct kcc_forest *f, u64 hl,
+					 u32 parent)
+{
+	u64 h = hl + f->hkey[3] * parent;
 
 	h ^= h >> 32;
 	h *= 0xbf58476d1ce4e5b9ull;
 	return (u32)(h >> f->hshift);
+}
+
+static inline u32 kcc_forest_hash(const struct kcc_forest *f, u32 parent,
+				  u64 label)
+{
+	return kcc_forest_hash_parent(f, kcc_forest_hash_label(f, label),
+				      parent);
 }
 
 /* The node of the chain from @i that is edge (parent, label), or KCC_NIL. */
@@ -166,6 +183,16 @@ static inline u32 kcc_forest_get(struct kcc_forest *f, u32 parent,
 				 u64 label)
 {
 	u32 *head = &f->buckets[kcc_forest_hash(f, parent, label)];
+	u32 i = kcc_forest_chain(f, *head, parent, label);
+
+	return i != KCC_NIL ? i : kcc_forest_insert_at(f, head, parent, label);
+}
+
+/* The same, @hl being kcc_forest_hash_label(f, label). */
+static inline u32 kcc_forest_get_hl(struct kcc_forest *f, u32 parent,
+				    u64 label, u64 hl)
+{
+	u32 *head = &f->buckets[kcc_forest_hash_parent(f, hl, parent)];
 	u32 i = kcc_forest_chain(f, *head, parent, label);
 
 	return i != KCC_NIL ? i : kcc_forest_insert_at(f, head, parent, label);
@@ -265,6 +292,14 @@ struct kcc_ksf {
 	u64 bad_returns;	/* returns with an empty stack (ignored) */
 	u64 lost_charges;	/* kcc_ksf_charge() with no context to charge */
 	/*
+	 * 1 + (2^64 - 1) / k, 0 for KCC_K_INF: a depth d below 2^32 is a
+	 * multiple of k exactly when d * slab_div mod 2^64 is at most
+	 * slab_div - 1 (Lemire, Kaser and Kurz, "Faster remainder by
+	 * direct computation", 2019), which the batch loops test at a
+	 * lookup instead of stepping slab_pos at every event.
+	 */
+	u64 slab_div;
+	/*
 	 * The variance of weighted calls (kcc_stitch.h, "Error bars"):
 	 * while acc is set, every counted activation adds its weight to
 	 * the entry of each location it is counted at, and
@@ -361,6 +396,11 @@ int kcc_ksf_return(struct kcc_ksf *s);
 void kcc_ksf_replay(struct kcc_ksf *s, const u64 *ev, size_t n);
 /* Add @delta to event counter @metric (1-based) of the current context. */
 void kcc_ksf_charge(struct kcc_ksf *s, u32 metric, u64 delta);
+/*
+ * kcc_ksf_charge() of @da to @ma, then of @db to @mb (a sample's event
+ * count and the sample), finding the current context once.
+ */
+void kcc_ksf_charge2(struct kcc_ksf *s, u32 ma, u64 da, u32 mb, u64 db);
 
 /*
  * inv_k (Lemma 1): the k-CCF of a CCT (@src_k = KCC_K_INF) or of a k'-SF

@@ -36,6 +36,7 @@ int kcc_ksf_init(struct kcc_ksf *s, struct kcc_forest *f, u32 k,
 	s->k = k;
 	s->stack = stack;
 	s->stack_cap = stack_cap;
+	s->slab_div = k == KCC_K_INF ? 0 : 1 + kcc_div_u64(~0ull, k);
 	/* Frames keep their memo across pushes (see kcc_ksf_push()). */
 	for (i = 0; i < stack_cap; i++) {
 		stack[i].t = KCC_NIL;
@@ -69,20 +70,30 @@ u32 kcc_ksf_keep(struct kcc_ksf *s, u32 top, const void *label, long stride,
 {
 	u32 d = s->depth, k = s->k, i;
 	u32 room = d < top ? top - d : 0;
-	const struct kcc_frame *fr = &s->stack[d];
-	const u8 *nodes = s->f->nodes, *l = label;
-	size_t node_stride = s->f->stride;
+	const struct kcc_frame *first = &s->stack[d], *fr = first, *end;
+	const u8 *l = label;
 
 	if (n > room)
 		n = room;
-	/* Below @top no frame lost a location (kcc_ksf_rewind()). */
-	for (i = 0; i < n; i++, l += stride) {
-		const struct kcc_node *t = (const struct kcc_node *)
-			(nodes + fr[i].t * node_stride);
-
-		if (t->label != *(const u64 *)l)
-			break;
+	if (!n)
+		return 0;
+	/*
+	 * Below @top no frame lost a location (kcc_ksf_rewind()), so each
+	 * was pushed with a memo hit or a lookup that set its caller's
+	 * memo: the label of a frame above the bottom one is the memo label
+	 * of the frame below it, which is read with the frames instead of
+	 * from the frame's node.  The bottom frame has no frame below.
+	 */
+	if (!d) {
+		if (kcc_forest_node(s->f, fr->t)->label != *(const u64 *)l)
+			return 0;
+		fr++;
+		l += stride;
 	}
+	for (end = first + n; fr < end; fr++, l += stride)
+		if (fr[-1].memo_label != *(const u64 *)l)
+			break;
+	i = (u32)(fr - first);
 	s->depth = d + i;
 	if (k != KCC_K_INF)
 		s->slab_pos = (s->slab_pos + i) % k;
@@ -116,6 +127,13 @@ struct kcc_ksf_env {
 	struct kcc_frame *stack;
 	u32 stack_cap;
 	u32 k;
+	bool inf;		/* k == KCC_K_INF */
+	/*
+	 * The slab position is not stepped: a boundary is found from the
+	 * depth (slab_div), and the position stored from it at the end.
+	 */
+	bool lazy;
+	u64 slab_div;
 };
 
 static __always_inline void kcc_ksf_load(const struct kcc_ksf *s,
@@ -134,6 +152,9 @@ static __always_inline void kcc_ksf_load(const struct kcc_ksf *s,
 	e->stack = s->stack;
 	e->stack_cap = s->stack_cap;
 	e->k = s->k;
+	e->inf = s->k == KCC_K_INF;
+	e->lazy = false;
+	e->slab_div = s->slab_div;
 }
 
 static __always_inline void kcc_ksf_store(struct kcc_ksf *s,
@@ -156,17 +177,37 @@ static __always_inline bool kcc_ksf_plain(const struct kcc_ksf *s)
 	return !s->f->pr && !s->ppp && !s->acc;
 }
 
-/* Slab boundaries fall at depths that are multiples of k (Figure 7). */
-static __always_inline void kcc_ksf_slab_up(u32 k, struct kcc_ksf_regs *r)
+/*
+ * Slab boundaries fall at depths that are multiples of k (Figure 7).  A
+ * builder of the CCT (k = KCC_K_INF) has none: @e->inf, which the loops
+ * over a batch know where they are compiled.  A plain k-SF's loops do
+ * not step the position (@e->lazy): the lookups are a few pushes in
+ * the many, and a multiply tells a boundary from the depth there.
+ */
+static __always_inline void kcc_ksf_slab_up(const struct kcc_ksf_env *e,
+					    struct kcc_ksf_regs *r)
 {
-	if (k != KCC_K_INF && ++r->slab_pos == k)
+	if (!e->inf && !e->lazy && ++r->slab_pos == e->k)
 		r->slab_pos = 0;
 }
 
-static __always_inline void kcc_ksf_slab_down(u32 k, struct kcc_ksf_regs *r)
+/*
+ * The push at this depth starts a slab tree.  The slab position is the
+ * depth's, depth % k, wherever the builder stores them.
+ */
+static __always_inline bool kcc_ksf_boundary(const struct kcc_ksf_env *e,
+					     const struct kcc_ksf_regs *r)
 {
-	if (k != KCC_K_INF)
-		r->slab_pos = r->slab_pos ? r->slab_pos - 1 : k - 1;
+	if (e->lazy)
+		return (u64)r->depth * e->slab_div <= e->slab_div - 1;
+	return r->slab_pos == 0 && !e->inf;
+}
+
+static __always_inline void kcc_ksf_slab_down(const struct kcc_ksf_env *e,
+					      struct kcc_ksf_regs *r)
+{
+	if (!e->inf && !e->lazy)
+		r->slab_pos = r->slab_pos ? r->slab_pos - 1 : e->k - 1;
 }
 
 /*
@@ -297,7 +338,6 @@ static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
 {
 	struct kcc_forest *f = e->f;
 	u32 d = r->depth;	/* |S| - 1 before the push */
-	u32 k = e->k;
 	struct kcc_frame *up, *fr;
 	bool lost;
 	u32 t, b;
@@ -307,40 +347,66 @@ static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
 	if (unlikely(d >= e->stack_cap)) {
 		/* Deeper than we can remember: keep depth for alignment. */
 		r->depth++;
-		kcc_ksf_slab_up(k, r);
+		kcc_ksf_slab_up(e, r);
 		r->stack_drops += inc;
 		return;
 	}
 
-	if (d == 0) {
-		/* Top region (lines 2-16) at the program root. */
-		b = KCC_NIL;
-		t = kcc_forest_get(f, KCC_ROOT_TOP, label);
-		lost = t == KCC_NIL;
+	/* The new frame, and at a positive depth its caller's below it. */
+	fr = &e->stack[d];
+	up = d ? fr - 1 : fr;
+	if (likely(d) && up->memo_t != KCC_NIL && up->memo_label == label &&
+	    (plain || likely(!f->pr) ||
+	     kcc_ksf_memo_ok(f, up, label, kcc_ksf_boundary(e, r)))) {
+		/*
+		 * The memo is set only by a push that lost nothing: t is a
+		 * node, and b is one wherever the frame below had one to
+		 * move (below the first slab, but after a loss further
+		 * down).  What follows the lookups below, for that case.
+		 */
+		t = up->memo_t;
+		b = up->memo_b;
+		/* Usually none lost: KCC_NIL already, nothing to store. */
+		if (unlikely(r->lost_at != KCC_NIL) && r->lost_at >= d)
+			r->lost_at = KCC_NIL;
+		kcc_ksf_count(e, t, inc, plain);
+		if (b != KCC_NIL)
+			kcc_ksf_count(e, b, inc, plain);
+		else if (unlikely(d >= e->k))
+			r->lost_calls += inc;
+		if (!plain && unlikely(s->acc) && inc)
+			kcc_ksf_acc_call(s, t, b, inc - s->acc_exact);
 	} else {
-		up = &e->stack[d - 1];
-		if (up->memo_t != KCC_NIL && up->memo_label == label &&
-		    (plain || likely(!f->pr) ||
-		     kcc_ksf_memo_ok(f, up, label,
-				     r->slab_pos == 0 && k != KCC_K_INF))) {
-			t = up->memo_t;
-			b = up->memo_b;
-			lost = false;
-		} else {
-			t = up->t;
-			b = up->b;
-			/* Top region (lines 2-16). */
-			if (r->slab_pos == 0 && k != KCC_K_INF) {
-				b = t;
-				t = kcc_forest_get(f, KCC_ROOT_SLAB, label);
-			} else if (t != KCC_NIL) {
-				t = kcc_forest_get(f, t, label);
-			}
-			/* Bottom region (lines 17-25). */
+		if (d == 0) {
+			/* Top region (lines 2-16) at the program root. */
+			b = KCC_NIL;
+			t = kcc_forest_get(f, KCC_ROOT_TOP, label);
 			lost = t == KCC_NIL;
-			if (b != KCC_NIL) {
-				b = kcc_forest_get(f, b, label);
-				lost |= b == KCC_NIL;
+		} else {
+			/* t's parent: a slab root's, or t, KCC_NIL if lost. */
+			u32 pt = up->t;
+
+			b = up->b;
+			if (kcc_ksf_boundary(e, r)) {
+				b = pt;
+				pt = KCC_ROOT_SLAB;
+			}
+			if (b == KCC_NIL) {
+				/* Top region (lines 2-16) only. */
+				t = pt != KCC_NIL ? kcc_forest_get(f, pt, label) :
+				    KCC_NIL;
+				lost = t == KCC_NIL;
+			} else {
+				/*
+				 * Both regions (lines 2-25): one label, two
+				 * parents, its hash terms worked out once.
+				 */
+				u64 hl = kcc_forest_hash_label(f, label);
+
+				t = pt != KCC_NIL ?
+				    kcc_forest_get_hl(f, pt, label, hl) : KCC_NIL;
+				b = kcc_forest_get_hl(f, b, label, hl);
+				lost = t == KCC_NIL || b == KCC_NIL;
 			}
 			/* A full pool: do not remember the loss. */
 			if (!lost) {
@@ -349,32 +415,33 @@ static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
 				up->memo_b = b;
 			}
 		}
+		/*
+		 * The lowest pending frame whose push lost a location: none
+		 * of the frames below it is missing one (those above it
+		 * are, or hang under it), and kcc_ksf_rewind() takes back
+		 * none from it on.  A push at or below it leaves the frames
+		 * below d pending, and it was not among them.
+		 */
+		if (r->lost_at >= d)
+			r->lost_at = lost ? d : KCC_NIL;
+		/*
+		 * The activation reaches the k-CCF through t in the first
+		 * slab (the depth-0 tree is read whole) and through b below
+		 * it (the top region of a slab tree is cleared by
+		 * kcc_inv_k()): it is lost exactly when that location is.
+		 * t is counted below the first slab too, because the slab
+		 * root it belongs to becomes the bottom location of the
+		 * next slab.
+		 */
+		if (t != KCC_NIL)
+			kcc_ksf_count(e, t, inc, plain);
+		if (b != KCC_NIL)
+			kcc_ksf_count(e, b, inc, plain);
+		if (unlikely((d < e->k ? t : b) == KCC_NIL))
+			r->lost_calls += inc;
+		if (!plain && unlikely(s->acc) && inc)
+			kcc_ksf_acc_call(s, t, b, inc - s->acc_exact);
 	}
-	/*
-	 * The lowest pending frame whose push lost a location: none of the
-	 * frames below it is missing one (those above it are, or hang
-	 * under it), and kcc_ksf_rewind() takes back none from it on.  A
-	 * push at or below it leaves the frames below d pending, and it
-	 * was not among them.
-	 */
-	if (r->lost_at >= d)
-		r->lost_at = lost ? d : KCC_NIL;
-	/*
-	 * The activation reaches the k-CCF through t in the first slab
-	 * (the depth-0 tree is read whole) and through b below it (the
-	 * top region of a slab tree is cleared by kcc_inv_k()): it is
-	 * lost exactly when that location is.  t is counted below the
-	 * first slab too, because the slab root it belongs to becomes
-	 * the bottom location of the next slab.
-	 */
-	if (t != KCC_NIL)
-		kcc_ksf_count(e, t, inc, plain);
-	if (b != KCC_NIL)
-		kcc_ksf_count(e, b, inc, plain);
-	if (unlikely((d < k ? t : b) == KCC_NIL))
-		r->lost_calls += inc;
-	if (!plain && unlikely(s->acc) && inc)
-		kcc_ksf_acc_call(s, t, b, inc - s->acc_exact);
 
 	/*
 	 * A frame pushed again with the same locations keeps its memo:
@@ -383,15 +450,14 @@ static __always_inline void kcc_ksf_push(const struct kcc_ksf *s,
 	 * stack prefix that repeats from sample to sample is then entered
 	 * with one compare a frame instead of two lookups.
 	 */
-	fr = &e->stack[d];
 	if (fr->t != t || fr->b != b) {
 		fr->t = t;
 		fr->b = b;
 		fr->memo_t = KCC_NIL;
 	}
 	r->depth = d + 1;
-	kcc_ksf_slab_up(k, r);
-	if (r->depth > r->max_depth)
+	kcc_ksf_slab_up(e, r);
+	if (unlikely(r->depth > r->max_depth))
 		r->max_depth = r->depth;
 }
 
@@ -433,27 +499,35 @@ void kcc_ksf_enter(struct kcc_ksf *s, u64 label)
 	kcc_ksf_push1(s, label, 0);
 }
 
+/* @plain, @inf: kcc_ksf_plain(s), k == KCC_K_INF, as for the replay. */
 static __always_inline void kcc_ksf_enter_loop(struct kcc_ksf *s,
 					       const u8 *l, long stride, u32 n,
-					       bool plain)
+					       bool plain, bool inf)
 {
 	struct kcc_ksf_regs r;
 	struct kcc_ksf_env e;
 	u32 i;
 
 	kcc_ksf_load(s, &r, &e);
+	e.inf = inf;
+	e.lazy = plain && !inf;
 	for (i = 0; i < n; i++, l += stride)
 		kcc_ksf_push(s, &e, &r, *(const u64 *)l, 0, plain);
+	if (e.lazy)
+		r.slab_pos = r.depth % e.k;
 	kcc_ksf_store(s, &r);
 }
 
 void kcc_ksf_enter_n(struct kcc_ksf *s, const void *label, long stride,
 		     u32 n)
 {
-	if (kcc_ksf_plain(s))
-		kcc_ksf_enter_loop(s, label, stride, n, true);
+	if (!kcc_ksf_plain(s))
+		kcc_ksf_enter_loop(s, label, stride, n, false,
+				   s->k == KCC_K_INF);
+	else if (s->k == KCC_K_INF)
+		kcc_ksf_enter_loop(s, label, stride, n, true, true);
 	else
-		kcc_ksf_enter_loop(s, label, stride, n, false);
+		kcc_ksf_enter_loop(s, label, stride, n, true, false);
 }
 
 int kcc_ksf_return(struct kcc_ksf *s)
@@ -471,16 +545,25 @@ int kcc_ksf_return(struct kcc_ksf *s)
 	return 0;
 }
 
+/*
+ * @plain: kcc_ksf_plain(s); @inf: k == KCC_K_INF.  Where they are
+ * constants, the loop is compiled for them: a plain forest's loop of a
+ * k-SF does not step the slab position at all (e->lazy), it finds a
+ * boundary from the depth where a push misses its memo.
+ */
 static __always_inline void kcc_ksf_replay_loop(struct kcc_ksf *s,
 						const u64 *ev, size_t n,
-						bool plain)
+						bool plain, bool inf)
 {
 	struct kcc_ksf_regs r;
 	struct kcc_ksf_env e;
-	u64 calls = 0, returns = 0, bad = 0;
+	u64 bad = 0, calls;
+	u32 depth0 = s->depth;
 	size_t i;
 
 	kcc_ksf_load(s, &r, &e);
+	e.inf = inf;
+	e.lazy = plain && !inf;
 	for (i = 0; i < n; i++) {
 		u64 ev_i = ev[i];
 
@@ -492,16 +575,23 @@ static __always_inline void kcc_ksf_replay_loop(struct kcc_ksf *s,
 				continue;
 			}
 			r.depth--;
-			kcc_ksf_slab_down(e.k, &r);
-			returns++;
+			kcc_ksf_slab_down(&e, &r);
 		} else {
-			calls++;
 			kcc_ksf_push(s, &e, &r, ev_i, 1, plain);
 		}
 	}
+	if (e.lazy)
+		r.slab_pos = r.depth % e.k;
 	kcc_ksf_store(s, &r);
+	/*
+	 * A call adds one to the depth, a return takes one off, a bad
+	 * return neither: calls - returns is the depth's change, calls +
+	 * returns the n - bad events that were not bad.  Nothing counted
+	 * a call.
+	 */
+	calls = (n - bad + (u64)r.depth - depth0) / 2;
 	s->calls += calls;
-	s->returns += returns;
+	s->returns += n - bad - calls;
 	s->bad_returns += bad;
 }
 
@@ -516,10 +606,12 @@ static __always_inline void kcc_ksf_replay_loop(struct kcc_ksf *s,
  */
 void kcc_ksf_replay(struct kcc_ksf *s, const u64 *ev, size_t n)
 {
-	if (kcc_ksf_plain(s))
-		kcc_ksf_replay_loop(s, ev, n, true);
+	if (!kcc_ksf_plain(s))
+		kcc_ksf_replay_loop(s, ev, n, false, s->k == KCC_K_INF);
+	else if (s->k == KCC_K_INF)
+		kcc_ksf_replay_loop(s, ev, n, true, true);
 	else
-		kcc_ksf_replay_loop(s, ev, n, false);
+		kcc_ksf_replay_loop(s, ev, n, true, false);
 }
 
 void kcc_ksf_charge(struct kcc_ksf *s, u32 metric, u64 delta)
@@ -542,4 +634,35 @@ void kcc_ksf_charge(struct kcc_ksf *s, u32 metric, u64 delta)
 	/* Lost exactly when the call was: see kcc_ksf_push(). */
 	if ((s->depth - 1 < s->k ? fr->t : fr->b) == KCC_NIL)
 		s->lost_charges++;
+}
+
+void kcc_ksf_charge2(struct kcc_ksf *s, u32 ma, u64 da, u32 mb, u64 db)
+{
+	u32 d = s->depth, nm = s->f->nmetrics;
+	const struct kcc_frame *fr;
+	u64 *c;
+
+	/* Pruned, watched or a bad metric: one by one, as the caller asked. */
+	if (unlikely(s->f->pr || s->ppp || !ma || ma > nm || !mb || mb > nm)) {
+		kcc_ksf_charge(s, ma, da);
+		kcc_ksf_charge(s, mb, db);
+		return;
+	}
+	if (!d || d > s->stack_cap) {
+		s->lost_charges += 2;
+		return;
+	}
+	fr = &s->stack[d - 1];
+	if (fr->t != KCC_NIL) {
+		c = kcc_forest_ctr(s->f, fr->t);
+		c[ma] += da;
+		c[mb] += db;
+	}
+	if (fr->b != KCC_NIL) {
+		c = kcc_forest_ctr(s->f, fr->b);
+		c[ma] += da;
+		c[mb] += db;
+	}
+	if ((d - 1 < s->k ? fr->t : fr->b) == KCC_NIL)
+		s->lost_charges += 2;
 }

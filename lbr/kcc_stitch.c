@@ -208,8 +208,7 @@ static void kcc_stitch_anchor_sample(struct kcc_stitch *st,
 
 static void kcc_stitch_charge(struct kcc_stitch *st, const struct kcc_sample *s)
 {
-	kcc_ksf_charge(&st->ksf, KCC_CTR_EVENTS, s->delta);
-	kcc_ksf_charge(&st->ksf, KCC_CTR_SAMPLES, 1);
+	kcc_ksf_charge2(&st->ksf, KCC_CTR_EVENTS, s->delta, KCC_CTR_SAMPLES, 1);
 }
 
 /* popped_at[]: the frame popped had been put back by a return record. */
@@ -218,7 +217,12 @@ static void kcc_stitch_charge(struct kcc_stitch *st, const struct kcc_sample *s)
 /* The return address @ret can follow the call at @from (0: unknown). */
 static bool kcc_call_fits(u64 ret, u64 from)
 {
-	return !ret || (ret > from && ret - from <= KCC_INSN_MAX);
+	/*
+	 * ret - from in 1..KCC_INSN_MAX, one compare: at or below @from it
+	 * wraps round to 2^63 - 1 or more, @from being a user address (a record
+	 * with a kernel one is skipped, or fails the fit's test after it).
+	 */
+	return ret - from - 1 < KCC_INSN_MAX || !ret;
 }
 
 /*
@@ -390,42 +394,57 @@ static u64 *kcc_stitch_fit_ev(const struct kcc_stitch *st, u32 r)
 }
 
 /*
+ * The labels of the frames a burst that fits put back, bottom first, at
+ * the start of the frames' scratch (kcc_stitch_undo_fit()); their return
+ * addresses follow, @r u64s on.
+ */
+static u64 *kcc_stitch_fit_labels(const struct kcc_stitch *st)
+{
+	return (u64 *)st->frames;
+}
+
+/*
  * Step 1 when every record is usable and every call fits the frame it
  * pops, the usual burst: the frames of the walk that are left stay in
  * the sample (nr_walk of them, at the bottom) and only the frames put
- * back by return records are written, to frames[] from the start.  What
- * is left, and its order, is what kcc_stitch_undo() leaves without a
- * misfit.  The replay's events are written on the way, at the end of
- * the scratch (kcc_stitch_fit_ev()).  Returns the number of frames, or -1 at the first record that
- * needs kcc_stitch_undo() (a misfit, an unusable record, a call below
- * the walk, frames_cap reached).  @skid: the sampled frame is gone.
+ * back by return records are written, their labels and their return
+ * addresses in two arrays of the scratch (kcc_stitch_fit_labels()).
+ * What is left, and its order, is what kcc_stitch_undo() leaves without
+ * a misfit.  The replay's events are written on the way, at the end of
+ * the scratch (kcc_stitch_fit_ev()).  Returns the number of frames, or
+ * -1 at the first record that needs kcc_stitch_undo() (a misfit, an
+ * unusable record, a call below the walk, frames_cap reached).  @skid:
+ * the sampled frame is gone.
  */
 static int kcc_stitch_undo_fit(struct kcc_stitch *st,
 			       const struct kcc_sample *s, bool skid)
 {
-	const struct kcc_branch *br = kcc_sample_branches(s);
+	const struct kcc_branch *b = kcc_sample_branches(s), *end;
 	const u64 *stack = kcc_sample_stack(s);
-	struct kcc_stitch_frame *fr = st->frames;
 	u32 n = s->nr_stack, r = s->nr_branches, cap = st->frames_cap, w = n;
+	u64 *label = kcc_stitch_fit_labels(st), *ret = label + r;
 	u64 *ev = kcc_stitch_fit_ev(st, r) + r, far = 0;
-	u32 o = 0, i;
+	size_t o = 0;
 
 	/*
 	 * At most w + r frames, so frames_cap is never reached; and the
-	 * frames put back, at most r, and the r events do not meet.
+	 * labels and return addresses put back, at most r each, and the r
+	 * events do not meet.
 	 */
 	if (w + r > cap ||
-	    (size_t)r * (sizeof(*fr) + sizeof(*ev)) > (size_t)cap * sizeof(*fr))
+	    (size_t)r * 3 * sizeof(*ev) > (size_t)cap * sizeof(*st->frames))
 		return -1;
 	w -= skid;
-	for (i = 0; i < r; i++) {
-		const struct kcc_branch *b = &br[i];
+	/* Locals: the stores below may alias the records for the compiler. */
+	for (end = b + r; b < end; b++) {
+		u64 from = b->from, to = b->to;
 
 		/* Kernel addresses: tested once, after the loop. */
-		far |= b->from | b->to;
+		far |= from;
+		far |= to;
 		if (b->kind == KCC_BR_RET) {
-			fr[o].label = b->from;
-			fr[o].ret = b->to;
+			label[o] = from;
+			ret[o] = to;
 			o++;
 			*--ev = KCC_EV_RET;
 			continue;
@@ -433,16 +452,16 @@ static int kcc_stitch_undo_fit(struct kcc_stitch *st,
 		if (b->kind != KCC_BR_CALL)
 			return -1;
 		/* A usable call's target is a user address: never KCC_EV_RET. */
-		*--ev = b->to;
+		*--ev = to;
 		/* The top frame's return address, as in the undo. */
 		if (o) {
-			if (!kcc_call_fits(fr[o - 1].ret, b->from))
+			if (!kcc_call_fits(ret[o - 1], from))
 				return -1;
 			o--;
 		} else {
 			/* The bottom frame's return address is unknown. */
 			if (!w || (w > 1 &&
-				   !kcc_call_fits(stack[n - w + 1], b->from)))
+				   !kcc_call_fits(stack[n - w + 1], from)))
 				return -1;
 			w--;
 		}
@@ -450,7 +469,7 @@ static int kcc_stitch_undo_fit(struct kcc_stitch *st,
 	if (!kcc_user_addr(far))
 		return -1;
 	st->nr_walk = w;
-	return w + o;
+	return w + (u32)o;
 }
 
 /*
@@ -477,6 +496,7 @@ static int kcc_stitch_undo(struct kcc_stitch *st, const struct kcc_sample *s,
 	st->nr_reenter = 0;
 	st->cut = false;
 	st->altered = false;
+	st->fit = false;
 	if (n > st->frames_cap)
 		return -EINVAL;
 	skid = skid && kcc_stitch_skid(s);
@@ -581,43 +601,94 @@ static bool kcc_branch_eq(const struct kcc_branch *a, const struct kcc_branch *b
 }
 
 /*
+ * The first of br[@i..@r) whose target is @to, @r if none: four records
+ * a step, one compare each, as most bursts hold none.
+ */
+static u32 kcc_stitch_find_to(const struct kcc_branch *br, u32 i, u32 r,
+			      u64 to)
+{
+	const struct kcc_branch *b = &br[i], *end = &br[r];
+
+	for (; end - b >= 4; b += 4) {
+		if (b[0].to == to)
+			return (u32)(b - br);
+		if (b[1].to == to)
+			return (u32)(b - br) + 1;
+		if (b[2].to == to)
+			return (u32)(b - br) + 2;
+		if (b[3].to == to)
+			return (u32)(b - br) + 3;
+	}
+	for (; b < end; b++)
+		if (b->to == to)
+			return (u32)(b - br);
+	return r;
+}
+
+/*
  * Step 3's overlap: the L oldest records of the new burst that the
  * previous burst already replayed (the only one that qualifies, or with
  * KCC_JOIN_LONGEST the longest), 0 for none.
- * @start_depth: k-SF depth of the anchored stack before the oldest record.
+ * @start_depth, @end_depth: k-SF depth of the anchored stack before the
+ * oldest record, and after the newest, the burst replayed.
+ *
+ * The newest of the L records, br[r - L], must be the previous burst's
+ * newest, last[0], and the oldest, the new burst's oldest, must be
+ * last[L - 1]: two compares rule out almost every L (bursts at the usual
+ * periods share no record; in a loop the records that recur are not
+ * where the loop began), and only the L that pass them have their depth
+ * and their other records compared.  They are taken longest first, so
+ * the first that qualifies is the longest and a second one makes the
+ * burst ambiguous: in a tight loop, where every other L qualifies, the
+ * search stops after two instead of comparing all of them.  The depth
+ * is moved from one L to the next, O(r) in all.
  */
 static u32 kcc_stitch_overlap(struct kcc_stitch *st, const struct kcc_sample *s,
-			      u32 start_depth)
+			      u32 start_depth, u32 end_depth)
 {
-	const struct kcc_branch *br = kcc_sample_branches(s);
+	const struct kcc_branch *br = kcc_sample_branches(s), *b;
+	const struct kcc_branch *key = &st->last[0];
 	u32 r = s->nr_branches, max = r < st->nr_last ? r : st->nr_last;
 	bool depth_known = !((s->flags | st->last_flags) & KCC_SAMPLE_TRUNCATED);
-	u32 depth = start_depth, want = st->last_depth, found = 0, matches = 0;
-	const struct kcc_branch *old = &br[r];
-	u32 len, i;
+	u32 depth = 0, want = st->last_depth, found = 0;
+	u64 key_to = key->to;
+	u32 at = KCC_NIL, i, j;
 
 	if (st->join_policy == KCC_JOIN_NONE)
 		return 0;
-	for (len = 1; len <= max; len++) {
+	for (i = r - max; (i = kcc_stitch_find_to(br, i, r, key_to)) < r; i++) {
+		b = &br[i];
+		if (b->from != key->from || b->kind != key->kind)
+			continue;
+		if (!kcc_branch_eq(&br[r - 1], &st->last[r - i - 1]))
+			continue;
 		/*
-		 * Depth after the len oldest records of the new burst: each
-		 * is a call or a return, the burst is not altered.
+		 * Depth after the records from br[i] on, the r - i oldest:
+		 * the start's and those, or the end's less the i newest,
+		 * from the nearer end first.  Each record is a call or a
+		 * return: the burst is not altered.
 		 */
-		depth += (--old)->kind == KCC_BR_CALL ? 1 : -1;
+		if (at == KCC_NIL) {
+			at = i < r - i ? 0 : r;
+			depth = at ? start_depth : end_depth;
+		}
+		while (at > i)
+			depth += br[--at].kind == KCC_BR_CALL ? 1 : -1;
+		while (at < i)
+			depth -= br[at++].kind == KCC_BR_CALL ? 1 : -1;
 		if (depth_known && depth != want)
 			continue;
-		for (i = 0; i < len; i++)
-			if (!kcc_branch_eq(&br[r - len + i], &st->last[i]))
+		/* Both ends matched: the records between them. */
+		for (j = 1; j < r - i - 1; j++)
+			if (!kcc_branch_eq(&br[i + j], &st->last[j]))
 				break;
-		if (i < len)
+		if (j < r - i - 1)
 			continue;
-		found = len;
-		matches++;
-	}
-	if (matches > 1) {
-		st->join_ambiguous++;
-		if (st->join_policy != KCC_JOIN_LONGEST)
-			return 0;
+		if (found) {
+			st->join_ambiguous++;
+			return st->join_policy == KCC_JOIN_LONGEST ? found : 0;
+		}
+		found = r - i;
 	}
 	return found;
 }
@@ -780,7 +851,11 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 	if (pool || (draw && st->calls.pool))
 		w = 1;
 	n = kcc_stitch_undo_best(st, s);
-	kcc_stitch_counts_add(&st->cnt, &st->undo_cnt);
+	/* A burst that fits repaired nothing: at most its skid is counted. */
+	if (st->fit)
+		st->cnt.skid_repaired += st->undo_cnt.skid_repaired;
+	else
+		kcc_stitch_counts_add(&st->cnt, &st->undo_cnt);
 	if (n < 0) {
 		st->stitch_errors++;
 		st->nr_last = 0;
@@ -792,16 +867,25 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 	 * the walk's frames left in the sample, then those in frames[].
 	 */
 	seg[0] = kcc_stitch_walk(s, st->nr_walk);
-	seg[1].first = (const u8 *)&st->frames[0].label;
-	seg[1].stride = sizeof(*st->frames);
+	if (st->fit) {
+		seg[1].first = (const u8 *)kcc_stitch_fit_labels(st);
+		seg[1].stride = sizeof(u64);
+	} else {
+		seg[1].first = (const u8 *)&st->frames[0].label;
+		seg[1].stride = sizeof(*st->frames);
+	}
 	seg[1].n = n - st->nr_walk;
 	kcc_stitch_anchor(ksf, (s->flags & KCC_SAMPLE_TRUNCATED) || st->cut,
 			  seg, 2);
 	start = ksf->depth;
 
-	/* A repaired burst is not the previous one's continuation. */
+	/*
+	 * A repaired burst is not the previous one's continuation.  An
+	 * undo that repaired nothing moved one frame a record, from the
+	 * walk's nr_stack to n: the replay will end nr_stack - n deeper.
+	 */
 	overlap = st->nr_last && !st->altered && !counted ?
-		  kcc_stitch_overlap(st, s, start) : 0;
+		  kcc_stitch_overlap(st, s, start, start + s->nr_stack - n) : 0;
 	if (overlap)
 		st->bursts_joined++;
 	if (counted) {
@@ -907,9 +991,12 @@ int kcc_stitch_sample(struct kcc_stitch *st, const struct kcc_sample *s)
 	}
 	st->bursts_replayed++;
 
+	/* Remembered only where the next burst may join it. */
 	keep = r < KCC_STITCH_JOIN_MAX ? r : KCC_STITCH_JOIN_MAX;
+	if (st->altered || st->join_policy == KCC_JOIN_NONE)
+		keep = 0;
 	memcpy(st->last, br, keep * sizeof(*br));
-	st->nr_last = st->altered ? 0 : keep;
+	st->nr_last = keep;
 	st->last_depth = ksf->depth;
 	st->last_flags = s->flags;
 

@@ -247,7 +247,12 @@ struct kcc_stitch {
 	u64 stitch_errors;		/* bursts that did not fit the stack */
 	u32 last_depth;			/* k-SF depth at the previous sample */
 	u32 last_flags;			/* its KCC_SAMPLE_* flags */
-	u32 join_policy;		/* KCC_JOIN_*, 0 after init */
+	/*
+	 * KCC_JOIN_*, 0 after init; set before the first sample: under
+	 * KCC_JOIN_NONE no burst is remembered (last[] is not copied), so
+	 * a policy set later joins from the burst after the next one.
+	 */
+	u32 join_policy;
 	struct kcc_stitch_calls calls;	/* counted calls (ABI 1.2) */
 	struct kcc_stitch_counts cnt;	/* repairs and drops, by reason */
 	struct kcc_stitch_counts undo_cnt; /* those of the current undo */

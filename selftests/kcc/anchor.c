@@ -157,6 +157,29 @@ static void test_builder(void)
 			 n);
 	pool__exit(&b.pool);
 
+	/*
+	 * k = 1, 5 nodes: A, B and X fill the pool, C at X's depth is
+	 * lost; X pushed again there hits B's memo, which the lost push
+	 * did not change, and no frame of A B X lost anything since:
+	 * all three are taken back.
+	 */
+	{
+		static const u64 abx[] = { A, B, X };
+
+		bld_init(&b, 5, 1);
+		enter_all(&b.s, abx, 3);
+		kcc_ksf_return(&b.s);
+		kcc_ksf_enter(&b.s, C);
+		kcc_ksf_return(&b.s);
+		kcc_ksf_enter(&b.s, X);
+		top = kcc_ksf_rewind(&b.s);
+		n = kcc_ksf_keep(&b.s, top, abx, sizeof(u64), 3);
+		ksft_test_result(b.pool.f.drops > 0 && n == 3,
+				 "a frame pushed by its caller's memo after a loss at its depth is taken back (kept %u)\n",
+				 n);
+		pool__exit(&b.pool);
+	}
+
 	bld_init(&b, 64, 3);
 	enter_all(&b.s, abc, 3);
 	if (kcc_ksf_init(&b.s, &b.pool.f, 3, b.stack, 16))
@@ -186,6 +209,147 @@ static void test_builder(void)
 			 "in a pruned forest nothing is taken back\n");
 	pool__exit(&b.pool);
 	free(pr);
+}
+
+/* ---- the batch entry points against one event at a time ---------------- */
+
+/*
+ * kcc_ksf_replay() and kcc_ksf_enter_n() run loops compiled for a plain
+ * forest of a CCT or of a k-SF, find slab boundaries from the depth in
+ * the latter (not stepping the slab position), and count calls and
+ * returns from the depth; and
+ * kcc_ksf_charge2() finds the context once for two metrics.  Each must
+ * leave what one kcc_ksf_call(), kcc_ksf_return(), kcc_ksf_enter() or
+ * kcc_ksf_charge() per event leaves: the forest node for node, the
+ * shadow stack with its memos, the slab position and the statistics,
+ * here with frames entered among the events, stacks cleared as
+ * anchoring does, samples charged, stray returns, full pools and stack
+ * caps.
+ */
+
+struct ops_side {
+	struct kcc_forest f;
+	void *mem;
+	struct kcc_frame *stack;
+	struct kcc_ksf s;
+};
+
+static void ops_init(struct ops_side *o, u32 k, u32 cap, u32 stack_cap)
+{
+	o->mem = ref_forest_new(&o->f, cap, KCC_NR_CTRS - 1);
+	o->stack = ref_alloc((size_t)stack_cap * sizeof(*o->stack));
+	if (kcc_ksf_init(&o->s, &o->f, k, o->stack, stack_cap))
+		ksft_exit_fail_msg("kcc_ksf_init failed\n");
+}
+
+static bool ops_equal(const struct ops_side *a, const struct ops_side *b)
+{
+	const struct kcc_ksf *x = &a->s, *y = &b->s;
+
+	return a->f.count == b->f.count && a->f.drops == b->f.drops &&
+	       !memcmp(a->f.nodes, b->f.nodes, (size_t)a->f.count * a->f.stride) &&
+	       !memcmp(a->stack, b->stack, x->stack_cap * sizeof(*a->stack)) &&
+	       x->depth == y->depth && x->slab_pos == y->slab_pos &&
+	       x->max_depth == y->max_depth && x->lost_at == y->lost_at &&
+	       x->calls == y->calls && x->returns == y->returns &&
+	       x->bad_returns == y->bad_returns &&
+	       x->lost_calls == y->lost_calls &&
+	       x->stack_drops == y->stack_drops &&
+	       x->lost_charges == y->lost_charges;
+}
+
+/* One trace with runs of entered frames and clears woven in, both ways. */
+static bool ops_run(const struct ref_trace *t, u32 k, u32 cap, u32 stack_cap,
+		    u64 *rng)
+{
+	struct ops_side one, batch;
+	u64 *ev = ref_alloc((t->n + 64) * sizeof(*ev));
+	size_t i = 0, n;
+	bool ok;
+
+	ops_init(&one, k, cap, stack_cap);
+	ops_init(&batch, k, cap, stack_cap);
+	while (i < t->n) {
+		u32 what = ref_below(rng, 8), j;
+
+		if (what == 0) {
+			/* Frames entered, labels of the trace's routines. */
+			n = ref_below(rng, 12);
+			for (j = 0; j < n; j++) {
+				ev[j] = ref_label(ref_below(rng, t->nr));
+				kcc_ksf_enter(&one.s, ev[j]);
+			}
+			kcc_ksf_enter_n(&batch.s, ev, sizeof(*ev), (u32)n);
+			continue;
+		}
+		if (what == 1) {
+			kcc_ksf_clear_stack(&one.s);
+			kcc_ksf_clear_stack(&batch.s);
+			continue;
+		}
+		if (what == 3) {
+			/* A sample charged: two metrics, one look. */
+			u64 delta = ref_rand(rng) >> 40;
+
+			kcc_ksf_charge(&one.s, KCC_CTR_EVENTS, delta);
+			kcc_ksf_charge(&one.s, KCC_CTR_SAMPLES, 1);
+			kcc_ksf_charge2(&batch.s, KCC_CTR_EVENTS, delta,
+					KCC_CTR_SAMPLES, 1);
+		}
+		/* A batch of events, a stray return first now and then. */
+		n = 0;
+		if (what == 2)
+			ev[n++] = KCC_EV_RET;
+		for (j = ref_below(rng, 64); j > 0 && i < t->n; j--, i++)
+			ev[n++] = t->ev[i] == REF_RET ? KCC_EV_RET :
+				  ref_label(t->ev[i]);
+		for (j = 0; j < n; j++)
+			if (ev[j] == KCC_EV_RET)
+				kcc_ksf_return(&one.s);
+			else
+				kcc_ksf_call(&one.s, ev[j]);
+		kcc_ksf_replay(&batch.s, ev, n);
+	}
+	ok = ops_equal(&one, &batch);
+	free(one.mem);
+	free(one.stack);
+	free(batch.mem);
+	free(batch.stack);
+	free(ev);
+	return ok;
+}
+
+static void test_batches(void)
+{
+	static const u32 kk[] = { 1, 2, 3, 4, 5, 7, 16, KCC_K_INF };
+	u64 rng = 0xba7c4ull;
+	u32 ok = 0, runs = 0, i, ki;
+
+	for (i = 0; i < 60; i++) {
+		struct ref_trace t;
+		struct ref_gen g;
+
+		ref_gen_random(&g, &rng);
+		ref_gen_trace(&t, &g, &rng);
+		for (ki = 0; ki < sizeof(kk) / sizeof(kk[0]); ki++) {
+			/* A pool that holds it, one that fills; a cap or none. */
+			u32 cap = ref_below(&rng, 2) ? 2 * (u32)t.calls + 64 :
+				  1 + ref_below(&rng, 64);
+			u32 stack_cap = ref_below(&rng, 2) ? t.max_depth + 16 :
+					1 + ref_below(&rng, 8);
+
+			runs++;
+			if (ops_run(&t, kk[ki], cap, stack_cap, &rng))
+				ok++;
+			else
+				ksft_print_msg("trace %u, k %u, %u nodes, stack %u: the batches left another forest, stack or statistics\n",
+					       i, kk[ki], cap, stack_cap);
+		}
+		ref_trace_free(&t);
+	}
+	ksft_test_result(ok == runs,
+			 "kcc_ksf_replay(), kcc_ksf_enter_n() and kcc_ksf_charge2() leave what one event at a time leaves (%u/%u runs)\n",
+			 ok, runs);
 }
 
 /* ---- the stitcher, with and without frames taken back ------------------ */
@@ -228,6 +392,30 @@ static int twin_prune(struct stitcher *sr, void **pmem)
 	return 0;
 }
 
+/*
+ * kcc_ksf_keep() reads the label of a pending frame above the bottom
+ * one from its caller's memo, not from the frame's node: below the
+ * lowest frame that lost a location the two must be the same.
+ */
+static struct ksft_prop memo_prop;
+
+static void memo_check(const struct kcc_ksf *s)
+{
+	u32 n = s->depth < s->stack_cap ? s->depth : s->stack_cap, d;
+
+	if (s->f->pr || s->ppp)
+		return;
+	if (n > s->lost_at)
+		n = s->lost_at;
+	for (d = 1; d < n; d++) {
+		u64 label = kcc_forest_node(s->f, s->stack[d].t)->label;
+
+		ksft_prop_check(&memo_prop, s->stack[d - 1].memo_label == label,
+				"depth %u of %u: memo label %#" PRIx64 ", frame label %#" PRIx64,
+				d + 1, n, s->stack[d - 1].memo_label, label);
+	}
+}
+
 static int twin_emit(void *arg, const struct kcc_sample *s)
 {
 	struct twin *tw = arg;
@@ -253,6 +441,8 @@ static int twin_emit(void *arg, const struct kcc_sample *s)
 			kcc_ksf_clear_stack(&sr->st.ksf);
 		if (!tw->err)
 			tw->err = stitcher__sample(sr, s);
+		if (!tw->err && !(i & 1))
+			memo_check(&sr->st.ksf);
 	}
 	return tw->err;
 }
@@ -390,9 +580,11 @@ int main(void)
 	int m;
 
 	ksft_print_header();
-	ksft_set_plan(11 + NR_MODES);
+	ksft_set_plan(14 + NR_MODES);
 	test_builder();
+	test_batches();
 	for (m = 0; m < NR_MODES; m++)
 		test_twins(m);
+	ksft_prop_result(&memo_prop, "below the lowest frame that lost a location, a caller's memo names the frame above it");
 	ksft_finished();
 }

@@ -639,8 +639,9 @@ static void test_join(void)
 		apply(&sr, MK(0, 1, s1, b1));
 		apply(&sr, MK(0, 1, s2, b2));
 		ok = !sr.st.bursts_joined && !sr.st.join_ambiguous &&
-		     sr.st.ksf.calls == 5 && dump_is(&sr, unique);
-		ksft_test_result(ok, "no-join policy counts every burst whole\n");
+		     !sr.st.nr_last && sr.st.ksf.calls == 5 &&
+		     dump_is(&sr, unique);
+		ksft_test_result(ok, "no-join policy counts every burst whole, remembers none\n");
 		stitcher__exit(&sr);
 	}
 
@@ -984,6 +985,243 @@ static void test_property(void)
 			 unjoined, PROP_OTHER);
 }
 
+/* A random trace from @rng through the LBR simulator into @emit. */
+static void sim_random(const struct lbrsim_opts *so, u64 *rng,
+		       lbrsim_emit_fn emit, void *arg)
+{
+	struct ref_trace t;
+	struct ref_gen g;
+	struct lbrsim sim;
+	int ret;
+
+	ref_gen_random(&g, rng);
+	ref_gen_trace(&t, &g, rng);
+	if (lbrsim__init(&sim, t.nr, so, emit, arg))
+		ksft_exit_fail_msg("out of memory\n");
+	ret = lbrsim__run(&sim, t.ev, t.n);
+	if (!ret)
+		ret = lbrsim__finish(&sim);
+	if (ret)
+		ksft_exit_fail_msg("simulation failed: %d\n", ret);
+	lbrsim__exit(&sim);
+	ref_trace_free(&t);
+}
+
+/* ---- the undo of a burst that fits, against the general undo ---------- */
+
+/*
+ * kcc_stitch_undo_fit() leaves the walk in the sample and writes only
+ * the frames put back, their labels and return addresses apart, and the
+ * replay's events.  The second stitcher of each pair has its frames_cap
+ * lowered before each sample, one below what the fit needs, so that the
+ * general undo copies the walk and stitches every burst: the two must
+ * leave the same forest node for node, the same shadow stack and the
+ * same statistics, on bursts with and without effects.
+ */
+struct fit_emit {
+	struct stitcher sr[2];
+	u64 general;		/* bursts that fit, undone in general by the second */
+	int err;
+};
+
+static int fit_emit(void *arg, const struct kcc_sample *s)
+{
+	const struct kcc_branch *br = kcc_sample_branches(s);
+	struct fit_emit *fe = arg;
+	struct kcc_stitch *st = &fe->sr[1].st;
+	u32 cap = s->nr_stack + s->nr_branches, i, rets = 0;
+
+	if (kcc_sample_check(s, s->size) != (int)s->size)
+		return -EINVAL;
+	for (i = 0; i < s->nr_branches; i++)
+		rets += br[i].kind == KCC_BR_RET;
+	/* The general undo needs nr_stack plus a frame a return. */
+	st->frames_cap = rets < s->nr_branches ? cap - 1 : cap;
+	if (!fe->err)
+		fe->err = stitcher__sample(&fe->sr[0], s);
+	if (!fe->err)
+		fe->err = stitcher__sample(&fe->sr[1], s);
+	fe->general += s->nr_branches && fe->sr[0].st.fit && !st->fit;
+	st->frames_cap = STITCHER_DEPTH;
+	return fe->err;
+}
+
+static bool fit_equal(const struct fit_emit *fe)
+{
+	const struct kcc_stitch *a = &fe->sr[0].st, *b = &fe->sr[1].st;
+	const struct kcc_forest *fa = a->ksf.f, *fb = b->ksf.f;
+	const struct kcc_ksf *ka = &a->ksf, *kb = &b->ksf;
+
+	return fa->count == fb->count && fa->drops == fb->drops &&
+	       !memcmp(fa->nodes, fb->nodes, (size_t)fa->count * fa->stride) &&
+	       !memcmp(ka->stack, kb->stack, ka->stack_cap * sizeof(*ka->stack)) &&
+	       ka->depth == kb->depth && ka->slab_pos == kb->slab_pos &&
+	       ka->max_depth == kb->max_depth && ka->calls == kb->calls &&
+	       ka->returns == kb->returns && ka->lost_calls == kb->lost_calls &&
+	       ka->bad_returns == kb->bad_returns &&
+	       ka->lost_charges == kb->lost_charges &&
+	       a->bursts_replayed == b->bursts_replayed &&
+	       a->bursts_joined == b->bursts_joined &&
+	       a->join_ambiguous == b->join_ambiguous &&
+	       a->branches == b->branches && !a->stitch_errors &&
+	       !b->stitch_errors && !memcmp(&a->cnt, &b->cnt, sizeof(a->cnt));
+}
+
+static void test_fit_general(void)
+{
+	u64 rng = 0xf17f17ull, general = 0;
+	u32 ok = 0, i, n = 120;
+
+	for (i = 0; i < n; i++) {
+		struct lbrsim_opts so = {
+			.period = 1 + ref_below(&rng, 40),
+			.lbr_depth = 1 + ref_below(&rng, KCC_INJECT_MAX_BRANCHES),
+			.stack_depth = ref_below(&rng, 3) ? KCC_INJECT_MAX_STACK :
+				       1 + ref_below(&rng, 24),
+			.seed = ref_rand(&rng),
+			.effects = ref_below(&rng, 2) ? 0 : (u32)ref_rand(&rng) &
+				   LBRSIM_FX_ALL,
+		};
+		struct stitcher_opts o = {
+			.k = 1 + ref_below(&rng, 4),
+			.longest_join = ref_below(&rng, 2),
+		};
+		struct fit_emit fe = { .err = 0 };
+
+		if (stitcher__init(&fe.sr[0], &o) ||
+		    stitcher__init(&fe.sr[1], &o))
+			ksft_exit_fail_msg("out of memory\n");
+		sim_random(&so, &rng, fit_emit, &fe);
+		if (fit_equal(&fe))
+			ok++;
+		else
+			ksft_print_msg("trace %u: the general undo left another forest, stack or statistics (k %u, period %u, lbr %u, walk %u, effects 0x%x)\n",
+				       i, o.k, so.period, so.lbr_depth,
+				       so.stack_depth, so.effects);
+		general += fe.general;
+		stitcher__exit(&fe.sr[0]);
+		stitcher__exit(&fe.sr[1]);
+	}
+	ksft_print_msg("fit against general undo: %" PRIu64 " bursts that fit undone in general\n",
+		       general);
+	ksft_test_result(ok == n && general,
+			 "a burst that fits leaves what the general undo leaves (%u/%u traces)\n",
+			 ok, n);
+}
+
+/* ---- the overlap search against every L -------------------------------- */
+
+/*
+ * kcc_stitch_sample() looks only at the L whose newest record is the
+ * previous burst's newest, longest first, and stops at the second that
+ * qualifies.  Here every L is compared in full, as the stitcher first
+ * did, and the overlap it finds must be the one the stitcher used, on
+ * bursts that overlap (periods of 1 to 8 calls) and bursts that repeat
+ * (tight loops), with whole and truncated walks.
+ */
+struct ovl_emit {
+	struct stitcher sr;
+	struct ksft_prop *prop;
+	u64 joins;		/* bursts the search joined */
+	u64 several;		/* bursts where several L qualified */
+};
+
+/* The net depth change of records br[from .. to), newest first. */
+static int ovl_net(const struct kcc_branch *br, u32 from, u32 to)
+{
+	int d = 0;
+
+	for (; from < to; from++)
+		d += br[from].kind == KCC_BR_CALL ? 1 : -1;
+	return d;
+}
+
+static int ovl_emit(void *arg, const struct kcc_sample *s)
+{
+	static struct kcc_branch last[KCC_STITCH_JOIN_MAX];
+	const struct kcc_branch *br = kcc_sample_branches(s);
+	struct ovl_emit *oe = arg;
+	struct kcc_stitch *st = &oe->sr.st;
+	u32 r = s->nr_branches, nr_last = st->nr_last, want = st->last_depth;
+	bool known = !((s->flags | st->last_flags) & KCC_SAMPLE_TRUNCATED);
+	u64 joined = st->bursts_joined, amb = st->join_ambiguous;
+	u64 replayed = st->bursts_replayed, calls = st->ksf.calls;
+	u32 max, len, i, found = 0, matches = 0, used, want_calls = 0;
+	u32 start;
+	int ret;
+
+	if (kcc_sample_check(s, s->size) != (int)s->size)
+		return -EINVAL;
+	memcpy(last, st->last, sizeof(last));
+	ret = stitcher__sample(&oe->sr, s);
+	if (ret || st->bursts_replayed == replayed || !nr_last ||
+	    st->altered)
+		return ret;
+	/* Anchored depth before the oldest record: the end's, less the burst. */
+	start = st->last_depth - (u32)ovl_net(br, 0, r);
+	max = r < nr_last ? r : nr_last;
+	for (len = 1; len <= max; len++) {
+		if (known && start + (u32)ovl_net(br, r - len, r) != want)
+			continue;
+		for (i = 0; i < len; i++)
+			if (br[r - len + i].from != last[i].from ||
+			    br[r - len + i].to != last[i].to ||
+			    br[r - len + i].kind != last[i].kind)
+				break;
+		if (i == len) {
+			found = len;
+			matches++;
+		}
+	}
+	used = matches > 1 && st->join_policy != KCC_JOIN_LONGEST ? 0 : found;
+	for (i = 0; i < r - used; i++)
+		want_calls += br[i].kind == KCC_BR_CALL;
+	oe->joins += used > 0;
+	oe->several += matches > 1;
+	ksft_prop_check(oe->prop, st->bursts_joined - joined == (used > 0) &&
+			st->join_ambiguous - amb == (matches > 1) &&
+			st->ksf.calls - calls == want_calls,
+			"policy %u, %u records, %u qualify, longest %u: joined %" PRIu64 ", ambiguous %" PRIu64 ", %" PRIu64 " calls counted, not %u",
+			st->join_policy, r, matches, found,
+			st->bursts_joined - joined, st->join_ambiguous - amb,
+			st->ksf.calls - calls, want_calls);
+	return 0;
+}
+
+static void test_overlap_search(void)
+{
+	static const u32 lbr[] = { 8, 16, 32, KCC_INJECT_MAX_BRANCHES };
+	struct ksft_prop prop = { 0 };
+	u64 rng = 0x0e71a9ull, joins = 0, several = 0;
+	u32 i;
+
+	for (i = 0; i < 120; i++) {
+		struct lbrsim_opts so = {
+			.period = 1 + ref_below(&rng, 8),
+			.lbr_depth = lbr[ref_below(&rng, 4)],
+			/* A third of the walks truncated: depth unknown. */
+			.stack_depth = ref_below(&rng, 3) ? KCC_INJECT_MAX_STACK :
+				       1 + ref_below(&rng, 6),
+			.seed = ref_rand(&rng),
+		};
+		struct stitcher_opts o = {
+			.k = 1 + ref_below(&rng, 4),
+			.longest_join = i & 1,
+		};
+		struct ovl_emit oe = { .prop = &prop };
+
+		if (stitcher__init(&oe.sr, &o))
+			ksft_exit_fail_msg("out of memory\n");
+		sim_random(&so, &rng, ovl_emit, &oe);
+		joins += oe.joins;
+		several += oe.several;
+		stitcher__exit(&oe.sr);
+	}
+	ksft_print_msg("overlap search: %" PRIu64 " joins, %" PRIu64 " bursts with several overlaps\n",
+		       joins, several);
+	ksft_prop_result(&prop, "overlap search: the overlap of comparing every L in full, joins and ambiguity alike");
+}
+
 /* ---- effects: bursts shaped like hardware's (lbrsim effects) --------- */
 
 struct fx_run {
@@ -1297,7 +1535,7 @@ static void test_effects_random(void)
 int main(void)
 {
 	ksft_print_header();
-	ksft_set_plan(68);
+	ksft_set_plan(70);
 	test_anchor();
 	test_below_bottom();
 	test_truncated();
@@ -1307,6 +1545,8 @@ int main(void)
 	test_join();
 	test_check();
 	test_property();
+	test_overlap_search();
+	test_fit_general();
 	test_effects();
 	test_effects_random();
 	ksft_finished();
