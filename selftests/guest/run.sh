@@ -140,6 +140,9 @@ fi
 # (kccmode=storm, kccstormkcc=none; Documentation/testing.rst,
 # "Multi-threaded TCG").  Override with KCC_QEMU_ACCEL (e.g. tcg).
 accel=${KCC_QEMU_ACCEL:-tcg,thread=single}
+# The CPU model: KCC_QEMU_CPU overrides -cpu max (for the RFLAGS study
+# of Documentation/testing.rst, e.g. max,-cx16).
+cpu=${KCC_QEMU_CPU:-max}
 # noirqdebug: the suite's output and blobs go through the emulated 8250
 # of ttyS0.  On 6.12-rt (every handler threaded), with a second TCG
 # guest beside it on two cores, the kernel once counted 99,900 of
@@ -149,8 +152,8 @@ accel=${KCC_QEMU_ACCEL:-tcg,thread=single}
 # check that had passed in the guest.  The console is the harness's,
 # not kcc's (kcc.ko requests no interrupt), so its spurious-interrupt
 # detector is off (Documentation/testing.rst, "Boot reports").
-echo "run.sh: booting $kernel ($accel) with $ko, limit ${limit}s" >&2
-timeout "$limit" qemu-system-x86_64 -accel "$accel" -cpu max -m 1024 -smp 2 \
+echo "run.sh: booting $kernel ($accel, -cpu $cpu) with $ko, limit ${limit}s" >&2
+timeout "$limit" qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -m 1024 -smp 2 \
 	-nographic -no-reboot \
 	-chardev file,id=kccblob,path="$tmp/blobs.log" \
 	-device isa-debugcon,iobase=0xe9,chardev=kccblob \
