@@ -250,6 +250,21 @@ pushes() {
 	done
 	[ "$(cat "$tmp/recv/log" 2>/dev/null | wc -l)" -ge "$1" ]
 }
+# push_count RESULT TRIES: /metrics into $tmp/body until its
+# kcc_push_windows_total of RESULT is 3 or more, at most TRIES reads
+# 0.1 s apart (as pushes() waits for the receiver); prints the push
+# counts read last.
+push_count() {
+	i=0
+	while [ $i -lt "$2" ]; do
+		[ "$(code /metrics)" = 200 ] &&
+			grep -q "^kcc_push_windows_total{.*result=\"$1\"} [3-9]" "$tmp/body" &&
+			break
+		sleep 0.1
+		i=$((i + 1))
+	done
+	grep '^kcc_push_windows_total' "$tmp/body" | sed 's/^/# /'
+}
 if command -v python3 >/dev/null 2>&1; then
 	start_receiver
 	start_server --push "http://127.0.0.1:$rport/" --push-every 1 \
@@ -280,17 +295,8 @@ if command -v python3 >/dev/null 2>&1; then
 	fi
 	# The receiver logs a window before it replies, and a window is
 	# sent once its child has read the reply and been reaped: the
-	# count may trail the log for a moment, so it is read again until
-	# it shows the three (bounded, as pushes() is).
-	i=0
-	while [ $i -lt 100 ]; do
-		[ "$(code /metrics)" = 200 ] &&
-			grep -q '^kcc_push_windows_total{.*result="sent"} [3-9]' "$tmp/body" &&
-			break
-		sleep 0.1
-		i=$((i + 1))
-	done
-	grep '^kcc_push_windows_total' "$tmp/body" | sed 's/^/# /'
+	# count may trail the log for a moment.
+	push_count sent 100
 	grep -q '^kcc_push_windows_total{.*result="sent"} [3-9]' "$tmp/body" &&
 		grep -q '^kcc_push_windows_total{.*result="failed"} 0$' "$tmp/body" &&
 		{ [ -z "$promtool" ] || "$promtool" check metrics <"$tmp/body" >"$tmp/lint" 2>&1; }
@@ -310,18 +316,9 @@ if command -v python3 >/dev/null 2>&1; then
 	kill $rpid 2>/dev/null
 	wait $rpid 2>/dev/null
 	# The two refused windows and at least one to the vanished
-	# receiver, each counted once its child is reaped: read until
-	# the count shows three (bounded; a fixed sleep lost that race
-	# on a loaded host).
-	i=0
-	while [ $i -lt 150 ]; do
-		[ "$(code /metrics)" = 200 ] &&
-			grep -q '^kcc_push_windows_total{.*result="failed"} [3-9]' "$tmp/body" &&
-			break
-		sleep 0.1
-		i=$((i + 1))
-	done
-	grep '^kcc_push_windows_total' "$tmp/body" | sed 's/^/# /'
+	# receiver, each counted once its child is reaped (a fixed sleep
+	# lost that race on a loaded host).
+	push_count failed 150
 	[ $st -eq 0 ] &&
 		grep -q '^kcc_push_windows_total{.*result="sent"} 0$' "$tmp/body" &&
 		grep -q '^kcc_push_windows_total{.*result="failed"} [3-9]' "$tmp/body" &&
